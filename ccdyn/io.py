@@ -1,0 +1,133 @@
+"""All file I/O of ccdyn: atomic JSON / npz writes, run directories, and user data files."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from ccdyn.data.dataset import Dataset, make_dataset
+
+__all__ = ["atomic_write_bytes", "write_json", "read_json", "write_npz", "prepare_output_dir",
+           "load_dataset", "save_dataset", "save_figure"]
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write_bytes(path, data: bytes) -> None:
+    """Writes ``data`` to ``path`` via a temporary file in the same folder and ``os.replace``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _jsonable(obj):
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, (np.generic,)):
+        return obj.item()
+    if hasattr(obj, "tolist") and hasattr(obj, "shape"):
+        return _jsonable(np.asarray(obj).tolist())
+    if isinstance(obj, float) and not np.isfinite(obj):
+        return None if np.isnan(obj) else ("inf" if obj > 0 else "-inf")
+    return obj
+
+
+def write_json(path, obj) -> None:
+    """Atomically writes ``obj`` as indented JSON (numpy / jax arrays become lists, NaN -> null)."""
+    text = json.dumps(_jsonable(obj), indent=2, sort_keys=False, allow_nan=False)
+    atomic_write_bytes(path, (text + "\n").encode())
+
+
+def read_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def write_npz(path, **arrays) -> None:
+    """Atomically writes a compressed ``.npz`` of numpy-convertible arrays."""
+    import io as _io
+
+    buf = _io.BytesIO()
+    np.savez_compressed(buf, **{k: np.asarray(v) for k, v in arrays.items()})
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def prepare_output_dir(path, *, overwrite: bool = False, resume: bool = False) -> Path:
+    """Creates the run directory ``path``.
+
+    An existing non-empty directory is an error unless ``resume`` (keep it) or ``overwrite``
+    (delete it first) is set; the error names the flags that allow it.
+    """
+    path = Path(path)
+    if path.exists() and any(path.iterdir()):
+        if resume:
+            return path
+        if not overwrite:
+            raise FileExistsError(
+                f"output_dir {str(path)!r} exists and is not empty; pass --overwrite to replace it"
+                " or --resume to continue the run in it"
+            )
+        shutil.rmtree(path)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def load_dataset(path, dtype=None) -> Dataset:
+    """Reads a user's ``.npz`` data file: ``x`` (n, d) required; optional ``p`` (n,),
+    ``x_aug`` (n, V, d), ``p_aug`` (n, V), ``patterns`` (m, d). Validated by
+    :func:`ccdyn.data.make_dataset` (``ValueError`` names the bad field)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"data_path {str(path)!r} is not a file")
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            fields = {k: f[k] for k in f.files}
+    except (OSError, ValueError) as e:
+        raise ValueError(f"data_path {str(path)!r} is not a readable .npz file: {e}") from None
+    allowed = {"x", "p", "x_aug", "p_aug", "patterns"}
+    if "x" not in fields:
+        raise ValueError(f"data_path {str(path)!r} has no array 'x' (fields: {sorted(fields)})")
+    unknown = sorted(set(fields) - allowed)
+    if unknown:
+        raise ValueError(f"data_path {str(path)!r} has unknown arrays {unknown}; allowed: {sorted(allowed)}")
+    return make_dataset(dtype=dtype, **fields)
+
+
+def save_dataset(path, ds: Dataset) -> None:
+    """Writes a dataset in the format that :func:`load_dataset` reads."""
+    arrays = {k: getattr(ds, k) for k in ("x", "p", "x_aug", "p_aug", "patterns")}
+    write_npz(path, **{k: v for k, v in arrays.items() if v is not None})
+
+
+def save_figure(path, fig, dpi: int = 120) -> None:
+    """Atomically writes a matplotlib figure as PNG and closes it."""
+    import io as _io
+
+    import matplotlib.pyplot as plt
+
+    buf = _io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    plt.close(fig)
+    atomic_write_bytes(path, buf.getvalue())

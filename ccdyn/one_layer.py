@@ -1,0 +1,208 @@
+"""One-layer contrastive dynamics (Sec. 3) on an exact population, batched over initializations.
+
+For a node f = h(w^T x) with a homogeneous activation of degree p (h'(x) x = p h(x)):
+
+- gated input (Eq. 6): x~^w = x h'(w^T x), averaged over the augmented views of each support point
+  (Lemma 2: with augmentation the population C_alpha acts on E_aug[g(x) | x0]);
+- A(w) = C_alpha[x~^w] (Lemma 3), E_alpha(w) = 1/2 C_alpha[h(w^T x)] = w^T A(w) w / (2 p^2) (Eq. 6: h = w^T x~ / p);
+- the ascent field u(w) = C_alpha[x~^w, p h(w^T x)] = A(w) w (Lemma 3, and p * grad E);
+- the flow dw/dt = P_w^perp A(w) w (Eq. 7) and power iteration w <- A(w) w / ||A(w) w|| (Eq. PI),
+  with the shift A - lambda_min I + eps I of App. B.4 available when A(w) is not PSD.
+
+For a non-homogeneous activation (tanh, gelu) the field u(w) = C_alpha[x~^w, h(w^T x)] is the
+gradient of E_alpha (not A(w) w), so the flow is still gradient ascent; power iteration is refused.
+
+Batched math: the inits are the rows of W (k, d). u(W) is two GEMMs on the init axis,
+Z = X W^T and U = (h'(Z) o L S)^T X, where S holds p h(Z) and L is the population Laplacian of
+:func:`ccdyn.covariance.laplacian_apply`; no per-init d x d matrix is built. Dense A(w) is only
+built on request (:func:`a_matrix`, for certification). Gaussian alpha (Cor. 2) depends on w, so it
+costs O(k n^2) time and memory per call: chunk the inits (``ccdyn.parallel``) for large n.
+
+alpha is held under stop_gradient everywhere (Eq. 2).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from ccdyn.activations import Activation, get_activation
+from ccdyn.covariance import laplacian_apply
+from ccdyn.data.dataset import Dataset
+from ccdyn.pairwise import Pairwise, get_pairwise
+
+__all__ = [
+    "node_alpha", "gated_input", "a_matrix", "ascent", "energy", "energy_given_alpha",
+    "tangent", "flow_step", "power_step", "min_eigenvalue", "flow", "power_iteration",
+]
+
+UNIFORM = Pairwise("uniform")
+
+
+def _check_w(ds: Dataset, w, ndim: int, name: str = "w") -> None:
+    if w.ndim != ndim or w.shape[-1] != ds.dim:
+        want = f"(n_init, {ds.dim})" if ndim == 2 else f"({ds.dim},)"
+        raise ValueError(f"{name} has shape {w.shape}; expected {want} for data of dimension {ds.dim}")
+
+
+def _views_flat(ds: Dataset):
+    xv, pv = ds.views()
+    n, v, d = xv.shape
+    return xv.reshape(n * v, d), pv, (n, v)
+
+
+def node_alpha(ds: Dataset, act: Activation, pairwise: Pairwise, w):
+    """alpha for one node w (d,): ``None`` for uniform, else Gaussian alpha from h(w^T x0) (Cor. 2)."""
+    if pairwise.kind == "uniform":
+        return None
+    return pairwise.matrix(act.h(ds.x @ w))
+
+
+def _laplacian_columns(ds: Dataset, act: Activation, pairwise: Pairwise, W, S):
+    """L_alpha(w_k) S[:, k] for every init k (S: (n, k_inits)); alpha depends on w for Gaussian."""
+    if pairwise.kind == "uniform":
+        return laplacian_apply(S, ds.p)
+    F0 = act.h(ds.x @ W.T)  # un-augmented outputs (n, k)
+
+    def one(f0, s):
+        return laplacian_apply(s, ds.p, pairwise.matrix(f0))
+
+    return jax.vmap(one, in_axes=(1, 1), out_axes=1)(F0, S)
+
+
+def _view_mean(pv, values):
+    """sum_v p_aug[i, v] values[i, v, k] -> (n, k)."""
+    return jnp.einsum("nv,nvk->nk", pv, values)
+
+
+def ascent(ds: Dataset, act: Activation, W, pairwise: Pairwise = UNIFORM):
+    """u(w) = C_alpha[x~^w, p h(w^T x)] for every row w of W (k, d) -> (k, d).
+
+    Equals A(w) w (Lemma 3) for a homogeneous activation of degree p, and grad E_alpha(w) for a
+    non-homogeneous one. Two GEMMs on the init axis.
+    """
+    _check_w(ds, W, 2, "W")
+    x, pv, (n, v) = _views_flat(ds)
+    z = (x @ W.T).reshape(n, v, -1)
+    s = _view_mean(pv, act.degree * act.h(z))
+    ls = _laplacian_columns(ds, act, pairwise, W, s)
+    g = act.dh(z) * pv[:, :, None] * ls[:, None, :]
+    return g.reshape(n * v, -1).T @ x
+
+
+def energy_given_alpha(ds: Dataset, act: Activation, w, alpha=None):
+    """E_alpha(w) = 1/2 C_alpha[h(w^T x)] for one w (d,) with a given alpha (n, n) or None (uniform).
+
+    Differentiable in w with alpha held fixed: this is the E_{sg(alpha)} of Eq. 2.
+    """
+    x, pv, (n, v) = _views_flat(ds)
+    f = jnp.sum(pv * act.h((x @ w).reshape(n, v)), axis=1)
+    return 0.5 * jnp.sum(f * laplacian_apply(f, ds.p, alpha))
+
+
+def energy(ds: Dataset, act: Activation, W, pairwise: Pairwise = UNIFORM):
+    """E_alpha(w) for every row w of W (k, d) -> (k,), alpha evaluated at w (Cor. 2)."""
+    _check_w(ds, W, 2, "W")
+    x, pv, (n, v) = _views_flat(ds)
+    f = _view_mean(pv, act.h((x @ W.T).reshape(n, v, -1)))
+    lf = _laplacian_columns(ds, act, pairwise, W, f)
+    return 0.5 * jnp.sum(f * lf, axis=0)
+
+
+def gated_input(ds: Dataset, act: Activation, w):
+    """View-averaged gated input E_aug[x h'(w^T x) | x0_i] (Eq. 6) for one w (d,) -> (n, d)."""
+    _check_w(ds, w, 1)
+    xv, pv = ds.views()
+    return jnp.einsum("nv,nvd->nd", pv * act.dh(xv @ w), xv)
+
+
+def a_matrix(ds: Dataset, act: Activation, w, pairwise: Pairwise = UNIFORM):
+    """Dense A(w) = C_alpha[x~^w] (d, d) for one w (Lemma 3), alpha evaluated at w."""
+    g = gated_input(ds, act, w)
+    return g.T @ laplacian_apply(g, ds.p, node_alpha(ds, act, pairwise, w))
+
+
+def tangent(W, U):
+    """P_w^perp u = u - (w^T u) w, row by row (the projection of Eq. 7)."""
+    return U - jnp.sum(U * W, axis=1, keepdims=True) * W
+
+
+def _normalize(V):
+    return V / jnp.linalg.norm(V, axis=1, keepdims=True)
+
+
+def flow_step(ds: Dataset, act: Activation, W, step_size, pairwise: Pairwise = UNIFORM):
+    """One Euler step of dw/dt = P_w^perp A(w) w (Eq. 7) with retraction to the sphere.
+
+    Returns:
+      (W_next, residual): W_next = normalize(w + step_size P^perp u(w)) and the residual
+      ||P_w^perp u(w)|| at the input W, both per init.
+    """
+    t = tangent(W, ascent(ds, act, W, pairwise))
+    return _normalize(W + step_size * t), jnp.linalg.norm(t, axis=1)
+
+
+def power_step(ds: Dataset, act: Activation, W, pairwise: Pairwise = UNIFORM, shift=0.0):
+    """One power-iteration step w <- (A(w) + shift I) w / ||.|| (Eq. PI; App. B.4 for the shift).
+
+    Args:
+      shift: scalar or per-init (k,) shift s; App. B.4 uses s = eps - lambda_min(A(w)) (see
+        :func:`min_eigenvalue`). The fixed points do not depend on s (Eq. 104).
+
+    Returns:
+      (W_next, residual): as :func:`flow_step`.
+    """
+    if not act.homogeneous:
+        raise ValueError(
+            f"power iteration needs a homogeneous activation (A(w) w is then the gradient); "
+            f"act={act.name!r} is not: use the flow"
+        )
+    u = ascent(ds, act, W, pairwise)
+    shift = jnp.asarray(shift, W.dtype)
+    shift = shift[:, None] if shift.ndim == 1 else shift
+    return _normalize(u + shift * W), jnp.linalg.norm(tangent(W, u), axis=1)
+
+
+def min_eigenvalue(ds: Dataset, act: Activation, W, pairwise: Pairwise = UNIFORM):
+    """lambda_min(A(w)) for every row of W (dense A per init: for certification and the B.4 shift)."""
+    _check_w(ds, W, 2, "W")
+    return jax.vmap(lambda w: jnp.linalg.eigvalsh(a_matrix(ds, act, w, pairwise))[0])(W)
+
+
+def _run(step, W, n_steps: int):
+    def body(w, _):
+        w_next, res = step(w)
+        return w_next, (jnp.linalg.norm(w_next - w, axis=1), res)
+
+    w_final, (moves, residuals) = jax.lax.scan(body, W, None, length=n_steps)
+    return w_final, moves, residuals
+
+
+def flow(ds: Dataset, act, W, *, step_size: float, n_steps: int, pairwise=UNIFORM):
+    """n_steps of :func:`flow_step` in one ``lax.scan``.
+
+    Returns:
+      (W_final, moves, residuals): moves[t] = ||w(t+1) - w(t)|| and residuals[t] = ||P^perp u(w(t))||,
+      each (n_steps, k).
+    """
+    act, pairwise = get_activation(act), get_pairwise(pairwise)
+    if not step_size > 0:
+        raise ValueError(f"step_size={step_size} must be > 0")
+    return _run(lambda w: flow_step(ds, act, w, step_size, pairwise), W, int(n_steps))
+
+
+def power_iteration(ds: Dataset, act, W, *, n_steps: int, pairwise=UNIFORM, shift=0.0, eps=1e-6):
+    """n_steps of power iteration (Eq. PI) in one ``lax.scan``; outputs as :func:`flow`.
+
+    Args:
+      shift: a constant shift, or ``"b4"`` for the per-step shift eps - lambda_min(A(w)) of
+        App. B.4 (dense eigenvalues per init and step: only for small d).
+    """
+    act, pairwise = get_activation(act), get_pairwise(pairwise)
+    if isinstance(shift, str):
+        if shift != "b4":
+            raise ValueError(f"shift={shift!r} must be a number or 'b4'")
+        step = lambda w: power_step(ds, act, w, pairwise, eps - min_eigenvalue(ds, act, w, pairwise))
+    else:
+        step = lambda w: power_step(ds, act, w, pairwise, shift)
+    return _run(step, W, int(n_steps))

@@ -1,0 +1,98 @@
+"""Pairwise importance alpha (Sec. 2), always under ``stop_gradient`` (Eq. 2).
+
+- uniform: alpha_ij = 1, the quadratic CL loss.
+- gaussian: alpha_ij = exp(-||g(x0[i]) - g(x0[j])||^2 / 2 tau) (Lemma 1), computed from the
+  *un-augmented* samples x0; for one node g = h(w^T x0) (Cor. 2).
+- infonce: alpha_ij = exp(-d_ij^2 / tau) / sum_{j' != i} exp(-d_ij'^2 / tau) with
+  d_ij^2 = ||f[i] - f[j]||^2 / 2 (Eq. 1 with epsilon = 0); the diagonal is 0.
+
+:class:`Pairwise` is the hashable choice of alpha that population-level code takes (uniform or
+gaussian: both are symmetric kernels, Def. 1). InfoNCE is a batch quantity (it normalizes over the
+batch) and is only offered as :func:`infonce` on a batch of features.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import jax
+import jax.numpy as jnp
+
+__all__ = ["Pairwise", "get_pairwise", "uniform", "gaussian", "infonce", "KINDS"]
+
+KINDS = ("uniform", "gaussian")
+
+
+def _check_tau(tau) -> None:
+    if isinstance(tau, (int, float)) and not (math.isfinite(tau) and tau > 0):
+        raise ValueError(f"temperature tau={tau} must be a finite number > 0")
+
+
+def _as_matrix(g):
+    return g[:, None] if g.ndim == 1 else g
+
+
+def _sq_dists(g):
+    """||g_i - g_j||^2 for rows of g (n,) or (n, k), without an n x n x k intermediate."""
+    g = _as_matrix(g)
+    sq = jnp.sum(g * g, axis=1)
+    d2 = sq[:, None] + sq[None, :] - 2.0 * g @ g.T
+    return jnp.maximum(d2, 0.0)
+
+
+def uniform(n: int, dtype=jnp.float32):
+    """alpha_ij = 1 (quadratic loss), shape (n, n)."""
+    return jnp.ones((n, n), dtype)
+
+
+def gaussian(g, tau: float):
+    """Gaussian alpha of Lemma 1 from features g (n,) or (n, k) of un-augmented samples; (n, n)."""
+    _check_tau(tau)
+    if g.ndim == 1:  # exact for 1-D features (Cor. 2): no cancellation in the difference.
+        d2 = (g[:, None] - g[None, :]) ** 2
+    else:
+        d2 = _sq_dists(g)
+    return jax.lax.stop_gradient(jnp.exp(-d2 / (2.0 * tau)))
+
+
+def infonce(f, tau: float):
+    """InfoNCE alpha (Eq. 1, epsilon = 0) from view-1 features f (N, k); rows sum to 1, diagonal 0."""
+    _check_tau(tau)
+    n = f.shape[0]
+    logits = -0.5 * _sq_dists(f) / tau
+    logits = jnp.where(jnp.eye(n, dtype=bool), -jnp.inf, logits)
+    return jax.lax.stop_gradient(jax.nn.softmax(logits, axis=1))
+
+
+@dataclasses.dataclass(frozen=True)
+class Pairwise:
+    """Choice of a symmetric kernel alpha for population-level code (hashable, jit-static).
+
+    Attributes:
+      kind: ``uniform`` or ``gaussian``.
+      tau: temperature of the Gaussian kernel (ignored for uniform).
+    """
+
+    kind: str = "uniform"
+    tau: float = 1.0
+
+    def matrix(self, g):
+        """alpha for one node from its un-augmented outputs g = h(w^T x0) (n,) (Cor. 2)."""
+        if self.kind == "uniform":
+            return uniform(g.shape[0], g.dtype)
+        return gaussian(g, self.tau)
+
+
+def get_pairwise(kind: str = "uniform", tau: float = 1.0) -> Pairwise:
+    """Validated :class:`Pairwise`; ``ValueError`` names ``kind`` or ``tau`` and the allowed range."""
+    if isinstance(kind, Pairwise):
+        return kind
+    if kind not in KINDS:
+        raise ValueError(
+            f"pairwise alpha kind={kind!r} is unknown; allowed for populations: {', '.join(KINDS)}"
+            " (infonce is a batch loss: use ccdyn.pairwise.infonce on a batch)"
+        )
+    tau = float(tau)
+    _check_tau(tau)
+    return Pairwise(kind, tau)

@@ -1,0 +1,82 @@
+"""Fig. 8 (App. E.1): local maxima of E_alpha on the circle, and the landscape script."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from ccdyn import activations, data, landscape, pairwise
+
+ROOT = Path(__file__).resolve().parents[1]
+UNIFORM = pairwise.get_pairwise("uniform")
+
+
+def test_grid_maxima_plateaus_and_wraparound():
+    e = np.array([0.0, 1.0, 1.0, 1.0, 0.0, 2.0, 0.5, 3.0])  # plateau 1..3, peak 5, peak 7 wraps to 0
+    np.testing.assert_array_equal(landscape._grid_maxima(e, 1e-12), [2, 5, 7])
+    assert landscape._grid_maxima(np.ones(10), 1e-12).size == 0
+    assert landscape._grid_maxima(np.array([1.0, 1.0, 2.0, 2.0, 1.0]), 1e-12).tolist() == [2]
+
+
+def test_fig8_relu_many_maxima_linear_two():
+    ds = data.circle()
+    relu = landscape.local_maxima(ds, activations.get_activation("relu"), UNIFORM, n_grid=1 << 14)[2]
+    assert relu.theta.size >= 8  # App. E.1: "many local maxima (>= 8)"
+    lin = landscape.local_maxima(ds, activations.get_activation("linear"), UNIFORM, n_grid=1 << 14)[2]
+    assert lin.theta.size == 2
+    # The two linear maxima are +-phi_1, the top eigenvector of the data covariance (PCA).
+    x = np.asarray(ds.x)
+    phi1 = np.linalg.eigh(np.cov(x.T, bias=True))[1][:, -1]
+    w = np.stack([np.cos(lin.theta), np.sin(lin.theta)], 1)
+    np.testing.assert_allclose(np.abs(w @ phi1), 1.0, atol=1e-10)
+    np.testing.assert_allclose(w[0], -w[1], atol=1e-10)
+    np.testing.assert_allclose(lin.residual, 0.0, atol=1e-10)
+
+
+@pytest.mark.parametrize("name", ["relu", "quadratic"])
+def test_maxima_are_local_maxima(name):
+    ds = data.circle()
+    act = activations.get_activation(name)
+    m = landscape.local_maxima(ds, act, UNIFORM, n_grid=1 << 12)[2]
+    for dt in (1e-3, 1e-6):
+        around = landscape.energy_on_circle(ds, act, UNIFORM, jnp.concatenate([m.theta - dt, m.theta + dt]))
+        assert np.all(np.asarray(around).reshape(2, -1) < m.energy[None] + 1e-15)
+    if name == "quadratic":  # smooth activation: every maximum is a critical point of the flow
+        assert not m.at_kink.any()
+        np.testing.assert_allclose(m.residual, 0.0, atol=1e-9)
+
+
+def _run(tmp_path, *args):
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / "landscape.py"), *args],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+
+
+def test_landscape_script_writes_json_and_png(tmp_path):
+    out = tmp_path / "land"
+    r = _run(tmp_path, f"--output_dir={out}", "--n_grid=4096", "--acts=relu,linear")
+    assert r.returncode == 0, r.stderr
+    assert "relu" in r.stdout and "maxima" in r.stdout
+    summary = json.loads((out / "landscape.json").read_text())
+    assert summary["activations"]["linear"]["n_local_maxima"] == 2
+    assert summary["activations"]["relu"]["n_local_maxima"] >= 8
+    assert len(summary["activations"]["relu"]["maxima_theta"]) == summary["activations"]["relu"]["n_local_maxima"]
+    assert (out / "fig8.png").stat().st_size > 10_000
+    again = _run(tmp_path, f"--output_dir={out}", "--n_grid=4096", "--acts=relu")
+    assert again.returncode != 0 and "--overwrite" in again.stderr
+
+
+def test_landscape_script_user_file_and_bad_flags(tmp_path):
+    np.savez(tmp_path / "pts.npz", x=np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]]))
+    r = _run(tmp_path, "--data_path=pts.npz", "--output_dir=o", "--n_grid=1024", "--acts=relu")
+    assert r.returncode == 0, r.stderr
+    bad = _run(tmp_path, "--acts=relu,swish", "--output_dir=o2")
+    assert bad.returncode != 0 and "--acts must be a non-empty list from" in bad.stderr
+    bad = _run(tmp_path, "--angles=0,abc", "--output_dir=o3")
+    assert bad.returncode != 0 and "--angles must be a comma-separated list" in bad.stderr
+    np.savez(tmp_path / "d3.npz", x=np.ones((4, 3)))
+    bad = _run(tmp_path, "--data_path=d3.npz", "--output_dir=o4")
+    assert bad.returncode != 0 and "--data_path must hold 2-D points" in bad.stderr
