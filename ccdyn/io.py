@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,8 @@ import numpy as np
 from ccdyn.data.dataset import Dataset, make_dataset
 
 __all__ = ["atomic_write_bytes", "write_json", "read_json", "write_npz", "prepare_output_dir",
-           "load_dataset", "save_dataset", "save_figure"]
+           "load_dataset", "save_dataset", "save_figure", "ChunkStore",
+           "as_json", "wait_for_file"]
 
 
 def _umask() -> int:
@@ -52,6 +54,21 @@ def _jsonable(obj):
     if isinstance(obj, float) and not np.isfinite(obj):
         return None if np.isnan(obj) else ("inf" if obj > 0 else "-inf")
     return obj
+
+
+def as_json(obj):
+    """``obj`` as it reads back from JSON (tuples become lists, arrays lists, NaN None)."""
+    return json.loads(json.dumps(_jsonable(obj), allow_nan=False))
+
+
+def wait_for_file(run_dir, name: str, timeout: float, poll: float = 0.2) -> Path:
+    """Waits until ``run_dir/name`` exists (written by process 0 of a multi-host run)."""
+    deadline = time.monotonic() + timeout
+    while not (Path(run_dir) / name).exists():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{Path(run_dir) / name} did not appear within {timeout:.0f} s")
+        time.sleep(poll)
+    return Path(run_dir)
 
 
 def write_json(path, obj) -> None:
@@ -131,3 +148,35 @@ def save_figure(path, fig, dpi: int = 120) -> None:
     fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
     plt.close(fig)
     atomic_write_bytes(path, buf.getvalue())
+
+
+class ChunkStore:
+    """Per-chunk results of a run under ``<run_dir>/chunks``: written atomically, so a chunk file is
+    either complete or absent, and an interrupted run resumes by skipping the chunks present."""
+
+    def __init__(self, run_dir):
+        self.dir = Path(run_dir) / "chunks"
+        self.dir.mkdir(parents=True, exist_ok=True)
+
+    def path(self, c: int) -> Path:
+        return self.dir / f"chunk_{c:06d}.npz"
+
+    def has(self, c: int) -> bool:
+        return self.path(c).exists()
+
+    def save(self, c: int, arrays: dict) -> None:
+        write_npz(self.path(c), **arrays)
+
+    def load(self, c: int) -> dict:
+        with np.load(self.path(c)) as f:
+            return {k: f[k] for k in f.files}
+
+    def wait(self, chunks, timeout: float, poll: float = 0.2) -> None:
+        """Blocks until every chunk in ``chunks`` exists (other processes write them)."""
+        deadline = time.monotonic() + timeout
+        missing = [c for c in chunks if not self.has(c)]
+        while missing:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"chunks {missing[:5]}... still missing after {timeout:.0f} s")
+            time.sleep(poll)
+            missing = [c for c in missing if not self.has(c)]

@@ -16,7 +16,7 @@ Batched math: the inits are the rows of W (k, d). u(W) is two GEMMs on the init 
 Z = X W^T and U = (h'(Z) o L S)^T X, where S holds p h(Z) and L is the population Laplacian of
 :func:`ccdyn.covariance.laplacian_apply`; no per-init d x d matrix is built. Dense A(w) is only
 built on request (:func:`a_matrix`, for certification). Gaussian alpha (Cor. 2) depends on w, so it
-costs O(k n^2) time and memory per call: chunk the inits (``ccdyn.parallel``) for large n.
+costs O(k n^2) time per call and O(GAUSSIAN_BATCH n^2) memory.
 
 alpha is held under stop_gradient everywhere (Eq. 2).
 """
@@ -37,6 +37,7 @@ __all__ = [
 ]
 
 UNIFORM = Pairwise("uniform")
+GAUSSIAN_BATCH = 16  # inits whose (n, n) Gaussian alpha is held in memory at once
 
 
 def _check_w(ds: Dataset, w, ndim: int, name: str = "w") -> None:
@@ -64,10 +65,12 @@ def _laplacian_columns(ds: Dataset, act: Activation, pairwise: Pairwise, W, S):
         return laplacian_apply(S, ds.p)
     F0 = act.h(ds.x @ W.T)  # un-augmented outputs (n, k)
 
-    def one(f0, s):
+    def one(cols):
+        f0, s = cols
         return laplacian_apply(s, ds.p, pairwise.matrix(f0))
 
-    return jax.vmap(one, in_axes=(1, 1), out_axes=1)(F0, S)
+    # alpha is an (n, n) matrix per init: map over inits in small batches to bound memory.
+    return jax.lax.map(one, (F0.T, S.T), batch_size=GAUSSIAN_BATCH).T
 
 
 def _view_mean(pv, values):

@@ -8,7 +8,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-__all__ = ["landscape_figure"]
+__all__ = ["landscape_figure", "basins_figure"]
 
 _STYLES = {"linear": ":", "relu": "-", "leaky_relu": "--", "quadratic": "-."}
 
@@ -37,5 +37,28 @@ def landscape_figure(theta, energies: dict, maxima: dict, data_theta, title: str
     ax.set_xlim(-1, 1)
     ax.set_title(title or r"Local maxima of $E_\alpha$ on the circle (o smooth, $\triangle$ on a kink)")
     ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def basins_figure(rows: list, title: str = "", max_bars: int = 40):
+    """Basin fraction (95% Wilson interval) per optimum, stable vs not, and the optimum's energy."""
+    rows = rows[:max_bars]
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(max(6, 0.35 * len(rows) + 3), 5.5), sharex=True)
+    x = np.arange(len(rows))
+    frac = np.array([r["fraction"] for r in rows])
+    ci = np.array([r["ci95"] for r in rows]).reshape(-1, 2)
+    colors = ["tab:blue" if r["stable"] else "tab:red" for r in rows]
+    ax1.bar(x, frac, color=colors, yerr=np.abs(np.stack([frac - ci[:, 0], ci[:, 1] - frac])), capsize=2)
+    ax1.set_ylabel("basin fraction")
+    for i, r in enumerate(rows):
+        if r["pattern"] is not None:
+            ax1.annotate(f"u{r['pattern']}\n{r['overlap']:.2f}", (i, frac[i]), ha="center", va="bottom",
+                         fontsize=6, xytext=(0, 4), textcoords="offset points")
+    ax1.set_title(title or "basins of attraction (blue: stable, red: not)")
+    ax2.bar(x, [r["energy"] for r in rows], color=colors)
+    ax2.set_ylabel("energy E")
+    ax2.set_xlabel("optimum (label: best planted pattern and its cosine)")
+    ax2.set_xticks(x)
     fig.tight_layout()
     return fig
