@@ -17,8 +17,9 @@ Per-init dynamics (each init is frozen once it stops, so its result never depend
   ``tol``. A period-2 cycle (||w(t+1) - w(t-1)|| <= tol < ||w(t+1) - w(t)||) is detected and
   reported; longer or chaotic wandering (seen for ReLU) ends as not converged.
  Status codes: 0 running,
-1 converged, 2 non-finite, 3 cycling (power), 4 not converged within ``max_steps``. Only converged
-runs enter the basins; the others are counted and reported, never averaged in.
+1 converged, 2 non-finite, 3 cycling (power), 4 not converged within ``max_steps``, 5 dead (A(w) w = 0
+exactly: a flat region of E, e.g. no data point on the active side of a ReLU). Only converged runs
+enter the basins; the others are counted and reported, never averaged in.
 """
 
 from __future__ import annotations
@@ -37,14 +38,14 @@ from ccdyn.data.dataset import Dataset
 from ccdyn.pairwise import Pairwise
 
 __all__ = ["Dynamics", "State", "RUNNING", "CONVERGED", "NONFINITE", "CYCLING", "NOT_CONVERGED",
-           "initial_state", "make_block", "converge", "ChunkRunner", "cluster", "wilson_interval",
+           "DEAD", "initial_state", "make_block", "converge", "ChunkRunner", "cluster", "wilson_interval",
            "refine", "probe_local_max", "describe_optima", "merge_duplicates",
            "basin_mass_on_patterns", "summarize_status", "collect", "analyze"]
 
-RUNNING, CONVERGED, NONFINITE, CYCLING, NOT_CONVERGED = 0, 1, 2, 3, 4
+RUNNING, CONVERGED, NONFINITE, CYCLING, NOT_CONVERGED, DEAD = 0, 1, 2, 3, 4, 5
 KINK_ETA = 2.0**-30  # flow step after 30 halvings: the iterate is pinned on a kink of E
 STATUS_NAMES = {CONVERGED: "converged", NONFINITE: "non-finite", CYCLING: "cycling",
-                NOT_CONVERGED: "not converged"}
+                NOT_CONVERGED: "not converged", DEAD: "dead"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,9 +113,11 @@ def _step(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State) 
         done = (res <= dyn.tol * jnp.linalg.norm(u, axis=1)) | ((eta <= dyn.step_size * KINK_ETA) & (move <= dyn.tol))
     else:
         done = move <= dyn.tol
+    dead = jnp.all(u == 0, axis=1)  # A(w) w = 0 exactly: e.g. no input active for ReLU
     status = jnp.where(active & ~finite, NONFINITE,
+             jnp.where(active & dead, DEAD,
              jnp.where(active & done, CONVERGED,
-             jnp.where(active & cycling, CYCLING, st.status)))
+             jnp.where(active & cycling, CYCLING, st.status))))
     keep = active & finite
     return State(
         w=jnp.where(keep[:, None], w_new, st.w),
@@ -390,7 +393,7 @@ def analyze(ds64: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, result:
     Returns:
       dict with ``rows`` (one per optimum, largest basin first: see :func:`describe_optima`, plus
       ``refined``), ``optima`` (k, d), ``labels`` (n_init,) with -1 not converged, -2 non-finite,
-      -3 cycling, and ``status_counts``.
+      -3 cycling, -4 dead, and ``status_counts``.
     """
     status = result["status"]
     n_init = status.shape[0]
@@ -398,6 +401,7 @@ def analyze(ds64: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, result:
     labels = np.full((n_init,), -1, np.int32)
     labels[status == NONFINITE] = -2
     labels[status == CYCLING] = -3
+    labels[status == DEAD] = -4
     rows, optima = [], np.zeros((0, ds64.dim))
     if conv.any():
         first, centers = cluster(np.asarray(result["w"][conv], np.float64), cluster_tol, act.odd)

@@ -108,13 +108,13 @@ def local_maxima(ds: Dataset, act: Activation, pairwise: Pairwise, n_grid: int =
     kinks = np.concatenate([normals + np.pi / 2, normals - np.pi / 2])
     dist = np.abs((t_max[:, None] - kinks[None, :] + np.pi) % (2 * np.pi) - np.pi)
     at_kink = np.min(dist, axis=1) < kink_tol if idx.size else np.zeros((0,), bool)
-    # Golden section locates a smooth maximum only to ~sqrt(eps) in theta; polish those with Newton
-    # steps on dE/dtheta (the tangential flow field), keeping a step only if E does not drop.
+    # Golden section locates a smooth maximum only to ~sqrt(eps) in theta (E is flat there); polish
+    # those with Newton steps on dE/dtheta (the tangential flow field) while E is concave.
     t = jnp.asarray(t_max, dtype)
     for _ in range(newton_iters):
         d1, d2 = _theta_derivatives(ds, act, pairwise, t)
         cand = t - d1 / jnp.where(d2 < 0, d2, -jnp.inf)
-        ok = (~jnp.asarray(at_kink)) & (f(cand) >= f(t)) & (jnp.abs(cand - t) < h)
+        ok = (~jnp.asarray(at_kink)) & (d2 < 0) & (jnp.abs(cand - t) < h)
         t = jnp.where(ok, cand, t)
     t_max = np.asarray(t)
     w = circle_weights(t)

@@ -12,9 +12,10 @@ For a node f = h(w^T x) with a homogeneous activation of degree p (h'(x) x = p h
 For a non-homogeneous activation (tanh, gelu) the field u(w) = C_alpha[x~^w, h(w^T x)] is the
 gradient of E_alpha (not A(w) w), so the flow is still gradient ascent; power iteration is refused.
 
-Batched math: the inits are the rows of W (k, d). u(W) is two GEMMs on the init axis,
-Z = X W^T and U = (h'(Z) o L S)^T X, where S holds p h(Z) and L is the population Laplacian of
-:func:`ccdyn.covariance.laplacian_apply`; no per-init d x d matrix is built. Dense A(w) is only
+Batched math: the inits are the rows of W (k, d). u(W) is two GEMMs with the init axis first,
+Z = W X^T and U = (h'(Z) o S L) X, where S holds p h(Z) and L is the population Laplacian of
+:func:`ccdyn.covariance.laplacian_apply`; no per-init d x d matrix is built. (Init-first is ~5x faster
+on CPU than contracting over the leading axis of a (points, inits) matrix: benchmarks/bench_basins.py.) Dense A(w) is only
 built on request (:func:`a_matrix`, for certification). Gaussian alpha (Cor. 2) depends on w, so it
 costs O(k n^2) time per call and O(GAUSSIAN_BATCH n^2) memory.
 
@@ -59,38 +60,45 @@ def node_alpha(ds: Dataset, act: Activation, pairwise: Pairwise, w):
     return pairwise.matrix(act.h(ds.x @ w))
 
 
-def _laplacian_columns(ds: Dataset, act: Activation, pairwise: Pairwise, W, S):
-    """L_alpha(w_k) S[:, k] for every init k (S: (n, k_inits)); alpha depends on w for Gaussian."""
-    if pairwise.kind == "uniform":
-        return laplacian_apply(S, ds.p)
-    F0 = act.h(ds.x @ W.T)  # un-augmented outputs (n, k)
+def _laplacian_rows(ds: Dataset, act: Activation, pairwise: Pairwise, W, S):
+    """(L_alpha(w_k) S[k])_k for every init k (S: (k_inits, n)); alpha depends on w for Gaussian."""
+    if pairwise.kind == "uniform":  # laplacian_apply(S.T, p).T, written row-wise for XLA fusion
+        return ds.p * (S - (S @ ds.p)[:, None])
+    F0 = act.h(W @ ds.x.T)  # un-augmented outputs (k, n)
 
-    def one(cols):
-        f0, s = cols
+    def one(rows):
+        f0, s = rows
         return laplacian_apply(s, ds.p, pairwise.matrix(f0))
 
     # alpha is an (n, n) matrix per init: map over inits in small batches to bound memory.
-    return jax.lax.map(one, (F0.T, S.T), batch_size=GAUSSIAN_BATCH).T
+    return jax.lax.map(one, (F0, S), batch_size=GAUSSIAN_BATCH)
 
 
-def _view_mean(pv, values):
-    """sum_v p_aug[i, v] values[i, v, k] -> (n, k)."""
-    return jnp.einsum("nv,nvk->nk", pv, values)
+def _features(ds: Dataset, fn, W):
+    """fn(Z) averaged over the views of each support point, (k, n), with Z = W X^T (init axis first);
+    also returns Z as (k, n, V) (or (k, n) without augmentation) and the flat views X."""
+    x, pv, (n, v) = _views_flat(ds)
+    z = W @ x.T
+    if ds.x_aug is None:
+        return fn(z), z, x
+    z = z.reshape(-1, n, v)
+    return jnp.einsum("nv,knv->kn", pv, fn(z)), z, x
 
 
 def ascent(ds: Dataset, act: Activation, W, pairwise: Pairwise = UNIFORM):
     """u(w) = C_alpha[x~^w, p h(w^T x)] for every row w of W (k, d) -> (k, d).
 
     Equals A(w) w (Lemma 3) for a homogeneous activation of degree p, and grad E_alpha(w) for a
-    non-homogeneous one. Two GEMMs on the init axis.
+    non-homogeneous one. Two GEMMs with the init axis first: Z = W X^T, then U = G X.
     """
     _check_w(ds, W, 2, "W")
-    x, pv, (n, v) = _views_flat(ds)
-    z = (x @ W.T).reshape(n, v, -1)
-    s = _view_mean(pv, act.degree * act.h(z))
-    ls = _laplacian_columns(ds, act, pairwise, W, s)
-    g = act.dh(z) * pv[:, :, None] * ls[:, None, :]
-    return g.reshape(n * v, -1).T @ x
+    s, z, x = _features(ds, lambda z: act.degree * act.h(z), W)
+    ls = _laplacian_rows(ds, act, pairwise, W, s)
+    if ds.x_aug is None:
+        g = act.dh(z) * ls
+    else:
+        g = (act.dh(z) * ds.p_aug[None] * ls[:, :, None]).reshape(W.shape[0], -1)
+    return g @ x
 
 
 def energy_given_alpha(ds: Dataset, act: Activation, w, alpha=None):
@@ -106,10 +114,8 @@ def energy_given_alpha(ds: Dataset, act: Activation, w, alpha=None):
 def energy(ds: Dataset, act: Activation, W, pairwise: Pairwise = UNIFORM):
     """E_alpha(w) for every row w of W (k, d) -> (k,), alpha evaluated at w (Cor. 2)."""
     _check_w(ds, W, 2, "W")
-    x, pv, (n, v) = _views_flat(ds)
-    f = _view_mean(pv, act.h((x @ W.T).reshape(n, v, -1)))
-    lf = _laplacian_columns(ds, act, pairwise, W, f)
-    return 0.5 * jnp.sum(f * lf, axis=0)
+    f, _, _ = _features(ds, act.h, W)
+    return 0.5 * jnp.sum(f * _laplacian_rows(ds, act, pairwise, W, f), axis=1)
 
 
 def gated_input(ds: Dataset, act: Activation, w):

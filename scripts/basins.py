@@ -144,7 +144,7 @@ def _table(rows, an, n_init) -> str:
     c = an["status_counts"]
     lines = [text, "",
              f"inits {n_init}: converged {c['converged']}, not converged {c['not converged']}, "
-             f"cycling {c['cycling']}, non-finite {c['non-finite']}",
+             f"cycling {c['cycling']}, dead (A(w)w = 0) {c['dead']}, non-finite {c['non-finite']}",
              f"optima {len(rows)}, stable {sum(r['stable'] for r in rows)}, basin mass on planted "
              f"patterns (stable, cos >= 0.9): {basins.basin_mass_on_patterns(rows):.4f}"]
     return "\n".join(lines)
@@ -202,6 +202,7 @@ def main(argv):
         "n_nonfinite": an["status_counts"]["non-finite"],
         "n_not_converged": an["status_counts"]["not converged"],
         "n_cycling": an["status_counts"]["cycling"],
+        "n_dead": an["status_counts"]["dead"],
         "n_optima": len(rows),
         "n_stable_optima": sum(r["stable"] for r in rows),
         "basin_mass_on_patterns": basins.basin_mass_on_patterns(rows),

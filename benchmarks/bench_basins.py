@@ -1,0 +1,178 @@
+"""Throughput of the basins engine (init-steps per second) against two references.
+
+    python benchmarks/bench_basins.py               # full default: several minutes on 2 CPU cores
+    python benchmarks/bench_basins.py --n_inits=1000,10000 --repeats=3
+    python benchmarks/bench_basins.py --output_json=results/bench_basins.json
+
+Data: the basins default (latent summation, 2^10 support points, d = 10), relu, uniform alpha, all in
+float32 (x64 mode is on, as in scripts/basins.py, so every dtype is explicit).
+
+For method in {flow, power} and each n_init, three jitted loops advance the same random unit inits
+by ``--steps`` steps; each is compiled and run once, then timed ``--repeats`` times (median):
+
+- engine: the production kernel, one compiled block of ``ccdyn.basins.make_block`` (tol = 0, so
+  every init keeps running), tiled and sharded by ``ccdyn.parallel.tiled_sharded`` over a chunk of
+  ``padded_chunk(n_init)`` inits.
+- naive: vmap over inits of a dense per-init A(w) = ``one_layer.a_matrix`` (d x d) and the same
+  step (power: w <- A w / ||A w||; flow: w <- normalize(w + P_w^perp A w)), on the first
+  min(n_init, --naive_cap) inits; compared per init-step.
+- gemm: the two GEMMs one engine step does per tile, in the engine's init-major layout,
+  Z = W_tile X^T (tile x n) and |Z| X (tile x d), fed back through a row normalization (so nothing
+  can be elided), lax.map over the tiles of the same padded chunk: the roofline of the engine for
+  this tiling (the engine adds the elementwise gate, centering and the convergence bookkeeping).
+
+Rates are init-steps/s; "vs naive" = engine / naive, "of GEMM" = engine / gemm. GFLOP/s counts the
+2 GEMMs of 2 n d tile flops each per tile and step. No timing is asserted.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+
+from absl import app, flags
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp  # noqa: E402
+
+import ccdyn  # noqa: E402
+from ccdyn import basins, io, one_layer, parallel  # noqa: E402
+from ccdyn.data.registry import DataSpec, build_dataset  # noqa: E402
+
+FLAGS = flags.FLAGS
+flags.DEFINE_list("n_inits", ["1000", "10000", "100000"], "Numbers of inits to time.")
+flags.DEFINE_integer("steps", 20, "Steps per timed call (one engine block).", lower_bound=1)
+flags.DEFINE_integer("repeats", 5, "Timed calls per measurement (the median is reported).", lower_bound=1)
+flags.DEFINE_integer("tile", 512, "Inits per tile of the engine and of the GEMM reference.", lower_bound=1)
+flags.DEFINE_integer("naive_cap", 10000, "At most this many inits for the naive reference.", lower_bound=1)
+flags.DEFINE_string("output_json", None, "Optional path of a JSON file with the numbers.")
+
+DTYPE = jnp.float32
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def measure(fn, *args, repeats: int):
+    """(compile seconds, median run seconds) of the jitted ``fn`` on ``args``."""
+    t0 = time.perf_counter()
+    compiled = fn.lower(*args).compile()
+    compile_s = time.perf_counter() - t0
+    out = jax.block_until_ready(compiled(*args))  # warm-up run
+    leaves = [a for a in jax.tree.leaves(out) if jnp.issubdtype(a.dtype, jnp.floating)]
+    if any(a.dtype != DTYPE for a in leaves):
+        raise TypeError(f"expected {DTYPE.__name__} outputs, got {sorted({str(a.dtype) for a in leaves})}")
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        jax.block_until_ready(compiled(*args))
+        times.append(time.perf_counter() - t0)
+    return compile_s, statistics.median(times)
+
+
+def naive_loop(act, pw, method: str, steps: int):
+    """Per-init dense A(w) (d x d) and one step, vmapped over the rows of W."""
+
+    def one(ds, w):
+        def body(_, w):
+            u = one_layer.a_matrix(ds, act, w, pw) @ w
+            if method == "flow":
+                u = w + (u - (w @ u) * w)
+            return u / jnp.linalg.norm(u)
+
+        return jax.lax.fori_loop(0, steps, body, w)
+
+    return jax.jit(jax.vmap(one, in_axes=(None, 0)))
+
+
+def gemm_loop(tile: int, steps: int):
+    """Only the two GEMMs of an engine step per tile, Z = W X^T then |Z| X (plus a normalization)."""
+
+    def run(x, W):
+        def per_tile(w):
+            def body(w, _):
+                v = jnp.abs(w @ x.T) @ x  # (tile, d)
+                return v / jnp.linalg.norm(v, axis=1, keepdims=True), None
+
+            return jax.lax.scan(body, w, None, length=steps)[0]
+
+        tiles = W.reshape(-1, tile, W.shape[1])
+        return jax.lax.map(per_tile, tiles).reshape(W.shape)
+
+    return jax.jit(run)
+
+
+def main(argv):
+    del argv
+    ds = build_dataset(DataSpec(), DTYPE)
+    act, pw = ccdyn.get_activation("relu"), ccdyn.get_pairwise("uniform")
+    mesh = parallel.local_mesh()
+    n_dev, tile, steps, reps = mesh.devices.size, FLAGS.tile, FLAGS.steps, FLAGS.repeats
+    flops_per_init_step = 2 * (2 * ds.n * ds.dim)  # two GEMMs per tile and step, per init
+    log(f"backend={jax.default_backend()} devices={n_dev} data n={ds.n} d={ds.dim} "
+        f"steps={steps} tile={tile} repeats={reps}")
+    gemm = gemm_loop(tile, steps)
+    rows, naive_cache = [], {}
+    for method in ("flow", "power"):
+        dyn = basins.Dynamics(method=method, tol=0.0, max_steps=10**9, block=steps)
+        block = jax.jit(parallel.tiled_sharded(basins.make_block(act, pw, dyn), mesh, tile))
+        naive = naive_loop(act, pw, method, steps)
+        for n in (int(s) for s in FLAGS.n_inits):
+            padded = parallel.padded_chunk(n, tile, n_dev)
+            W = parallel.init_weights(jax.random.PRNGKey(0), 0, padded, ds.dim, DTYPE)
+            st = basins.initial_state(W, dyn)
+
+            compile_s, t_engine = measure(block, ds, st, repeats=reps)
+            engine_rate = padded * steps / t_engine
+            log(f"[{method} n={n}] engine: padded={padded} compile {compile_s:.2f} s, "
+                f"run {t_engine * 1e3:.1f} ms, {engine_rate:.3g} init-steps/s")
+
+            n_naive = min(n, FLAGS.naive_cap)  # init i is the same row whatever the chunk size
+            if (method, n_naive) not in naive_cache:
+                _, t_naive = measure(naive, ds, W[:n_naive], repeats=reps)
+                naive_cache[method, n_naive] = n_naive * steps / t_naive
+                log(f"[{method} n={n}] naive on {n_naive} inits: run {t_naive * 1e3:.1f} ms, "
+                    f"{naive_cache[method, n_naive]:.3g} init-steps/s")
+            naive_rate = naive_cache[method, n_naive]
+
+            _, t_gemm = measure(gemm, ds.x, W, repeats=reps)
+            gemm_rate = padded * steps / t_gemm
+            log(f"[{method} n={n}] gemm: run {t_gemm * 1e3:.1f} ms, {gemm_rate:.3g} init-steps/s, "
+                f"{gemm_rate * flops_per_init_step / 1e9:.1f} GFLOP/s")
+
+            rows.append({
+                "method": method, "n_init": n, "padded": padded, "naive_inits": n_naive,
+                "engine_compile_s": compile_s, "engine_s": t_engine, "engine_rate": engine_rate,
+                "naive_rate": naive_rate, "ratio_to_naive": engine_rate / naive_rate,
+                "gemm_s": t_gemm, "gemm_rate": gemm_rate, "fraction_of_gemm": engine_rate / gemm_rate,
+                "gemm_gflops": gemm_rate * flops_per_init_step / 1e9,
+                "engine_gflops": engine_rate * flops_per_init_step / 1e9,
+            })
+
+    head = (f"{'method':<6} {'n_init':>7} {'engine/s':>10} {'naive/s':>10} {'vs naive':>8} "
+            f"{'gemm/s':>10} {'of GEMM':>7} {'GEMM GF/s':>9} {'compile s':>9}")
+    print(f"init-steps per second (median of {reps}), {steps} steps per call, tile {tile}, "
+          f"{jax.default_backend()} x{n_dev}, float32")
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        print(f"{r['method']:<6} {r['n_init']:>7} {r['engine_rate']:>10.3g} {r['naive_rate']:>10.3g} "
+              f"{r['ratio_to_naive']:>7.2f}x {r['gemm_rate']:>10.3g} {r['fraction_of_gemm']:>7.2f} "
+              f"{r['gemm_gflops']:>9.1f} "
+              f"{r['engine_compile_s']:>9.2f}")
+    if FLAGS.output_json:
+        io.write_json(FLAGS.output_json, {
+            "config": {"steps": steps, "repeats": reps, "tile": tile, "naive_cap": FLAGS.naive_cap,
+                       "backend": jax.default_backend(), "n_devices": n_dev, "dtype": "float32",
+                       "data_n": ds.n, "data_d": ds.dim, "act": "relu", "alpha": "uniform"},
+            "rows": rows})
+        log(f"wrote {FLAGS.output_json}")
+
+
+if __name__ == "__main__":
+    app.run(main)

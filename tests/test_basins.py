@@ -1,0 +1,122 @@
+"""Basins engine: clustering against the dense-grid landscape, one optimum per pattern, status
+flags, determinism across chunk sizes and tiles, Wilson intervals."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from ccdyn import activations, basins, data, landscape, pairwise
+from ccdyn.data.registry import DataSpec, build_dataset
+
+UNIFORM = pairwise.get_pairwise("uniform")
+
+
+def _run(ds, act, dyn, n_init=1500, chunk=1000, tile=256, dtype=jnp.float64, seed=0):
+    runner = basins.ChunkRunner(ds, act, UNIFORM, dyn, tile=tile)
+    return basins.collect(runner, jax.random.PRNGKey(seed), n_init, chunk, dtype)
+
+
+@pytest.mark.parametrize("name,method", [("relu", "flow"), ("quadratic", "flow"), ("linear", "power")])
+def test_circle_optima_are_the_dense_grid_maxima(name, method):
+    """The optima found from random inits are exactly the local maxima of the Fig. 8 landscape."""
+    ds = data.circle()
+    act = activations.get_activation(name)
+    dyn = basins.Dynamics(method=method)
+    an = basins.analyze(ds, act, UNIFORM, dyn, _run(ds, act, dyn), cluster_tol=1e-2)
+    grid = landscape.local_maxima(ds, act, UNIFORM, n_grid=1 << 14)[2].theta
+    found = np.sort([np.arctan2(r["w"][1], r["w"][0]) for r in an["rows"]])
+    if act.odd:  # w and -w are one optimum: compare the grid maxima modulo pi
+        grid = np.unique(np.round(np.mod(grid, np.pi), 6))
+        found = np.sort(np.mod(found, np.pi))
+    assert found.size == grid.size, (found / np.pi, grid / np.pi)
+    np.testing.assert_allclose(found, np.sort(grid), atol=1e-6)
+    assert all(r["stable"] for r in an["rows"])
+    assert an["status_counts"]["converged"] + an["status_counts"]["not converged"] == 1500
+    assert an["status_counts"]["not converged"] <= 3
+
+
+def test_latent_categorical_one_optimum_per_pattern():
+    ds = build_dataset(DataSpec(data="latent_categorical", d=8, m=6, ortho_eps=0.0))
+    act = activations.get_activation("relu")
+    dyn = basins.Dynamics(method="flow")
+    an = basins.analyze(ds, act, UNIFORM, dyn, _run(ds, act, dyn), cluster_tol=1e-2)
+    assert sorted(r["pattern"] for r in an["rows"]) == list(range(6))
+    assert all(r["stable"] and r["is_lme"] and r["overlap"] > 1 - 1e-9 for r in an["rows"])
+    # Inits with every pattern on the inactive side of the ReLU have A(w) w = 0: reported as dead.
+    assert an["status_counts"]["dead"] > 0
+    assert np.all(an["labels"][an["labels"] >= 0] < 6)
+    assert sum(r["count"] for r in an["rows"]) == an["status_counts"]["converged"]
+
+
+def test_headline_relu_finds_every_pattern_linear_only_pca():
+    ds = build_dataset(DataSpec(d=6, m=6))
+    out = {}
+    for name in ("relu", "linear"):
+        act = activations.get_activation(name)
+        dyn = basins.Dynamics(method="power")
+        out[name] = basins.analyze(ds, act, UNIFORM, dyn, _run(ds, act, dyn, n_init=600, chunk=600),
+                                   cluster_tol=1e-2)
+    relu = out["relu"]["rows"]
+    assert sorted(r["pattern"] for r in relu) == list(range(6))
+    assert all(r["stable"] and r["overlap"] > 0.99 for r in relu)
+    lin = out["linear"]["rows"]
+    assert len(lin) == 1 and lin[0]["fraction"] == 1.0
+    phi1 = np.linalg.eigh(np.cov(np.asarray(ds.x).T, aweights=np.asarray(ds.p), bias=True))[1][:, -1]
+    assert abs(np.dot(lin[0]["w"], phi1)) > 1 - 1e-9
+
+
+def test_same_results_for_any_chunk_size_and_tile_padding():
+    ds = build_dataset(DataSpec(d=6, m=6), jnp.float32)
+    act = activations.get_activation("relu")
+    dyn = basins.Dynamics(method="power")
+    a = _run(ds, act, dyn, n_init=700, chunk=700, dtype=jnp.float32)
+    b = _run(ds, act, dyn, n_init=700, chunk=128, dtype=jnp.float32)
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k])
+
+
+def test_power_iteration_cycling_is_detected():
+    """On the latent categorical model, plain power iteration falls into period-2 cycles."""
+    ds = build_dataset(DataSpec(data="latent_categorical", d=8, m=6, ortho_eps=0.0))
+    act = activations.get_activation("relu")
+    out = _run(ds, act, basins.Dynamics(method="power"), n_init=300, chunk=300)
+    counts = basins.summarize_status(out["status"])
+    assert counts["cycling"] > 200, counts
+    an = basins.analyze(ds, act, UNIFORM, basins.Dynamics(method="power"), out, cluster_tol=1e-2)
+    assert np.all(an["labels"][out["status"] == basins.CYCLING] == -3)
+
+
+def test_diverging_runs_are_counted_not_averaged():
+    """float32 overflow (quadratic h on inputs of size 1e13) gives non-finite runs: flagged, excluded."""
+    x = np.concatenate([np.eye(3) * 1e13, np.eye(3)[:1] * 1e-3])
+    ds = data.make_dataset(x, dtype=jnp.float32)
+    act = activations.get_activation("quadratic")
+    dyn = basins.Dynamics(method="flow")
+    out = _run(ds, act, dyn, n_init=256, chunk=256, tile=256, dtype=jnp.float32)
+    counts = basins.summarize_status(out["status"])
+    assert counts["non-finite"] > 0, counts
+    an = basins.analyze(data.make_dataset(x), act, UNIFORM, dyn, out, cluster_tol=1e-2)
+    assert np.all(an["labels"][out["status"] == basins.NONFINITE] == -2)
+    assert sum(r["count"] for r in an["rows"]) == counts["converged"]
+
+
+def test_cluster_and_merge():
+    rng = np.random.default_rng(0)
+    c = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    pts = np.repeat(c, [5, 3], axis=0) + 1e-4 * rng.normal(size=(8, 3))
+    pts = pts / np.linalg.norm(pts, axis=1, keepdims=True)
+    labels, centers = basins.cluster(pts[::-1], 1e-2)
+    assert labels.tolist() == [1, 1, 1, 0, 0, 0, 0, 0]  # largest cluster first
+    np.testing.assert_allclose(centers, c, atol=1e-3)
+    labels, centers = basins.cluster(np.concatenate([c, -c]), 1e-2, odd=True)
+    assert labels.tolist() == [0, 1, 0, 1] and centers.shape == (2, 3)
+    optima, counts, mapping = basins.merge_duplicates(np.array([c[0], c[1], c[0] + 1e-5]), np.array([2, 4, 3]),
+                                                       1e-2, odd=False)
+    assert counts.tolist() == [5, 4] and mapping.tolist() == [0, 1, 0]
+
+
+def test_wilson_interval():
+    lo, hi = basins.wilson_interval(np.array([0, 50, 100]), 100).T
+    np.testing.assert_allclose([lo[1], hi[1]], [0.4038, 0.5962], atol=1e-4)  # textbook value
+    assert abs(lo[0]) < 1e-15 and abs(hi[2] - 1) < 1e-15 and 0 < hi[0] < 0.04
