@@ -289,7 +289,13 @@ def probe_local_max(ds: Dataset, act: Activation, pw: Pairwise, w, radius: float
 
 def describe_optima(ds64: Dataset, act: Activation, pw: Pairwise, optima, counts, n_init: int, *,
                     smooth_tol: float = 1e-8) -> list:
-    """Per optimum: basin fraction + Wilson interval, certificate, and the best planted pattern."""
+    """Per optimum: basin fraction + Wilson interval, certificate, and the best planted pattern.
+
+    ``stable`` is linear stability of the flow (Eq. 7) at a smooth fixed point (every eigenvalue of
+    :func:`ccdyn.one_layer.field_jacobian` has a negative real part; for uniform alpha this is the
+    Hessian certificate), or, for a fixed point on a kink of E, :func:`probe_local_max`.
+    ``strict_max_fixed_alpha`` is the Hessian certificate of ``ccdyn.fixed_points.certify``.
+    """
     rows = []
     ci = wilson_interval(counts, n_init)
     patterns = None if ds64.patterns is None else np.asarray(ds64.patterns)
@@ -298,13 +304,17 @@ def describe_optima(ds64: Dataset, act: Activation, pw: Pairwise, optima, counts
     for k, w in enumerate(np.asarray(optima)):
         wj = jnp.asarray(w, ds64.x.dtype)
         cert = jax.device_get(fixed_points.certify(ds64, act, wj, pw))
-        smooth = bool(cert.residual <= smooth_tol * max(abs(float(cert.lam1)), 1e-300))
-        stable = bool(cert.is_stable) if smooth else probe_local_max(ds64, act, pw, wj)
+        scale = max(abs(float(cert.lam1)), 1e-300)
+        smooth = bool(cert.residual <= smooth_tol * scale)
+        flow_max = fixed_points.flow_stability(ds64, act, wj, pw)
+        stable = flow_max < -fixed_points.default_tol(ds64.x.dtype) * scale if smooth else \
+            probe_local_max(ds64, act, pw, wj)
         row = {
             "optimum": k, "fraction": counts[k] / n_init, "ci95": ci[k].tolist(),
             "count": int(counts[k]), "energy": float(cert.energy), "eigengap": float(cert.gap),
             "lam1": float(cert.lam1), "residual": float(cert.residual), "smooth": smooth,
-            "stable": stable, "is_lme": bool(cert.is_lme), "hessian_max": float(cert.hessian_max),
+            "stable": bool(stable), "is_lme": bool(cert.is_lme), "hessian_max": float(cert.hessian_max),
+            "strict_max_fixed_alpha": bool(cert.is_stable), "flow_jacobian_max_real": flow_max,
             "pattern": None, "overlap": None, "w": w.tolist(),
         }
         if patterns is not None:

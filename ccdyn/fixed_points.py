@@ -25,13 +25,15 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ccdyn import one_layer
 from ccdyn.activations import Activation
 from ccdyn.data.dataset import Dataset
 from ccdyn.pairwise import Pairwise
 
-__all__ = ["Certificate", "certify", "riemannian_hessian", "tangent_basis", "default_tol"]
+__all__ = ["Certificate", "certify", "riemannian_hessian", "tangent_basis", "default_tol",
+           "flow_stability"]
 
 
 class Certificate(NamedTuple):
@@ -52,11 +54,16 @@ def default_tol(dtype) -> float:
     return 1e-7 if jnp.dtype(dtype) == jnp.float64 else 1e-3
 
 
-def tangent_basis(w):
-    """Orthonormal basis Q (d, d-1) of the tangent space {v : v^T w = 0} of the sphere at w."""
-    d = w.shape[0]
-    _, vecs = jnp.linalg.eigh(jnp.eye(d, dtype=w.dtype) - jnp.outer(w, w))
-    return vecs[:, 1:]  # eigenvalue 0 (direction w) comes first
+tangent_basis = one_layer.tangent_basis
+
+
+def flow_stability(ds: Dataset, act: Activation, w, pairwise: Pairwise) -> float:
+    """Largest real part of the eigenvalues of the flow's Jacobian at w
+    (:func:`ccdyn.one_layer.field_jacobian`, alpha's dependence on w included); negative means a
+    linearly stable fixed point (an attractor of Eq. 7). Host-side (non-symmetric eigenvalues)."""
+    w = jnp.asarray(w) / jnp.linalg.norm(w)
+    jac = np.asarray(jax.jit(one_layer.field_jacobian, static_argnums=(1, 3))(ds, act, w, pairwise))
+    return float(np.max(np.linalg.eigvals(jac).real))
 
 
 def riemannian_hessian(ds: Dataset, act: Activation, w, pairwise: Pairwise):

@@ -33,8 +33,8 @@ from ccdyn.data.dataset import Dataset
 from ccdyn.pairwise import Pairwise, get_pairwise
 
 __all__ = [
-    "node_alpha", "gated_input", "a_matrix", "ascent", "energy", "energy_given_alpha",
-    "tangent", "flow_step", "power_step", "min_eigenvalue", "flow", "power_iteration",
+    "node_alpha", "gated_input", "a_matrix", "field_jacobian", "ascent", "energy", "energy_given_alpha",
+    "tangent", "tangent_basis", "flow_step", "power_step", "min_eigenvalue", "flow", "power_iteration",
 ]
 
 UNIFORM = Pairwise("uniform")
@@ -53,11 +53,11 @@ def _views_flat(ds: Dataset):
     return xv.reshape(n * v, d), pv, (n, v)
 
 
-def node_alpha(ds: Dataset, act: Activation, pairwise: Pairwise, w):
+def node_alpha(ds: Dataset, act: Activation, pairwise: Pairwise, w, stop_gradient: bool = True):
     """alpha for one node w (d,): ``None`` for uniform, else Gaussian alpha from h(w^T x0) (Cor. 2)."""
     if pairwise.kind == "uniform":
         return None
-    return pairwise.matrix(act.h(ds.x @ w))
+    return pairwise.matrix(act.h(ds.x @ w), stop_gradient)
 
 
 def _laplacian_rows(ds: Dataset, act: Activation, pairwise: Pairwise, W, S):
@@ -129,6 +129,33 @@ def a_matrix(ds: Dataset, act: Activation, w, pairwise: Pairwise = UNIFORM):
     """Dense A(w) = C_alpha[x~^w] (d, d) for one w (Lemma 3), alpha evaluated at w."""
     g = gated_input(ds, act, w)
     return g.T @ laplacian_apply(g, ds.p, node_alpha(ds, act, pairwise, w))
+
+
+def field_jacobian(ds: Dataset, act: Activation, w, pairwise: Pairwise = UNIFORM):
+    """Jacobian of the flow field on the sphere at a fixed point w (Eq. 7), in a tangent basis Q:
+
+        J = Q^T (d/dw [A(w) w]) Q - (w^T A(w) w) I,
+
+    with the derivative taken *through* alpha(w) as well (the flow sees alpha move with w; only its
+    update direction treats alpha as a constant). w is a linearly stable fixed point of the flow
+    when every eigenvalue of J has a negative real part. For uniform alpha and an activation of
+    degree p, J = p times the Riemannian Hessian of E (``ccdyn.fixed_points``).
+    """
+
+    def u(v):
+        g = gated_input(ds, act, v)
+        s = act.degree * jnp.sum(ds.views()[1] * act.h(ds.views()[0] @ v), axis=1)
+        return g.T @ laplacian_apply(s, ds.p, node_alpha(ds, act, pairwise, v, stop_gradient=False))
+
+    q = tangent_basis(w)
+    return q.T @ jax.jacfwd(u)(w) @ q - jnp.dot(w, u(w)) * jnp.eye(q.shape[1], dtype=w.dtype)
+
+
+def tangent_basis(w):
+    """Orthonormal basis Q (d, d-1) of the tangent space {v : v^T w = 0} of the sphere at unit w."""
+    d = w.shape[0]
+    _, vecs = jnp.linalg.eigh(jnp.eye(d, dtype=w.dtype) - jnp.outer(w, w))
+    return vecs[:, 1:]  # eigenvalue 0 (direction w) comes first
 
 
 def tangent(W, U):

@@ -46,14 +46,19 @@ def uniform(n: int, dtype=jnp.float32):
     return jnp.ones((n, n), dtype)
 
 
-def gaussian(g, tau: float):
-    """Gaussian alpha of Lemma 1 from features g (n,) or (n, k) of un-augmented samples; (n, n)."""
+def gaussian(g, tau: float, stop_gradient: bool = True):
+    """Gaussian alpha of Lemma 1 from features g (n,) or (n, k) of un-augmented samples; (n, n).
+
+    ``stop_gradient=False`` is only for linearizing the *dynamics* around a fixed point (the flow
+    feels alpha(w) change with w even though its update direction does not differentiate alpha).
+    """
     _check_tau(tau)
     if g.ndim == 1:  # exact for 1-D features (Cor. 2): no cancellation in the difference.
         d2 = (g[:, None] - g[None, :]) ** 2
     else:
         d2 = _sq_dists(g)
-    return jax.lax.stop_gradient(jnp.exp(-d2 / (2.0 * tau)))
+    alpha = jnp.exp(-d2 / (2.0 * tau))
+    return jax.lax.stop_gradient(alpha) if stop_gradient else alpha
 
 
 def infonce(f, tau: float):
@@ -77,11 +82,11 @@ class Pairwise:
     kind: str = "uniform"
     tau: float = 1.0
 
-    def matrix(self, g):
+    def matrix(self, g, stop_gradient: bool = True):
         """alpha for one node from its un-augmented outputs g = h(w^T x0) (n,) (Cor. 2)."""
         if self.kind == "uniform":
             return uniform(g.shape[0], g.dtype)
-        return gaussian(g, self.tau)
+        return gaussian(g, self.tau, stop_gradient)
 
 
 def get_pairwise(kind: str = "uniform", tau: float = 1.0) -> Pairwise:

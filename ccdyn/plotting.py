@@ -51,10 +51,11 @@ def basins_figure(rows: list, title: str = "", max_bars: int = 40):
     colors = ["tab:blue" if r["stable"] else "tab:red" for r in rows]
     ax1.bar(x, frac, color=colors, yerr=np.abs(np.stack([frac - ci[:, 0], ci[:, 1] - frac])), capsize=2)
     ax1.set_ylabel("basin fraction")
+    ax1.set_ylim(0, min(1.0, 1.25 * float(np.max(ci[:, 1]))) if len(rows) else 1.0)
     for i, r in enumerate(rows):
         if r["pattern"] is not None:
-            ax1.annotate(f"u{r['pattern']}\n{r['overlap']:.2f}", (i, frac[i]), ha="center", va="bottom",
-                         fontsize=6, xytext=(0, 4), textcoords="offset points")
+            ax1.annotate(f"u{r['pattern']}\n{r['overlap']:.2f}", (i, ci[i, 1]), ha="center", va="bottom",
+                         fontsize=6, xytext=(0, 2), textcoords="offset points")
     ax1.set_title(title or "basins of attraction (blue: stable, red: not)")
     ax2.bar(x, [r["energy"] for r in rows], color=colors)
     ax2.set_ylabel("energy E")

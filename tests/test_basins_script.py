@@ -67,6 +67,13 @@ def test_outputs_and_invariance_to_chunks_and_devices(tmp_path):
     again = _run(tmp_path, *SMALL, "--chunk_size=2000", "--output_dir=one")
     assert again.returncode != 0 and "pass --overwrite to replace it or --resume" in again.stderr
 
+    table = subprocess.run([sys.executable, str(ROOT / "scripts" / "basins_table.py"), "--runs=one,four",
+                            "--output_prefix=cmp"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert table.returncode == 0, table.stderr
+    lines = (tmp_path / "cmp.csv").read_text().splitlines()
+    assert lines[0].startswith("run,act,alpha") and lines[1].split(",")[7:9] == ["6", "6"]
+    assert (tmp_path / "cmp.md").read_text().startswith("| run | act |")
+
 
 @pytest.mark.slow
 def test_resume_after_kill_equals_uninterrupted(tmp_path):

@@ -68,3 +68,32 @@ def test_certificate_float32_tolerances(key):
     cert = fixed_points.certify(ds32, RELU, jnp.asarray(u[:, 0], jnp.float32), UNIFORM)
     chex.assert_type(cert.lam1, jnp.float32)
     assert bool(cert.is_lme) and bool(cert.is_stable)
+
+
+@pytest.mark.parametrize("q", [0.3, 0.45])
+def test_flow_jacobian_is_degree_times_hessian_for_uniform_alpha(key, q):
+    u = data.near_orthogonal_basis(key, 5, 5)
+    ds = data.latent_summation(u, q)
+    w = jnp.asarray(u[:, 1])
+    jac = one_layer.field_jacobian(ds, RELU, w, UNIFORM)
+    chex.assert_trees_all_close(jac, fixed_points.riemannian_hessian(ds, RELU, w, UNIFORM), atol=1e-12)
+    assert (fixed_points.flow_stability(ds, RELU, w, UNIFORM) < 0) == (q < data.Q_LME_THRESHOLD)
+
+
+def test_flow_jacobian_with_gaussian_alpha_matches_finite_differences(key):
+    """J v = d/dt P^perp u(w(t)) along a geodesic, alpha(w) moving with w (not frozen)."""
+    ds = data.gaussian_mixture(key, np.diag([2.0, 1.0, 0.5]), 0.4, 25)
+    act, pw = activations.get_activation("quadratic"), pairwise.get_pairwise("gaussian", 0.7)
+    w = jnp.array([0.6, 0.64, 0.48])
+    jac = one_layer.field_jacobian(ds, act, w, pw)
+    q = fixed_points.tangent_basis(w)
+
+    def field(v):  # tangent field with alpha evaluated (under stop_gradient) at v itself
+        return one_layer.tangent(v[None], one_layer.ascent(ds, act, v[None], pw))[0]
+
+    t = 1e-6
+    for c in ([1.0, 0.0], [0.0, 1.0]):
+        v = q @ jnp.asarray(c)
+        fd = (field(np.cos(t) * w + np.sin(t) * v) - field(np.cos(t) * w - np.sin(t) * v)) / (2 * t)
+        # Tangent part of the derivative: Q^T (-(w^T u) v - w (v^T u) + P^perp Du v) = J c.
+        chex.assert_trees_all_close(jac @ jnp.asarray(c), q.T @ fd, rtol=1e-5, atol=1e-7)
