@@ -25,7 +25,6 @@ enter the basins; the others are counted and reported, never averaged in.
 from __future__ import annotations
 
 import dataclasses
-import time
 from typing import NamedTuple
 
 import jax
@@ -180,8 +179,10 @@ class ChunkRunner:
     def padded(self, count: int) -> int:
         return parallel.padded_chunk(count, self.tile, self.n_devices)
 
-    def run(self, key, start: int, count: int, dtype) -> dict:
+    def run(self, key, start: int, count: int, dtype, on_block=None) -> dict:
         """Inits start .. start+count-1 to a stop; numpy arrays of length ``count``.
+
+        ``on_block(n_running, max_steps_taken)``, if given, is called after every block.
 
         Inits that stop are compacted away between blocks (the running ones are re-packed into
         fewer tiles), which leaves every init's arithmetic unchanged: rows of a tile never mix.
@@ -204,6 +205,8 @@ class ChunkRunner:
             st = self._block(self.ds, st)
             status, steps = jax.device_get((st.status, st.steps))
             running = (status == RUNNING) & (steps < self.dyn.max_steps)
+            if on_block is not None:
+                on_block(int(np.sum(running & (rows < count))), int(steps.max()))
             size = self.padded(int(running.sum())) if running.any() else 0
             if size == 0 or size < rows.size:  # record the stopped rows, re-pack the running ones
                 host = State(*jax.device_get(tuple(st)))
@@ -361,7 +364,8 @@ def collect(runner: ChunkRunner, key, n_init: int, chunk_size: int, dtype, *, st
     Args:
       store: a :class:`ccdyn.io.ChunkStore` (chunks already in it are skipped: resume), or ``None``
         to keep results in memory (single process only).
-      progress: optional callback ``progress(done_inits, total_inits, chunk_seconds)``.
+      progress: optional callback ``progress(done_inits, total_inits, running_in_chunk, steps)``,
+        called after every block of steps and at the end of every chunk (running_in_chunk = 0).
 
     Returns:
       On process 0, numpy arrays w (n_init, d), status, steps, residual in init order; else None.
@@ -375,15 +379,16 @@ def collect(runner: ChunkRunner, key, n_init: int, chunk_size: int, dtype, *, st
     for c in mine:
         if store is not None and store.has(c):
             continue
-        t0 = time.perf_counter()
-        out = runner.run(key, ranges[c][0], ranges[c][1], dtype)
+        total = sum(ranges[i][1] for i in mine)
+        on_block = None if progress is None else (lambda r, k, d=done: r and progress(d, total, r, k))
+        out = runner.run(key, ranges[c][0], ranges[c][1], dtype, on_block)
         if store is None:
             memory[c] = out
         else:
             store.save(c, out)
         done += ranges[c][1]
         if progress is not None:
-            progress(done, sum(ranges[i][1] for i in mine), time.perf_counter() - t0)
+            progress(done, total, 0, 0)
     if process_id != 0:
         return None
     if store is not None:

@@ -126,11 +126,20 @@ def _config(spec, dyn) -> dict:
             "x64": FLAGS.x64, "cluster_tol": FLAGS.cluster_tol}
 
 
-def _progress(t0):
-    def report_progress(done, total, chunk_s):
-        rate = done / max(time.time() - t0, 1e-9)
-        print(f"  [{done}/{total} inits] {rate:,.0f} inits/s, last chunk {chunk_s:.1f} s",
+def _progress(t0, every_s: float = 2.0):
+    """Progress on stderr: after every chunk, and at most every ``every_s`` seconds within one."""
+    last = [0.0]
+
+    def report_progress(done, total, running, steps):
+        now = time.time()
+        if running and now - last[0] < every_s:
+            return
+        last[0] = now
+        rate = done / max(now - t0, 1e-9)
+        inside = f", chunk: {running} inits still running after {steps} steps" if running else ""
+        print(f"  [{done}/{total} inits done] {rate:,.0f} inits/s, {now - t0:.1f} s{inside}",
               file=sys.stderr, flush=True)
+
     return report_progress
 
 
