@@ -99,19 +99,18 @@ def _step(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State) 
         flip = jnp.sum(t * st.aux, axis=1) < 0
         eta = jnp.where(active & flip, st.eta / 2, st.eta)
         w_new = _safe_normalize(st.w + eta[:, None] * t, st.w)
+        move = jnp.linalg.norm(w_new - st.w, axis=1)
+        # a critical point, or pinned onto a kink by repeated halvings
+        done = (res <= dyn.tol * jnp.linalg.norm(u, axis=1)) | ((eta <= dyn.step_size * KINK_ETA) & (move <= dyn.tol))
         cycling = jnp.zeros_like(active)
         aux_new = t
     else:
         eta = st.eta
         w_new = _safe_normalize(u + dyn.shift * st.w, st.w)
-        cycling = (jnp.linalg.norm(w_new - st.aux, axis=1) <= dyn.tol)
+        done = jnp.linalg.norm(w_new - st.w, axis=1) <= dyn.tol
+        cycling = jnp.linalg.norm(w_new - st.aux, axis=1) <= dyn.tol  # w(t+1) = w(t-1)
         aux_new = st.w
-    move = jnp.linalg.norm(w_new - st.w, axis=1)
     finite = jnp.all(jnp.isfinite(w_new), axis=1) & jnp.isfinite(res)
-    if dyn.method == "flow":  # a critical point, or pinned onto a kink by repeated halvings
-        done = (res <= dyn.tol * jnp.linalg.norm(u, axis=1)) | ((eta <= dyn.step_size * KINK_ETA) & (move <= dyn.tol))
-    else:
-        done = move <= dyn.tol
     dead = jnp.all(u == 0, axis=1)  # A(w) w = 0 exactly: e.g. no input active for ReLU
     status = jnp.where(active & ~finite, NONFINITE,
              jnp.where(active & dead, DEAD,

@@ -55,6 +55,7 @@ def default_tol(dtype) -> float:
 
 
 tangent_basis = one_layer.tangent_basis
+_field_jacobian = jax.jit(one_layer.field_jacobian, static_argnums=(1, 3))
 
 
 def flow_stability(ds: Dataset, act: Activation, w, pairwise: Pairwise) -> float:
@@ -62,7 +63,7 @@ def flow_stability(ds: Dataset, act: Activation, w, pairwise: Pairwise) -> float
     (:func:`ccdyn.one_layer.field_jacobian`, alpha's dependence on w included); negative means a
     linearly stable fixed point (an attractor of Eq. 7). Host-side (non-symmetric eigenvalues)."""
     w = jnp.asarray(w) / jnp.linalg.norm(w)
-    jac = np.asarray(jax.jit(one_layer.field_jacobian, static_argnums=(1, 3))(ds, act, w, pairwise))
+    jac = np.asarray(_field_jacobian(ds, act, w, pairwise))
     return float(np.max(np.linalg.eigvals(jac).real))
 
 

@@ -4,7 +4,8 @@ For a node f = h(w^T x) with a homogeneous activation of degree p (h'(x) x = p h
 
 - gated input (Eq. 6): x~^w = x h'(w^T x), averaged over the augmented views of each support point
   (Lemma 2: with augmentation the population C_alpha acts on E_aug[g(x) | x0]);
-- A(w) = C_alpha[x~^w] (Lemma 3), E_alpha(w) = 1/2 C_alpha[h(w^T x)] = w^T A(w) w / (2 p^2) (Eq. 6: h = w^T x~ / p);
+- A(w) = C_alpha[x~^w] (Lemma 3), E_alpha(w) = 1/2 C_alpha[h(w^T x)] = w^T A(w) w / (2 p^2)
+  (Eq. 6: h = w^T x~ / p);
 - the ascent field u(w) = C_alpha[x~^w, p h(w^T x)] = A(w) w (Lemma 3, and p * grad E);
 - the flow dw/dt = P_w^perp A(w) w (Eq. 7) and power iteration w <- A(w) w / ||A(w) w|| (Eq. PI),
   with the shift A - lambda_min I + eps I of App. B.4 available when A(w) is not PSD.
@@ -14,10 +15,10 @@ gradient of E_alpha (not A(w) w), so the flow is still gradient ascent; power it
 
 Batched math: the inits are the rows of W (k, d). u(W) is two GEMMs with the init axis first,
 Z = W X^T and U = (h'(Z) o S L) X, where S holds p h(Z) and L is the population Laplacian of
-:func:`ccdyn.covariance.laplacian_apply`; no per-init d x d matrix is built. (Init-first is ~5x faster
-on CPU than contracting over the leading axis of a (points, inits) matrix: benchmarks/bench_basins.py.) Dense A(w) is only
-built on request (:func:`a_matrix`, for certification). Gaussian alpha (Cor. 2) depends on w, so it
-costs O(k n^2) time per call and O(GAUSSIAN_BATCH n^2) memory.
+:func:`ccdyn.covariance.laplacian_apply`; no per-init d x d matrix is built. Init-first is several
+times faster on CPU than contracting over the leading axis of a (points, inits) matrix
+(benchmarks/bench_basins.py). Dense A(w) is only built on request (:func:`a_matrix`, certification).
+Gaussian alpha (Cor. 2) depends on w: it costs O(k n^2) time per call, O(GAUSSIAN_BATCH n^2) memory.
 
 alpha is held under stop_gradient everywhere (Eq. 2).
 """
@@ -142,10 +143,12 @@ def field_jacobian(ds: Dataset, act: Activation, w, pairwise: Pairwise = UNIFORM
     degree p, J = p times the Riemannian Hessian of E (``ccdyn.fixed_points``).
     """
 
-    def u(v):
-        g = gated_input(ds, act, v)
-        s = act.degree * jnp.sum(ds.views()[1] * act.h(ds.views()[0] @ v), axis=1)
-        return g.T @ laplacian_apply(s, ds.p, node_alpha(ds, act, pairwise, v, stop_gradient=False))
+    xv, pv = ds.views()
+
+    def u(v):  # A(v) v = C_alpha(v)[x~^v, p h(v^T x)], alpha differentiable in v
+        s = act.degree * jnp.sum(pv * act.h(xv @ v), axis=1)
+        alpha = node_alpha(ds, act, pairwise, v, stop_gradient=False)
+        return gated_input(ds, act, v).T @ laplacian_apply(s, ds.p, alpha)
 
     q = tangent_basis(w)
     return q.T @ jax.jacfwd(u)(w) @ q - jnp.dot(w, u(w)) * jnp.eye(q.shape[1], dtype=w.dtype)
