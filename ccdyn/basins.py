@@ -11,8 +11,8 @@ Per-init dynamics (each init is frozen once it stops, so its result never depend
   time the tangent direction reverses (t_k . t_{k-1} < 0). Smooth optima are unaffected, and the
   iterate converges onto a *kink* maximum (a point where a data point crosses the ReLU hyperplane and
   E is not differentiable) instead of oscillating around it. Converged: ||P^perp A w|| <= tol ||A w||
-  (a critical point: the angle between w and A(w) w is at most tol), or eta halved 30 times and the
-  last move <= tol (pinned on a kink).
+  (a critical point: the angle between w and A(w) w is at most tol), or the direction reversed again
+  with a move <= tol (pinned on a kink; the refinement in float64 pins it further).
 - power: w <- normalize(A(w) w + shift w) (App. B.4); converged when one step moves w by at most
   ``tol``. A period-2 cycle (||w(t+1) - w(t-1)|| <= tol < ||w(t+1) - w(t)||) is detected and
   reported; longer or chaotic wandering (seen for ReLU) ends as not converged.
@@ -42,7 +42,6 @@ __all__ = ["Dynamics", "State", "RUNNING", "CONVERGED", "NONFINITE", "CYCLING", 
            "basin_mass_on_patterns", "summarize_status", "collect", "analyze"]
 
 RUNNING, CONVERGED, NONFINITE, CYCLING, NOT_CONVERGED, DEAD = 0, 1, 2, 3, 4, 5
-KINK_ETA = 2.0**-30  # flow step after 30 halvings: the iterate is pinned on a kink of E
 STATUS_NAMES = {CONVERGED: "converged", NONFINITE: "non-finite", CYCLING: "cycling",
                 NOT_CONVERGED: "not converged", DEAD: "dead"}
 
@@ -100,8 +99,8 @@ def _step(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State) 
         eta = jnp.where(active & flip, st.eta / 2, st.eta)
         w_new = _safe_normalize(st.w + eta[:, None] * t, st.w)
         move = jnp.linalg.norm(w_new - st.w, axis=1)
-        # a critical point, or pinned onto a kink by repeated halvings
-        done = (res <= dyn.tol * jnp.linalg.norm(u, axis=1)) | ((eta <= dyn.step_size * KINK_ETA) & (move <= dyn.tol))
+        # a critical point, or pinned on a kink: still reversing, but by steps below tol
+        done = (res <= dyn.tol * jnp.linalg.norm(u, axis=1)) | (flip & (move <= dyn.tol))
         cycling = jnp.zeros_like(active)
         aux_new = t
     else:

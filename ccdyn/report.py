@@ -23,7 +23,7 @@ def format_table(headers, rows) -> str:
 
 
 COMPARISON_COLUMNS = ("run", "act", "alpha", "tau", "method", "data", "n_init", "optima", "stable_optima",
-                      "mass_on_patterns", "converged", "not_converged", "cycling", "dead", "nonfinite")
+                      "stable_smooth", "stable_on_kink", "mass_on_patterns", "converged", "not_converged", "cycling", "dead", "nonfinite")
 
 
 def basins_comparison_rows(named_summaries) -> list:
@@ -33,7 +33,10 @@ def basins_comparison_rows(named_summaries) -> list:
         c = s["config"]
         rows.append([name, c["act"], c["alpha"], c["tau"] if c["alpha"] == "gaussian" else "-",
                      c["dynamics"]["method"], f"{c['data']['data']} d={c['data']['d']} m={c['data']['m']}",
-                     s["n_init"], s["n_optima"], s["n_stable_optima"], round(s["basin_mass_on_patterns"], 4),
+                     s["n_init"], s["n_optima"], s["n_stable_optima"],
+                     sum(o["stable"] and o["smooth"] for o in s["optima"]),
+                     sum(o["stable"] and not o["smooth"] for o in s["optima"]),
+                     round(s["basin_mass_on_patterns"], 4),
                      s["n_converged"], s["n_not_converged"], s["n_cycling"], s.get("n_dead", 0), s["n_nonfinite"]])
     return rows
 

@@ -71,7 +71,7 @@ def test_outputs_and_invariance_to_chunks_and_devices(tmp_path):
                             "--output_prefix=cmp"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert table.returncode == 0, table.stderr
     lines = (tmp_path / "cmp.csv").read_text().splitlines()
-    assert lines[0].startswith("run,act,alpha") and lines[1].split(",")[7:9] == ["6", "6"]
+    assert lines[0].startswith("run,act,alpha") and lines[1].split(",")[7:11] == ["6", "6", "6", "0"]
     assert (tmp_path / "cmp.md").read_text().startswith("| run | act |")
 
 
