@@ -1,7 +1,6 @@
 """Data models (Eq. 8-9, Fig. 1, Fig. 8), dataset validation and the .npz reader."""
 
 import chex
-import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
