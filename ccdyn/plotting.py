@@ -8,7 +8,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-__all__ = ["landscape_figure", "basins_figure"]
+__all__ = ["landscape_figure", "basins_figure", "power_iteration_figure"]
 
 _STYLES = {"linear": ":", "relu": "-", "leaky_relu": "--", "quadratic": "-."}
 
@@ -61,5 +61,22 @@ def basins_figure(rows: list, title: str = "", max_bars: int = 40):
     ax2.set_ylabel("energy E")
     ax2.set_xlabel("optimum (label: best planted pattern and its cosine)")
     ax2.set_xticks(x)
+    fig.tight_layout()
+    return fig
+
+
+def power_iteration_figure(moves: dict, title: str = ""):
+    """Fig. 1 (right): ||w(t+1) - w(t)|| against t, one panel per ||U^T U - I||_2, a line per start."""
+    fig, axes = plt.subplots(1, len(moves), figsize=(3.2 * len(moves), 3.0), sharey=True, squeeze=False)
+    for ax, (eps, m) in zip(axes[0], moves.items()):
+        m = np.asarray(m)  # (starts, steps)
+        t = np.arange(1, m.shape[1] + 1)
+        for row in m:
+            ax.semilogy(t, np.maximum(row, 1e-17), lw=1)
+        ax.set_title(f"||UᵀU − I||₂ = {eps:g}", fontsize=9)
+        ax.set_xlabel("iteration t")
+    axes[0, 0].set_ylabel("||w(t+1) − w(t)||")
+    if title:
+        fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
