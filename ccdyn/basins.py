@@ -247,11 +247,16 @@ def cluster(W: np.ndarray, tol: float, odd: bool = False):
         c = members.mean(axis=0)
         centers.append(c / np.linalg.norm(c))
     centers = np.asarray(centers).reshape(-1, W.shape[1])
-    counts = np.bincount(labels, minlength=len(centers))
-    order = np.argsort(-counts, kind="stable")
+    order, rank = _largest_first(np.bincount(labels, minlength=len(centers)))
+    return rank[labels], centers[order]
+
+
+def _largest_first(counts):
+    """(order, rank): indices sorted by decreasing count (stable), and each index's position."""
+    order = np.argsort(-np.asarray(counts), kind="stable")
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
-    return rank[labels], centers[order]
+    return order, rank
 
 
 def wilson_interval(count, n, z: float = 1.959963984540054):
@@ -330,18 +335,11 @@ def describe_optima(ds64: Dataset, act: Activation, pw: Pairwise, optima, counts
 def merge_duplicates(optima: np.ndarray, counts: np.ndarray, tol: float, odd: bool):
     """Merges refined optima closer than ``tol``; returns (optima, counts, mapping old -> new)."""
     labels, centers = cluster(optima, tol, odd)
+    k = centers.shape[0]
+    new_counts = np.bincount(labels, weights=counts, minlength=k).astype(np.int64)
     # Keep the refined optimum of the largest member cluster, not the mean of refined points.
-    keep = np.zeros((centers.shape[0], optima.shape[1]))
-    new_counts = np.zeros((centers.shape[0],), np.int64)
-    best = np.full((centers.shape[0],), -1)
-    for old, new in enumerate(labels):
-        new_counts[new] += counts[old]
-        if best[new] < 0 or counts[old] > counts[best[new]]:
-            best[new] = old
-            keep[new] = optima[old]
-    order = np.argsort(-new_counts, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.size)
+    keep = np.stack([optima[max(np.flatnonzero(labels == j), key=lambda i: counts[i])] for j in range(k)])
+    order, rank = _largest_first(new_counts)
     return keep[order], new_counts[order], rank[labels]
 
 
