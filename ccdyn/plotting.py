@@ -8,7 +8,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-__all__ = ["landscape_figure", "basins_figure", "power_iteration_figure"]
+__all__ = ["landscape_figure", "basins_figure", "power_iteration_figure", "matching_figure", "weights_figure"]
 
 _STYLES = {"linear": ":", "relu": "-", "leaky_relu": "--", "quadratic": "-."}
 
@@ -78,5 +78,69 @@ def power_iteration_figure(moves: dict, title: str = ""):
     axes[0, 0].set_ylabel("||w(t+1) − w(t)||")
     if title:
         fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def matching_figure(curves: dict, betas, ps, title: str = ""):
+    """Fig. 4 / 9 / 10 / 11: chi_bar_+ (top row) and chi_bar_- (bottom row) against beta, a column per P.
+
+    Args:
+      curves: label -> {(P, beta): {"chi_plus": {"mean", "std"}, "chi_minus": {...}}}; one line each.
+      betas, ps: the grid's beta and P values.
+    """
+    fig, axes = plt.subplots(2, len(ps), figsize=(2.8 * len(ps), 5.2), sharex=True, sharey="row", squeeze=False)
+    for j, p in enumerate(ps):
+        for i, score in enumerate(["chi_plus", "chi_minus"]):
+            ax = axes[i, j]
+            for label, pts in curves.items():
+                mean = [pts[(p, b)][score]["mean"] if (p, b) in pts else np.nan for b in betas]
+                std = [pts[(p, b)][score]["std"] if (p, b) in pts else np.nan for b in betas]
+                ax.errorbar(betas, mean, yerr=std, marker="o", ms=3, capsize=2, lw=1,
+                            ls=_STYLES.get(label.split(" ")[0], "-"), label=label)
+            ax.set_xscale("log")
+            ax.set_xticks(betas)
+            ax.set_xticklabels([str(b) for b in betas])
+            ax.grid(alpha=0.3)
+            if i == 0:
+                ax.set_title(f"P = {p}", fontsize=9)
+            else:
+                ax.set_xlabel("β (M = βP)")
+        axes[0, j].set_ylim(-0.05, 1.05)
+    axes[0, 0].set_ylabel("χ̄₊ (relevant tokens)")
+    axes[1, 0].set_ylabel("χ̄₋ (irrelevant tokens)")
+    axes[0, -1].legend(fontsize=7, loc="lower right")
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def weights_figure(panels: dict, title: str = ""):
+    """Fig. 5: learned filters of each RF in the token basis, one row of panels per label.
+
+    Args:
+      panels: label -> (coords, used): coords (K, M, n_tokens) are the filter coordinates
+        w_km^T u_a / ||u_a|| (each filter scaled to max |.| = 1); used (K, n_tokens) bool marks the
+        relevant tokens R_k^g (ticks on top).
+    """
+    labels = list(panels)
+    k_rf = next(iter(panels.values()))[0].shape[0]
+    fig, axes = plt.subplots(len(labels), k_rf, figsize=(1.6 * k_rf, 1.9 * len(labels)), squeeze=False)
+    for i, label in enumerate(labels):
+        coords, used = (np.asarray(a) for a in panels[label])
+        for k in range(k_rf):
+            ax = axes[i, k]
+            ax.imshow(coords[k], cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
+            ax.set_xticks(np.flatnonzero(used[k]))
+            ax.set_xticklabels([])
+            ax.tick_params(axis="x", length=4, color="k", top=True, bottom=False)
+            ax.set_yticks([])
+            if i == 0:
+                ax.set_title(f"R{k}", fontsize=8)
+            if k == 0:
+                ax.set_ylabel(label, fontsize=8)
+    if title:
+        fig.suptitle(title + "  (columns: tokens a; ticks: R_k^g; rows: filters m)", fontsize=9)
     fig.tight_layout()
     return fig

@@ -44,7 +44,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from ccdyn import covariance, pairwise
+from ccdyn import covariance
 from ccdyn.activations import Activation, get_activation
 from ccdyn.data import tokens as tokens_lib
 

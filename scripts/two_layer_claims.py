@@ -1,0 +1,103 @@
+"""Verdicts on the paper's Sec. 5 / App. E.2 claims, computed from finished scripts/two_layer.py grids.
+
+    python scripts/two_layer_claims.py          # reads results/two_layer/*, writes claims.md / claims.json
+
+Each claim is a numeric check in ccdyn.experiments (check_*), applied to the paper's stated setting
+(the Fig. 4/9, Fig. 10, Fig. 11 and Table 1 grids) and to every grid under --sensitivity (one
+directory per lr / BN / tau combination, relu and linear only). A missing grid is skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from absl import app, flags
+
+from ccdyn import experiments as ex
+from ccdyn import io, report
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("root", "results/two_layer", "Directory holding the grids.")
+flags.DEFINE_float("margin", 0.05, "Differences below this count as none (flat / not better), in [0, 1).")
+flags.register_validator("margin", lambda v: 0 <= v < 1, "--margin must lie in [0, 1)")
+
+
+def _rows(path):
+    f = Path(path) / "results.json"
+    return io.read_json(f)["rows"] if f.exists() else None
+
+
+def _cfg(path):
+    c = io.read_json(Path(path) / "results.json")["config"]["train"]
+    return f"lr={c['lr']:g} tau={c['tau']:g}"
+
+
+def _short(numbers) -> str:
+    text = json.dumps(io.as_json(numbers), separators=(",", ":"))
+    for a, b in [("\"", ""), ("chi_", "χ")]:
+        text = text.replace(a, b)
+    return text if len(text) < 400 else text[:397] + "..."
+
+
+def _fmt(numbers):
+    return json.loads(json.dumps(io.as_json(numbers)), parse_float=lambda s: round(float(s), 3))
+
+
+def main(argv):
+    del argv
+    root, m = Path(FLAGS.root), FLAGS.margin
+    results = []
+
+    def add(where, verdict):
+        if verdict["holds"] is not None:
+            results.append({"grid": where, **verdict})
+
+    fig4, fig10 = _rows(root / "fig4_infonce"), _rows(root / "fig10_quadratic")
+    table1, fig11 = _rows(root / "table1"), _rows(root / "fig11")
+    if fig4:
+        add(f"fig4_infonce ({_cfg(root / 'fig4_infonce')})", ex.check_p1(fig4, margin=m))
+        add(f"fig4_infonce ({_cfg(root / 'fig4_infonce')})", ex.check_relu_beats_linear(fig4, margin=m))
+        add(f"fig4_infonce ({_cfg(root / 'fig4_infonce')})", ex.check_relu_lowest_chi_minus(fig4))
+    if fig10:
+        add("fig10_quadratic", ex.check_p1(fig10, loss="quadratic", margin=m))
+        add("fig10_quadratic", ex.check_relu_beats_linear(fig10, loss="quadratic", margin=m))
+        add("fig10_quadratic", ex.check_relu_lowest_chi_minus(fig10, loss="quadratic"))
+    if fig4 and fig10:
+        add("fig4_infonce + fig10_quadratic", ex.check_infonce_beats_quadratic(fig4 + fig10))
+    if table1:
+        add("table1 (zeta=10)", ex.check_sigma_backprop_hurts(table1))
+    bn_rows = (fig11 or []) + (table1 or [])
+    for zeta in (2.0, 5.0, 10.0):
+        add(f"fig11 (zeta={zeta:g})", ex.check_bn_helps(bn_rows, zeta=zeta))
+    sens = root / "sensitivity"
+    infonce_by_bn = {}
+    for d in sorted(sens.glob("*")) if sens.exists() else []:
+        rows = _rows(d)
+        if not rows:
+            continue
+        loss = rows[0]["loss"]
+        bn = rows[0]["bn"]
+        if loss == "infonce":
+            add(f"sensitivity/{d.name}", ex.check_p1(rows, bn=bn, margin=m))
+            add(f"sensitivity/{d.name}", ex.check_relu_beats_linear(rows, bn=bn, margin=m))
+            add(f"sensitivity/{d.name}", ex.check_relu_lowest_chi_minus(rows, bn=bn))
+            if "tau0.1" in d.name:
+                infonce_by_bn.setdefault((_cfg(d).split()[0], bn), rows)
+        else:
+            nce = infonce_by_bn.get((_cfg(d).split()[0], bn))
+            if nce is None and fig4 and bn == "none" and _cfg(d).startswith("lr=0.002"):
+                nce = fig4
+            if nce:
+                add(f"sensitivity/{d.name} vs infonce", ex.check_infonce_beats_quadratic(nce + rows, bn=bn))
+    body = [[r["grid"], r["claim"], "holds" if r["holds"] else "fails", _short(_fmt(r["numbers"]))]
+            for r in results]
+    md = report.markdown_table(["grid", "claim", "verdict", "numbers"], body)
+    print(report.format_table(["grid", "claim", "verdict"], [b[:3] for b in body]))
+    io.atomic_write_bytes(root / "claims.md", (md + "\n").encode())
+    io.write_json(root / "claims.json", {"margin": m, "checks": results})
+    print(f"\nwrote {root / 'claims.md'} and claims.json ({len(results)} checks)")
+
+
+if __name__ == "__main__":
+    app.run(main)
