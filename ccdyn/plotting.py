@@ -8,7 +8,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-__all__ = ["landscape_figure", "basins_figure", "power_iteration_figure", "matching_figure", "weights_figure"]
+__all__ = ["landscape_figure", "basins_figure", "power_iteration_figure", "matching_figure", "weights_figure",
+           "blowup_figure"]
 
 _STYLES = {"linear": ":", "relu": "-", "leaky_relu": "--", "quadratic": "-."}
 
@@ -142,5 +143,33 @@ def weights_figure(panels: dict, title: str = ""):
                 ax.set_ylabel(label, fontsize=8)
     if title:
         fig.suptitle(title + "  (columns: tokens a; ticks: R_k^g; rows: filters m)", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def blowup_figure(curves: dict, y_grid, tstar: dict):
+    """Fig. 7: y' = (y + b) y; left: closed form (lines) and RK4 (dots) per y(0), t* dashed; right: t*(y(0)).
+
+    Args:
+      curves: y0 -> {"t", "rk4", "closed_form", "t_star"}.
+      y_grid, tstar: y(0) values and b -> t* on that grid (Eq. 150).
+    """
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.4))
+    for y0, c in curves.items():
+        line, = ax1.plot(c["t"], c["closed_form"], lw=1.2, label=f"y(0) = {y0:g}")
+        ax1.plot(c["t"][::100], c["rk4"][::100], "o", ms=3, color=line.get_color())
+        if np.isfinite(c["t_star"]):
+            ax1.axvline(c["t_star"], color=line.get_color(), ls="--", lw=0.8)
+    ax1.set_yscale("symlog", linthresh=1.0)
+    ax1.set_xlabel("t")
+    ax1.set_ylabel("y(t)")
+    ax1.set_title("y' = (y + b) y, b = 1: Eq. 147 (lines), RK4 (dots), t* (dashed)", fontsize=8)
+    ax1.legend(fontsize=7)
+    for b, t in tstar.items():
+        ax2.loglog(y_grid, t, label=f"b = {b:g}")
+    ax2.set_xlabel("y(0) > 0")
+    ax2.set_ylabel("blow-up time t* (Eq. 150)")
+    ax2.set_title("larger b or y(0): earlier blow-up", fontsize=8)
+    ax2.legend(fontsize=7)
     fig.tight_layout()
     return fig
