@@ -253,12 +253,17 @@ def _sq_half_dists(z):
     return 0.5 * jnp.maximum(sq[:, None] + sq[None, :] - 2.0 * z @ z.T, 0.0)
 
 
+def _unit_rows(z, eps: float = 1e-12):
+    """z / max(||z||, eps) row-wise, with a finite gradient at z = 0 (the gradient of ||z|| there is
+    0/0 = NaN; a ReLU network can output exactly 0 when every hidden unit is off)."""
+    return z * jax.lax.rsqrt(jnp.maximum(jnp.sum(z * z, axis=1, keepdims=True), eps * eps))
+
+
 def loss(params, x1, x2, net: Net, cfg: TrainConfig):
     """Contrastive loss of a batch (mean over the N anchors); see the module docstring."""
     za, zb = outputs(params, x1, x2, net)
     if cfg.normalize:
-        za = za / jnp.maximum(jnp.linalg.norm(za, axis=1, keepdims=True), 1e-12)
-        zb = zb / jnp.maximum(jnp.linalg.norm(zb, axis=1, keepdims=True), 1e-12)
+        za, zb = _unit_rows(za), _unit_rows(zb)
     n = za.shape[0]
     d_pos = 0.5 * jnp.sum((za - zb) ** 2, axis=1)
     d_neg = _sq_half_dists(za)

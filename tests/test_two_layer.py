@@ -195,3 +195,15 @@ def test_bad_network_names_the_field():
         two_layer.Net(n_rf=2, d=3, n_filters=1, bn="batch")
     with pytest.raises(ValueError, match="n_filters=0 must be >= 1"):
         two_layer.Net(n_rf=2, d=3, n_filters=0)
+
+
+def test_normalized_loss_has_finite_gradient_when_an_output_is_zero(key):
+    """With ReLU and one filter per RF a sample can switch every hidden unit off: f2 = 0 exactly."""
+    net, params, x1, x2 = setup(key)
+    params["W"] = params["W"].at[:, :, :].set(jnp.abs(params["W"]))
+    x1 = x1.at[0].set(-jnp.abs(x1[0]))  # sample 0: all pre-activations < 0 -> f2[0] = 0
+    x1 = x1.at[1:].set(jnp.abs(x1[1:]))
+    assert float(jnp.abs(two_layer.outputs(params, x1, x2, net)[0][0]).max()) == 0.0
+    for loss_name in ["infonce", "quadratic"]:
+        g = jax.grad(two_layer.loss)(params, x1, x2, net, two_layer.TrainConfig(loss=loss_name, batch_size=N))
+        assert all(bool(jnp.all(jnp.isfinite(leaf))) for leaf in jax.tree_util.tree_leaves(g))
