@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from ccdyn import activations, metrics, two_layer
@@ -78,7 +79,8 @@ def run_setting(setting: Setting, cfg: two_layer.TrainConfig, *, n_seeds: int = 
 
     Returns:
       dict of numpy arrays over seeds: ``chi_plus``, ``chi_minus`` (n_seeds,), ``chi_plus_rf``,
-      ``chi_minus_rf`` (n_seeds, K), ``finite``, ``stopped_at`` (n_seeds,), ``loss`` (n_blocks,
+      ``chi_minus_rf`` (n_seeds, K), ``turn_deg`` (n_seeds,: mean angle in degrees between each
+      filter's initial and final direction), ``finite``, ``stopped_at`` (n_seeds,), ``loss`` (n_blocks,
       n_seeds) and ``W`` (n_seeds, K, M, d) and ``used`` (n_seeds, K, d), ``embeddings`` (n_seeds, d, d).
       Scores of a non-finite run are NaN.
     """
@@ -87,6 +89,8 @@ def run_setting(setting: Setting, cfg: two_layer.TrainConfig, *, n_seeds: int = 
     states, history = two_layer.train(init_keys, batch_keys, datas, net, cfg, block=block, on_block=on_block)
     scores = _scores(states.params["W"], datas, net)
     finite = np.asarray(states.finite)
+    scores = dict(scores, turn_deg=_turn_degrees(jax.vmap(lambda k: two_layer.init_params(k, net)["W"])(init_keys),
+                                                 states.params["W"]))
     out = {k: np.where(finite.reshape((-1,) + (1,) * (np.ndim(v) - 1)), np.asarray(v), np.nan)
            for k, v in scores.items()}
     out.update(finite=finite, stopped_at=np.asarray(states.stopped_at), loss=np.asarray(history),
@@ -109,6 +113,12 @@ def _prepare(setting, n_seeds, seed, spec, d_out):
     data_keys, batch_keys, init_keys = seed_keys(seed, n_seeds)
     datas = jax.vmap(lambda k: tokens.make_tokens(k, spec))(data_keys)
     return net, spec, datas, (batch_keys, init_keys)
+
+
+def _turn_degrees(w0, w1):
+    """Mean over filters of the angle between w0 and w1 (runs, K, M, d) -> (runs,), in degrees."""
+    cos = jnp.sum(w0 * w1, -1) / (jnp.linalg.norm(w0, axis=-1) * jnp.linalg.norm(w1, axis=-1))
+    return jnp.degrees(jnp.mean(jnp.arccos(jnp.clip(cos, -1.0, 1.0)), axis=(1, 2)))
 
 
 def _scores(w, datas, net):

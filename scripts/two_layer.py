@@ -7,7 +7,8 @@
 Every combination of --losses x --bn x --zeta x --acts x --Ps x --betas is a setting; the --n_seeds
 runs of a setting are vmapped and trained together (SGD, the paper's settings by default). Writes
 into --output_dir:
-  runs/<setting>.json   per-seed chi_+ / chi_- (overall and per RF), loss per block, finiteness;
+  runs/<setting>.json   per-seed chi_+ / chi_- (overall and per RF), the mean angle each filter turned
+                        from its initialization (turn_deg), loss per block, finiteness;
                         these are the unit of --resume
   results.json, results.csv   mean and std over the finite seeds of every setting, and the scores of
                         the untrained initial filters (the chance level, which grows with M)
@@ -115,6 +116,7 @@ def _row(setting, res, spec):
             "chi_plus": experiments.aggregate(res["chi_plus"]), "chi_minus": experiments.aggregate(res["chi_minus"]),
             "chi_plus_init": experiments.aggregate(init["chi_plus"]),
             "chi_minus_init": experiments.aggregate(init["chi_minus"]),
+            "turn_deg": experiments.aggregate(res["turn_deg"]) if "turn_deg" in res else None,
             "n_seeds": len(res["finite"]), "n_nonfinite": int(np.sum(~np.asarray(res["finite"], bool))),
             "wall_s": res["wall_s"]}
 
@@ -168,7 +170,7 @@ def main(argv):
 
             r = experiments.run_setting(s, cfg, n_seeds=FLAGS.n_seeds, seed=FLAGS.seed, spec=spec,
                                         d_out=FLAGS.d_out, block=FLAGS.block, on_block=progress)
-            res = {k: r[k] for k in ("chi_plus", "chi_minus", "chi_plus_rf", "chi_minus_rf", "finite",
+            res = {k: r[k] for k in ("chi_plus", "chi_minus", "chi_plus_rf", "chi_minus_rf", "turn_deg", "finite",
                                      "stopped_at", "loss")}
             res.update(setting=dataclasses.asdict(s), wall_s=time.time() - t1)
             io.write_json(path, res)
@@ -185,11 +187,12 @@ def main(argv):
         rows.append(_row(s, res, spec))
     io.write_json(out / "results.json", {"config": config, "rows": rows, "wall_s": time.time() - t0})
     headers = ["loss", "act", "bn", "zeta", "P", "beta", "M", "chi_plus_mean", "chi_plus_std", "chi_minus_mean",
-               "chi_minus_std", "chi_plus_init", "chi_minus_init", "n_finite", "n_seeds", "wall_s"]
+               "chi_minus_std", "chi_plus_init", "chi_minus_init", "turn_deg", "n_finite", "n_seeds", "wall_s"]
     table = [[r["loss"], r["act"], r["bn"], r["zeta"], r["n_candidates"], r["beta"], r["M"],
               round(r["chi_plus"]["mean"], 4), round(r["chi_plus"]["std"], 4), round(r["chi_minus"]["mean"], 4),
               round(r["chi_minus"]["std"], 4), round(r["chi_plus_init"]["mean"], 4),
-              round(r["chi_minus_init"]["mean"], 4), r["chi_plus"]["n"], r["n_seeds"], round(r["wall_s"], 1)]
+              round(r["chi_minus_init"]["mean"], 4), "" if r["turn_deg"] is None else round(r["turn_deg"]["mean"], 2),
+              r["chi_plus"]["n"], r["n_seeds"], round(r["wall_s"], 1)]
              for r in rows]
     io.atomic_write_bytes(out / "results.csv",
                           ("\n".join(",".join(str(c) for c in line) for line in [headers] + table) + "\n").encode())

@@ -37,6 +37,7 @@ def test_grid_outputs_resume_and_table(tmp_path):
     assert (out / "weights.png").stat().st_size > 10_000
     per_run = json.loads((out / "runs" / "infonce-relu-bn_none-zeta1-P2-beta2.json").read_text())
     assert np.asarray(per_run["chi_plus_rf"]).shape == (2, 3) and np.asarray(per_run["loss"]).shape == (3, 2)
+    assert len(per_run["turn_deg"]) == 2 and min(per_run["turn_deg"]) > 1.0  # lr 0.05: the filters turn
     assert "relu" in r.stdout and "χ̄₊" in r.stdout
 
     # An existing directory is refused; --resume keeps finished settings and adds new ones.
