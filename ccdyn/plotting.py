@@ -107,7 +107,8 @@ def matching_figure(curves: dict, betas, ps, title: str = ""):
                 ax.set_title(f"P = {p}", fontsize=9)
             else:
                 ax.set_xlabel("β (M = βP)")
-        axes[0, j].set_ylim(-0.05, 1.05)
+        lows = [pts[k]["chi_plus"]["mean"] for pts in curves.values() for k in pts]
+        axes[0, j].set_ylim(min([-0.05] + [v - 0.05 for v in lows if np.isfinite(v)]), 1.05)
     axes[0, 0].set_ylabel("χ̄₊ (relevant tokens)")
     axes[1, 0].set_ylabel("χ̄₋ (irrelevant tokens)")
     axes[0, -1].legend(fontsize=7, loc="lower right")

@@ -90,10 +90,11 @@ def main(argv):
                 nce = fig4
             if nce:
                 add(f"sensitivity/{d.name} vs infonce", ex.check_infonce_beats_quadratic(nce + rows, bn=bn))
-    body = [[r["grid"], r["claim"], "holds" if r["holds"] else "fails", _short(_fmt(r["numbers"]))]
+    body = [[r["grid"], r["claim"], ex.verdict_word(r),
+             "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in r["parts"].items()), _short(_fmt(r["numbers"]))]
             for r in results]
-    md = report.markdown_table(["grid", "claim", "verdict", "numbers"], body)
-    print(report.format_table(["grid", "claim", "verdict"], [b[:3] for b in body]))
+    md = report.markdown_table(["grid", "claim", "verdict", "parts", "numbers"], body)
+    print(report.format_table(["grid", "claim", "verdict", "parts"], [b[:4] for b in body]))
     io.atomic_write_bytes(root / "claims.md", (md + "\n").encode())
     io.write_json(root / "claims.json", {"margin": m, "checks": results})
     print(f"\nwrote {root / 'claims.md'} and claims.json ({len(results)} checks)")

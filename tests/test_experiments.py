@@ -31,7 +31,12 @@ def test_checks_hold_on_paper_like_rows_and_fail_when_reversed():
     assert not ex.check_infonce_beats_quadratic(rows + paper_like("quadratic", 1.2))["holds"]
     swapped = [{**r, "act": {"linear": "relu", "relu": "linear"}[r["act"]]} for r in rows]
     assert not ex.check_p1(swapped)["holds"] and not ex.check_relu_beats_linear(swapped)["holds"]
+    assert ex.verdict_word(ex.check_relu_beats_linear(swapped)) == "fails"
     assert not ex.check_relu_lowest_chi_minus(swapped)["holds"]
+    flat_relu = [{**r, "chi_plus": {"mean": 0.9, "std": 0, "n": 3}} if r["act"] == "relu" and r["n_candidates"] > 1
+                 else r for r in rows]  # ReLU beats linear but no longer improves with beta
+    v = ex.check_relu_beats_linear(flat_relu)
+    assert ex.verdict_word(v) == "partly" and not v["parts"]["ReLU improves with beta at every P>1"]
     assert ex.check_bn_helps(rows)["holds"] is None  # no BN rows: no verdict, not a pass
 
 
@@ -46,7 +51,7 @@ def test_bn_and_sigma_checks():
     v = ex.check_bn_helps(rows, zeta=10.0)
     assert v["holds"] and v["numbers"]["bn_minus_none"]["P5-beta5"] == pytest.approx(0.2)
     s = ex.check_sigma_backprop_hurts(rows)
-    assert s["holds"] and s["numbers"]["mu_bp"]["wins"] == "2/2"
+    assert s["holds"] and s["numbers"]["mu backpropagated"]["wins"] == "2/2"
     rows = [{**r, "chi_plus": {"mean": 0.9, "std": 0, "n": 3}} if r["bn"] == "vanilla" else r for r in rows]
     assert not ex.check_sigma_backprop_hurts(rows)["holds"]
 
