@@ -2,6 +2,10 @@
 
     python scripts/two_layer_claims.py          # reads results/two_layer/*, writes claims.md / claims.json
 
+Also writes summary.md: for every grid found, a compact table of chi_bar_+ (chi_bar_-) per
+(activation, BN, zeta, P) row and beta column, the chance level of the untrained filters and the
+mean angle the filters turned during training.
+
 Each claim is a numeric check in ccdyn.experiments (check_*), applied to the paper's stated setting
 (the Fig. 4/9, Fig. 10, Fig. 11 and Table 1 grids) and to every grid under --sensitivity (one
 directory per lr / BN / tau combination, relu and linear only). A missing grid is skipped.
@@ -42,6 +46,38 @@ def _short(numbers) -> str:
 
 def _fmt(numbers):
     return json.loads(json.dumps(io.as_json(numbers)), parse_float=lambda s: round(float(s), 3))
+
+
+def _grid_table(rows) -> str:
+    betas = sorted({r["beta"] for r in rows})
+    keys = sorted({(r["loss"], r["act"], r["bn"], r["zeta"], r["n_candidates"]) for r in rows},
+                  key=lambda k: (k[0], k[1], k[2], k[3], k[4]))
+    cell = {(r["loss"], r["act"], r["bn"], r["zeta"], r["n_candidates"], r["beta"]): r for r in rows}
+    body = []
+    for k in keys:
+        line = list(k)
+        for b in betas:
+            r = cell.get(k + (b,))
+            if r is None:
+                line.append("-")
+                continue
+            turn = "" if not r.get("turn_deg") else f", {r['turn_deg']['mean']:.0f}°"
+            init = r.get("chi_plus_init")
+            chance = "" if not init else f" [{init['mean']:.2f}]"
+            line.append(f"{r['chi_plus']['mean']:.2f} ({r['chi_minus']['mean']:.2f}){chance}{turn}")
+        body.append(line)
+    return report.markdown_table(["loss", "act", "bn", "ζ", "P"] + [f"β = {b}" for b in betas], body)
+
+
+def _summary(root: Path) -> str:
+    parts = ["Each cell: χ̄₊ (χ̄₋) [χ̄₊ of the untrained filters], and the mean angle the filters turned "
+             "during training where recorded; means over seeds. Written by scripts/two_layer_claims.py."]
+    for d in sorted([p.parent for p in root.glob("*/results.json")] + [p.parent for p in root.glob("*/*/results.json")]):
+        res = io.read_json(d / "results.json")
+        c = res["config"]["train"]
+        parts.append(f"### {d.relative_to(root)}\n\nlr {c['lr']:g}, τ {c['tau']:g}, {c['steps']} steps, "
+                     f"{res['config']['n_seeds']} seeds; `{res['config']['command']}`\n\n" + _grid_table(res["rows"]))
+    return "\n\n".join(parts) + "\n"
 
 
 def main(argv):
@@ -97,7 +133,8 @@ def main(argv):
     print(report.format_table(["grid", "claim", "verdict", "parts"], [b[:4] for b in body]))
     io.atomic_write_bytes(root / "claims.md", (md + "\n").encode())
     io.write_json(root / "claims.json", {"margin": m, "checks": results})
-    print(f"\nwrote {root / 'claims.md'} and claims.json ({len(results)} checks)")
+    io.atomic_write_bytes(root / "summary.md", _summary(root).encode())
+    print(f"\nwrote {root / 'claims.md'}, claims.json ({len(results)} checks) and summary.md")
 
 
 if __name__ == "__main__":

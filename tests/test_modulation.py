@@ -22,13 +22,13 @@ def population(key, k=3, n=3, d=4, scales=None):
 def test_eq15_equals_lemma4_on_the_joint_population(key, act, batch_norm):
     """Thm. 5 (Eq. 15, 139-143) and Cor. 3 (Eq. 178) against Lemma 4 / Lemma 6 with S = s s^T, to 1e-10."""
     h = activations.get_activation(act)
-    for i, (k, n, d) in enumerate([(3, 3, 4), (2, 5, 3), (4, 2, 3)]):
+    for i, (k, n, d) in enumerate([(3, 3, 4), (4, 2, 3)]):
         pop = population(jax.random.fold_in(key, i), k, n, d, scales=np.geomspace(0.2, 5, k))
         w = jax.random.normal(jax.random.fold_in(key, 100 + i), (k, d))
         if batch_norm and np.any(np.asarray(mo.rf_moments(pop, w, h)["sigma"]) == 0):
             continue  # BatchNorm of a dead node is undefined
-        v15 = mo.eq15_velocity(pop, w, h, batch_norm)
-        v4 = mo.lemma4_velocity(pop, w, h, batch_norm)
+        v15 = jax.jit(mo.eq15_velocity, static_argnums=(2, 3))(pop, w, h, batch_norm)
+        v4 = jax.jit(mo.lemma4_velocity, static_argnums=(2, 3))(pop, w, h, batch_norm)
         assert float(jnp.abs(v4).max()) > 1e-3
         chex.assert_trees_all_close(v15, v4, atol=1e-10 * float(jnp.abs(v4).max()), rtol=0)
 

@@ -148,15 +148,15 @@ def token_runs(n_runs, p=2, zeta=1.0):
 
 def test_training_is_deterministic_per_run_and_independent_of_block_and_batching():
     net = two_layer.Net(n_rf=K, d=D, n_filters=M, d_out=DOUT)
-    cfg = two_layer.TrainConfig(steps=12, batch_size=16, lr=0.05)
+    cfg = two_layer.TrainConfig(steps=8, batch_size=16, lr=0.05)
     datas = token_runs(3)
     ik, dk = jax.random.split(jax.random.PRNGKey(1), 3), jax.random.split(jax.random.PRNGKey(2), 3)
-    st, hist = two_layer.train(ik, dk, datas, net, cfg, block=5)
-    assert hist.shape == (3, 3) and bool(jnp.all(st.finite))
-    st2, _ = two_layer.train(ik, dk, datas, net, cfg, block=12)
+    st, hist = two_layer.train(ik, dk, datas, net, cfg, block=4)
+    assert hist.shape == (2, 3) and bool(jnp.all(st.finite))
+    st2, _ = two_layer.train(ik, dk, datas, net, cfg, block=8)
     chex.assert_trees_all_close(st.params, st2.params, rtol=1e-12)
     one = jax.tree_util.tree_map(lambda a: a[1:2], datas)
-    st3, _ = two_layer.train(ik[1:2], dk[1:2], one, net, cfg, block=4)
+    st3, _ = two_layer.train(ik[1:2], dk[1:2], one, net, cfg, block=8)
     chex.assert_trees_all_close(jax.tree_util.tree_map(lambda a: a[1:2], st.params), st3.params, rtol=1e-12)
     init = jax.vmap(lambda k: two_layer.init_params(k, net))(ik)
     assert float(jnp.abs(st.params["W"] - init["W"]).max()) > 1e-3  # it moved
