@@ -130,6 +130,11 @@ def main(argv):
              "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in r["parts"].items()), _short(_fmt(r["numbers"]))]
             for r in results]
     md = report.markdown_table(["grid", "claim", "verdict", "parts", "numbers"], body)
+    claims = list(dict.fromkeys(r["claim"] for r in results))
+    grids = list(dict.fromkeys(r["grid"] for r in results))
+    verdicts = {(r["grid"], r["claim"]): ex.verdict_word(r) for r in results}
+    pivot = report.markdown_table(["grid"] + claims, [[g] + [verdicts.get((g, c), "") for c in claims] for g in grids])
+    md = "Verdict per grid and claim:\n\n" + pivot + "\n\nDetails:\n\n" + md
     print(report.format_table(["grid", "claim", "verdict", "parts"], [b[:4] for b in body]))
     io.atomic_write_bytes(root / "claims.md", (md + "\n").encode())
     io.write_json(root / "claims.json", {"margin": m, "checks": results})
