@@ -103,6 +103,9 @@ def main(argv):
         add("fig4_infonce + fig10_quadratic", ex.check_infonce_beats_quadratic(fig4 + fig10))
     if table1:
         add("table1 (zeta=10)", ex.check_sigma_backprop_hurts(table1))
+    table1_fast = _rows(root / "table1_lr0.02")
+    if table1_fast:
+        add("table1_lr0.02 (zeta=10)", ex.check_sigma_backprop_hurts(table1_fast))
     bn_rows = (fig11 or []) + (table1 or [])
     for zeta in (2.0, 5.0, 10.0):
         add(f"fig11 (zeta={zeta:g})", ex.check_bn_helps(bn_rows, zeta=zeta))
