@@ -19,7 +19,11 @@ import numpy as np
 from ccdyn import activations, metrics, two_layer
 from ccdyn.data import tokens
 
-__all__ = ["Setting", "seed_keys", "network", "run_setting", "init_scores", "aggregate"]
+__all__ = [
+    "Setting", "seed_keys", "network", "run_setting", "init_scores", "aggregate", "verdict_word", "check_p1",
+    "check_relu_beats_linear", "check_infonce_beats_quadratic", "check_relu_lowest_chi_minus", "check_bn_helps",
+    "check_sigma_backprop_hurts",
+]
 
 
 @dataclasses.dataclass(frozen=True)
