@@ -13,7 +13,7 @@ import numpy as np
 
 from ccdyn.data.dataset import Dataset, make_dataset
 
-__all__ = ["atomic_write_bytes", "write_json", "read_json", "write_npz", "prepare_output_dir",
+__all__ = ["atomic_write_bytes", "write_json", "read_json", "write_npz", "write_csv", "prepare_output_dir",
            "load_dataset", "save_dataset", "save_figure", "ChunkStore",
            "as_json", "wait_for_file"]
 
@@ -89,6 +89,16 @@ def write_npz(path, **arrays) -> None:
     buf = _io.BytesIO()
     np.savez_compressed(buf, **{k: np.asarray(v) for k, v in arrays.items()})
     atomic_write_bytes(path, buf.getvalue())
+
+
+def write_csv(path, header, rows) -> None:
+    """Atomically writes a CSV file: one ``header`` line, then ``rows`` (``\\n`` line ends)."""
+    import csv
+    import io as _io
+
+    buf = _io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows([list(header), *[list(r) for r in rows]])
+    atomic_write_bytes(path, buf.getvalue().encode())
 
 
 def prepare_output_dir(path, *, overwrite: bool = False, resume: bool = False) -> Path:

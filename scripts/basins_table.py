@@ -8,8 +8,6 @@ Prints the table and writes <output_prefix>.md and <output_prefix>.csv.
 
 from __future__ import annotations
 
-import csv
-import io as _io
 import sys
 from pathlib import Path
 
@@ -35,9 +33,7 @@ def main(argv):
     if FLAGS.output_prefix:
         io.atomic_write_bytes(FLAGS.output_prefix + ".md",
                               (report.markdown_table(report.COMPARISON_COLUMNS, rows) + "\n").encode())
-        buf = _io.StringIO()
-        csv.writer(buf).writerows([report.COMPARISON_COLUMNS, *rows])
-        io.atomic_write_bytes(FLAGS.output_prefix + ".csv", buf.getvalue().encode())
+        io.write_csv(FLAGS.output_prefix + ".csv", report.COMPARISON_COLUMNS, rows)
         print(f"\nwrote {FLAGS.output_prefix}.md and .csv")
 
 

@@ -167,9 +167,9 @@ def main(argv):
 
     print(f"Eq. 155 vs Monte Carlo ({FLAGS.n_mc} draws per cell) ...", flush=True)
     rows = eq155(jax.random.fold_in(key, 2))
-    io.atomic_write_bytes(out / "eq155.csv", ("d,eps,theory,monte_carlo,ci95_lo,ci95_hi,inside\n" + "".join(
-        f"{r['d']},{r['eps']},{r['theory']:.6f},{r['monte_carlo']:.6f},{r['ci95'][0]:.6f},{r['ci95'][1]:.6f},"
-        f"{r['inside']}\n" for r in rows)).encode())
+    io.write_csv(out / "eq155.csv", ["d", "eps", "theory", "monte_carlo", "ci95_lo", "ci95_hi", "inside"],
+                 [[r["d"], r["eps"], f"{r['theory']:.6f}", f"{r['monte_carlo']:.6f}", f"{r['ci95'][0]:.6f}",
+                   f"{r['ci95'][1]:.6f}", r["inside"]] for r in rows])
     md = report.markdown_table(["d", "ε", "Eq. 155", "Monte Carlo", "95% interval", "inside"],
                                [[r["d"], r["eps"], f"{r['theory']:.4f}", f"{r['monte_carlo']:.4f}",
                                  f"[{r['ci95'][0]:.4f}, {r['ci95'][1]:.4f}]", r["inside"]] for r in rows])

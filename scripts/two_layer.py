@@ -194,8 +194,7 @@ def main(argv):
               round(r["chi_minus_init"]["mean"], 4), "" if r["turn_deg"] is None else round(r["turn_deg"]["mean"], 2),
               r["chi_plus"]["n"], r["n_seeds"], round(r["wall_s"], 1)]
              for r in rows]
-    io.atomic_write_bytes(out / "results.csv",
-                          ("\n".join(",".join(str(c) for c in line) for line in [headers] + table) + "\n").encode())
+    io.write_csv(out / "results.csv", headers, table)
     _figures(out, rows, _ints(FLAGS.betas), _ints(FLAGS.Ps))
     if FLAGS.save_weights:
         _weights_figure(out, settings)

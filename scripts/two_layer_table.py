@@ -79,12 +79,11 @@ def main(argv):
     md = report.markdown_table(headers, body)
     print(md)
     io.atomic_write_bytes(run / "table1.md", (md + "\n").encode())
-    csv = [["beta", "P"] + [f"{bn}_{who}_{stat}" for bn, _ in VARIANTS for who in ("ours", "paper")
-                            for stat in ("mean", "std")]]
-    for b, p, pairs in rows:
-        csv.append([b, p] + [("" if x is None or x[0] is None else round(x[i], 4)) for pair in pairs for x in pair
-                             for i in (0, 1)])
-    io.atomic_write_bytes(run / "table1.csv", ("\n".join(",".join(map(str, r)) for r in csv) + "\n").encode())
+    io.write_csv(run / "table1.csv",
+                 ["beta", "P"] + [f"{bn}_{who}_{stat}" for bn, _ in VARIANTS for who in ("ours", "paper")
+                                  for stat in ("mean", "std")],
+                 [[b, p] + [("" if x is None or x[0] is None else round(x[i], 4)) for pair in pairs for x in pair
+                            for i in (0, 1)] for b, p, pairs in rows])
 
 
 if __name__ == "__main__":
