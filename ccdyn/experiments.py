@@ -88,7 +88,7 @@ def run_setting(setting: Setting, cfg: two_layer.TrainConfig, *, n_seeds: int = 
       n_seeds) and ``W`` (n_seeds, K, M, d) and ``used`` (n_seeds, K, d), ``embeddings`` (n_seeds, d, d).
       Scores of a non-finite run are NaN.
     """
-    net, spec, datas, (batch_keys, init_keys) = _prepare(setting, n_seeds, seed, spec, d_out)
+    net, datas, (batch_keys, init_keys) = _prepare(setting, n_seeds, seed, spec, d_out)
     cfg = dataclasses.replace(cfg, loss=setting.loss)
     states, history = two_layer.train(init_keys, batch_keys, datas, net, cfg, block=block, on_block=on_block)
     scores = _scores(states.params["W"], datas, net)
@@ -116,7 +116,7 @@ def _prepare(setting, n_seeds, seed, spec, d_out):
     net = network(setting, spec, d_out)
     data_keys, batch_keys, init_keys = seed_keys(seed, n_seeds)
     datas = jax.vmap(lambda k: tokens.make_tokens(k, spec))(data_keys)
-    return net, spec, datas, (batch_keys, init_keys)
+    return net, datas, (batch_keys, init_keys)
 
 
 def _turn_degrees(w0, w1):
@@ -137,7 +137,7 @@ def init_scores(setting: Setting, *, n_seeds: int = 3, seed: int = 0, spec: toke
     random filters per RF the best cosine with any token grows with M, for relevant and irrelevant
     tokens alike.
     """
-    net, _, datas, (_, init_keys) = _prepare(setting, n_seeds, seed, spec, d_out)
+    net, datas, (_, init_keys) = _prepare(setting, n_seeds, seed, spec, d_out)
     w = jax.vmap(lambda k: two_layer.init_params(k, net)["W"])(init_keys)
     s = _scores(w, datas, net)
     return {"chi_plus": np.asarray(s["chi_plus"]), "chi_minus": np.asarray(s["chi_minus"])}

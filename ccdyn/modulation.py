@@ -23,6 +23,7 @@ f_k = w_k^T x~_k.
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import chex
@@ -30,7 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ccdyn import covariance
+from ccdyn import covariance, one_layer
 from ccdyn.activations import Activation
 
 __all__ = [
@@ -155,8 +156,7 @@ def top_eigen(d, b, p0p1, n_iter: int = 200):
 
 
 def _project(w, g):
-    wn = w / jnp.linalg.norm(w, axis=-1, keepdims=True)
-    return g - jnp.sum(g * wn, axis=-1, keepdims=True) * wn
+    return one_layer.tangent(w / jnp.linalg.norm(w, axis=-1, keepdims=True), g)
 
 
 def eq15_velocity(pop: ModulatedPopulation, w, act: Activation, batch_norm: bool = False):
@@ -222,9 +222,7 @@ def structured_flow(y0, b, *, eta: float = 0.05, n_steps: int = 2000):
     u_l u_l^T (g(x) = x + b_l), by normalized Euler steps for a batch of unit starts y0 (n, L)."""
 
     def step(y, _):
-        v = (y + b) * y
-        v = v - jnp.sum(v * y, axis=-1, keepdims=True) * y
-        y = y + eta * v
+        y = y + eta * one_layer.tangent(y, (y + b) * y)
         return y / jnp.linalg.norm(y, axis=-1, keepdims=True), None
 
     y, _ = jax.lax.scan(step, y0, None, length=n_steps)
@@ -290,16 +288,16 @@ def p_converge_mc(key, eps: float, d: int, n: int, batch: int = 65536) -> int:
     """Monte Carlo count of the event of Eq. 152 over n draws of Y ~ U[-1, 1]^d (component 0 is l)."""
     if d < 2:
         raise ValueError(f"d={d} must be >= 2 (the event compares Y_l with the other components)")
-
-    @jax.jit
-    def count(k, m):
-        y = jax.random.uniform(k, (batch, d), minval=-1.0, maxval=1.0)
-        hit = (y[:, 0] > 0) & (y[:, 0] + eps >= jnp.max(y[:, 1:], axis=1))
-        return jnp.sum(hit & (jnp.arange(batch) < m))
-
-    total, done, i = 0, 0, 0
+    counts, done, i = [], 0, 0
     while done < n:
         m = min(batch, n - done)
-        total += int(count(jax.random.fold_in(key, i), m))
+        counts.append(_mc_count(jax.random.fold_in(key, i), eps, m, d, batch))
         done, i = done + m, i + 1
-    return total
+    return int(sum(counts))  # one host sync at the end
+
+
+@functools.partial(jax.jit, static_argnums=(3, 4))
+def _mc_count(key, eps, m, d: int, batch: int):
+    y = jax.random.uniform(key, (batch, d), minval=-1.0, maxval=1.0)
+    hit = (y[:, 0] > 0) & (y[:, 0] + eps >= jnp.max(y[:, 1:], axis=1))
+    return jnp.sum(hit & (jnp.arange(batch) < m))

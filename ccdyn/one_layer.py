@@ -162,8 +162,8 @@ def tangent_basis(w):
 
 
 def tangent(W, U):
-    """P_w^perp u = u - (w^T u) w, row by row (the projection of Eq. 7)."""
-    return U - jnp.sum(U * W, axis=1, keepdims=True) * W
+    """P_w^perp u = u - (w^T u) w for unit w, along the last axis (the projection of Eq. 7)."""
+    return U - jnp.sum(U * W, axis=-1, keepdims=True) * W
 
 
 def _normalize(V):

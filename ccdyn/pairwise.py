@@ -19,7 +19,7 @@ import math
 import jax
 import jax.numpy as jnp
 
-__all__ = ["Pairwise", "get_pairwise", "uniform", "gaussian", "infonce", "KINDS"]
+__all__ = ["Pairwise", "get_pairwise", "uniform", "gaussian", "infonce", "sq_dists", "KINDS"]
 
 KINDS = ("uniform", "gaussian")
 
@@ -33,7 +33,7 @@ def _as_matrix(g):
     return g[:, None] if g.ndim == 1 else g
 
 
-def _sq_dists(g):
+def sq_dists(g):
     """||g_i - g_j||^2 for rows of g (n,) or (n, k), without an n x n x k intermediate."""
     g = _as_matrix(g)
     sq = jnp.sum(g * g, axis=1)
@@ -56,7 +56,7 @@ def gaussian(g, tau: float, stop_gradient: bool = True):
     if g.ndim == 1:  # exact for 1-D features (Cor. 2): no cancellation in the difference.
         d2 = (g[:, None] - g[None, :]) ** 2
     else:
-        d2 = _sq_dists(g)
+        d2 = sq_dists(g)
     alpha = jnp.exp(-d2 / (2.0 * tau))
     return jax.lax.stop_gradient(alpha) if stop_gradient else alpha
 
@@ -65,7 +65,7 @@ def infonce(f, tau: float):
     """InfoNCE alpha (Eq. 1, epsilon = 0) from view-1 features f (N, k); rows sum to 1, diagonal 0."""
     _check_tau(tau)
     n = f.shape[0]
-    logits = -0.5 * _sq_dists(f) / tau
+    logits = -0.5 * sq_dists(f) / tau
     logits = jnp.where(jnp.eye(n, dtype=bool), -jnp.inf, logits)
     return jax.lax.stop_gradient(jax.nn.softmax(logits, axis=1))
 

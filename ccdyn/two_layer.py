@@ -44,7 +44,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from ccdyn import covariance
+from ccdyn import covariance, one_layer, pairwise
 from ccdyn.activations import Activation, get_activation
 from ccdyn.data import tokens as tokens_lib
 
@@ -243,14 +243,8 @@ def lemma4_velocity(params, x1, x2, alpha, net: Net, project: bool = True) -> di
     w_dot = _cov_columns(x1, x2, za, zb, f1a @ s, f1b @ s, alpha, net.act)
     w_dot = net.act.degree * w_dot * scale.reshape(net.n_rf, net.n_filters, 1)
     if project:
-        wn = w / jnp.linalg.norm(w, axis=-1, keepdims=True)
-        w_dot = w_dot - jnp.sum(w_dot * wn, axis=-1, keepdims=True) * wn
+        w_dot = one_layer.tangent(w / jnp.linalg.norm(w, axis=-1, keepdims=True), w_dot)
     return {"W": w_dot, "V": v_dot}
-
-
-def _sq_half_dists(z):
-    sq = jnp.sum(z * z, axis=1)
-    return 0.5 * jnp.maximum(sq[:, None] + sq[None, :] - 2.0 * z @ z.T, 0.0)
 
 
 def _unit_rows(z, eps: float = 1e-12):
@@ -266,7 +260,7 @@ def loss(params, x1, x2, net: Net, cfg: TrainConfig):
         za, zb = _unit_rows(za), _unit_rows(zb)
     n = za.shape[0]
     d_pos = 0.5 * jnp.sum((za - zb) ** 2, axis=1)
-    d_neg = _sq_half_dists(za)
+    d_neg = 0.5 * pairwise.sq_dists(za)
     off = ~jnp.eye(n, dtype=bool)
     if cfg.loss == "infonce":
         lse = jax.scipy.special.logsumexp(jnp.where(off, -d_neg / cfg.tau, -jnp.inf), axis=1)
