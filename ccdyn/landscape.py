@@ -22,7 +22,8 @@ from ccdyn.activations import Activation
 from ccdyn.data.dataset import Dataset
 from ccdyn.pairwise import Pairwise
 
-__all__ = ["Maxima", "circle_weights", "energy_on_circle", "local_maxima"]
+__all__ = ["Maxima", "circle_weights", "energy_on_circle", "local_maxima", "grid_index", "prominence",
+           "summit_labels"]
 
 GOLDEN = (np.sqrt(5.0) - 1.0) / 2.0
 
@@ -123,3 +124,62 @@ def local_maxima(ds: Dataset, act: Activation, pairwise: Pairwise, n_grid: int =
     maxima = Maxima(t_max[order], np.asarray(f(jnp.asarray(t_max, dtype)))[order], resid[order],
                     at_kink[order])
     return np.asarray(theta), e, maxima
+
+
+def grid_index(theta_grid, theta) -> np.ndarray:
+    """Index of the grid point nearest to each angle theta on a uniform periodic grid over [-pi, pi)."""
+    step = 2.0 * np.pi / np.size(theta_grid)
+    return np.rint((np.asarray(theta, np.float64) - float(theta_grid[0])) / step).astype(np.int64) % np.size(theta_grid)
+
+
+def _sides(e: np.ndarray, i: int):
+    """The grid values going right and going left from index i (each excludes i, wraps once round)."""
+    ring = np.roll(e, -i)[1:]
+    return ring, ring[::-1]
+
+
+def prominence(theta_grid, energy_grid, theta_max, energy_max) -> np.ndarray:
+    """Topographic prominence of each maximum of a periodic landscape sampled on a uniform grid.
+
+    For a maximum of height E* at angle theta*, walk the grid from theta* in each direction until a
+    point higher than E* (or all the way round); the prominence is E* minus the higher of the two
+    lowest points passed. The highest maximum gets E* - min(E). A maximum of prominence P is a strict
+    local maximum whose basin under any ascent is walled off by a drop of P: a small P (relative to the
+    energy scale) marks a ripple, e.g. the quadrature artifacts of finitely many augmented views.
+
+    Args:
+      theta_grid, energy_grid: (n,) uniform grid over [-pi, pi) and E on it (:func:`local_maxima`).
+      theta_max, energy_max: (k,) maxima (radians) and their energies.
+
+    Returns:
+      (k,) prominences, >= 0.
+    """
+    e = np.asarray(energy_grid, np.float64)
+    out = np.empty(np.size(theta_max))
+    for k, (i, top) in enumerate(zip(grid_index(theta_grid, theta_max), np.asarray(energy_max, np.float64))):
+        lows = []
+        for path in _sides(e, i):
+            higher = np.flatnonzero(path > top)
+            lows.append(np.min(path[: higher[0] if higher.size else path.size], initial=top))
+        out[k] = max(top - max(lows), 0.0)
+    return out
+
+
+def summit_labels(theta_grid, energy_grid, theta_peaks, energy_peaks, drop: float) -> np.ndarray:
+    """Labels the summit of each peak on the grid: the connected run of grid points around peak k
+    where E >= E_k - drop gets label k; every other point gets -1.
+
+    With ``drop`` at most the peaks' prominence the summits are disjoint. A summit collects the ripple
+    maxima around a peak (e.g. of a finite quadrature of augmented views), so an optimum of the
+    dynamics can be attributed to the peak it sits on.
+    """
+    e = np.asarray(energy_grid, np.float64)
+    n = e.size
+    labels = np.full((n,), -1, np.int64)
+    for k, (i, top) in enumerate(zip(grid_index(theta_grid, theta_peaks), np.asarray(energy_peaks, np.float64))):
+        labels[i] = k
+        for sign, path in zip((1, -1), _sides(e, i)):
+            below = np.flatnonzero(path < top - drop)
+            run = below[0] if below.size else path.size
+            labels[(i + sign * (1 + np.arange(run))) % n] = k
+    return labels

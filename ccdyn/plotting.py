@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 __all__ = ["landscape_figure", "basins_figure", "power_iteration_figure", "matching_figure", "weights_figure",
-           "blowup_figure"]
+           "blowup_figure", "rotation_augmentation_figure", "orbit_basins_figure", "roughness_figure"]
 
 _STYLES = {"linear": ":", "relu": "-", "leaky_relu": "--", "quadratic": "-."}
 
@@ -172,5 +172,109 @@ def blowup_figure(curves: dict, y_grid, tstar: dict):
     ax2.set_ylabel("blow-up time t* (Eq. 150)")
     ax2.set_title("larger b or y(0): earlier blow-up", fontsize=8)
     ax2.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def rotation_augmentation_figure(theta, curves: dict, counts: dict, range_labels, ripple: dict, title: str = "",
+                                 rounding: float = 1e-14):
+    """App. B.5 on the circle data: E(theta) per rotation range, maxima against range, ripple against V.
+
+    Args:
+      theta: grid (radians).
+      curves: range label -> E on the grid divided by max |E| without augmentation (one activation).
+      counts: activation -> (significant maxima per range, all strict maxima per range).
+      range_labels: the x tick labels of the middle panel (one per range, in order).
+      ripple: activation -> (V values, (max E - min E) / max |E without augmentation|) at the full circle;
+        values below ``rounding`` are float64 rounding and are not drawn.
+    """
+    fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(15, 4.2), gridspec_kw={"width_ratios": [2.2, 1.2, 1.2]})
+    cmap = plt.get_cmap("viridis")
+    for i, (label, e) in enumerate(curves.items()):
+        ax1.plot(np.asarray(theta) / np.pi, e, lw=1.3, color=cmap(i / max(len(curves) - 1, 1)),
+                 label=f"a = {label}")
+    ax1.set_xlabel(r"$\theta / \pi$,  $w = (\cos\theta, \sin\theta)$")
+    ax1.set_ylabel(r"$E_\alpha(w)$ / max $|E|$ without augmentation")
+    ax1.set_xlim(-1, 1)
+    ax1.set_title("E(θ), rotations t ~ U[−aπ, aπ]", fontsize=9)
+    ax1.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.16))
+    x = np.arange(len(range_labels))
+    for name, (sig, every) in counts.items():
+        line, = ax2.plot(x, sig, marker="o", ls=_STYLES.get(name, "-"), label=f"{name}: prominent")
+        ax2.plot(x, every, "x", color=line.get_color(), ms=6, label=f"{name}: all strict")
+    ax2.set_xticks(x)
+    ax2.set_xticklabels(range_labels, fontsize=8)
+    ax2.set_xlabel("half-range a (units of π)")
+    ax2.set_ylabel("local maxima of E on the circle")
+    ax2.set_yscale("symlog", linthresh=10)
+    ax2.set_ylim(bottom=0)
+    ax2.set_title("number of maxima", fontsize=9)
+    ax2.legend(fontsize=7)
+    for name, (v, r) in ripple.items():
+        v, r = np.asarray(v), np.asarray(r)
+        ok = r > rounding
+        if ok.any():
+            ax3.loglog(v[ok], r[ok], marker="o", ls=_STYLES.get(name, "-"), label=name)
+        else:
+            ax3.plot([], [], " ", label=f"{name}: below {rounding:g} (rounding)")
+    ax3.set_xlabel("quadrature angles V (full circle: C_V)")
+    ax3.set_ylabel("(max E − min E) / max |E without aug.|")
+    ax3.set_title("flatness with the whole circle", fontsize=9)
+    ax3.legend(fontsize=7)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def orbit_basins_figure(panels: dict, title: str = ""):
+    """Basin fraction (95% Wilson interval) per optimum, coloured by shift orbit, one panel per setting.
+
+    Args:
+      panels: setting label -> list of orbits, each a dict with ``fractions`` and ``ci95`` (per member)
+        and ``size`` / ``expected_size``; members are drawn next to each other, orbits in order.
+    """
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.0 * len(panels), 3.6), squeeze=False)
+    cmap = plt.get_cmap("tab10")
+    for ax, (label, orbits) in zip(axes[0], panels.items()):
+        pos = 0
+        for o, orb in enumerate(orbits):
+            frac = np.asarray(orb["fractions"])
+            ci = np.asarray(orb["ci95"]).reshape(-1, 2)
+            x = pos + np.arange(frac.size)
+            ax.bar(x, frac, color=cmap(o % 10), yerr=np.abs(np.stack([frac - ci[:, 0], ci[:, 1] - frac])),
+                   capsize=2, label=f"orbit {o}: {orb['size']} of {orb['expected_size']}" if o < 8 else None)
+            pos += frac.size + 1
+        ax.set_title(label, fontsize=9)
+        ax.set_xticks([])
+        ax.set_xlabel("optima, grouped by shift orbit")
+        ax.set_ylabel("basin fraction")
+        ax.legend(fontsize=7, title="members found of d / #stab", title_fontsize=7)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def roughness_figure(points: dict, title: str = ""):
+    """Thm. 1: rho(w*) against lambda_gap(w*) per optimum, a marker per run; filled = stable at the
+    resolved radius, hollow = not. Points below the diagonal satisfy lambda_gap > rho."""
+    fig, ax = plt.subplots(figsize=(5.2, 4.4))
+    markers = "osD^v<>ph*"
+    lo, hi = np.inf, 0.0
+    for (name, pts), mk in zip(points.items(), markers * 4):
+        pts = [(g, r, s) for g, r, s in pts if g > 0 and r > 0]
+        if not pts:
+            continue
+        g, r, s = (np.array(v) for v in zip(*pts))
+        line = ax.loglog(g[s], r[s], mk, label=name, ms=6)[0]
+        ax.loglog(g[~s], r[~s], mk, mfc="none", color=line.get_color(), ms=6)
+        lo, hi = min(lo, g.min(), r.min()), max(hi, g.max(), r.max())
+    if hi > 0:
+        ax.plot([lo / 2, hi * 2], [lo / 2, hi * 2], "k--", lw=0.8, label=r"$\rho = \lambda_{gap}$")
+    ax.set_xlabel(r"eigengap $\lambda_{gap}(w^*)$")
+    ax.set_ylabel(r"roughness $\rho(w^*)$")
+    ax.set_title(title or "Thm. 1: stable if below the diagonal (filled: stable)", fontsize=9)
+    ax.legend(fontsize=7)
     fig.tight_layout()
     return fig

@@ -4,6 +4,7 @@
     python scripts/basins.py --act=linear --n_init=10000          # only +-phi_1 (PCA)
     python scripts/basins.py --data=circle --method=flow --act=relu
     python scripts/basins.py --alpha=gaussian --tau=0.5 --act=relu
+    python scripts/basins.py --data=circle --method=flow --aug=rotation --aug_range=0.25 --aug_views=128
     python scripts/basins.py --n_init=1000000 --chunk_size=65536   # bounded memory; --resume after a kill
 
 Default data: latent summation (Eq. 9), d = M = 10, q = 0.2, ||U^T U - I||_2 = 0.1 (seed 0), exact
@@ -49,9 +50,14 @@ flags.DEFINE_integer("n_samples", None, "Sample this many points (gaussian_mixtu
                      "required beyond M = 16) instead of the exact population.")
 flags.DEFINE_string("data_path", None, "--data=file: a .npz with x (n, d); optional p, x_aug, p_aug, patterns.")
 flags.DEFINE_integer("data_seed", D.data_seed, "Seed of the data model (basis, samples, views).")
-flags.DEFINE_enum("aug", D.aug, AUGMENTATIONS, "Augmentation: none, or noise (Gaussian views).")
-flags.DEFINE_integer("aug_views", D.aug_views, "Views per point for --aug=noise.", lower_bound=1)
+flags.DEFINE_enum("aug", D.aug, AUGMENTATIONS, "Augmentation: none, noise (Gaussian views), rotation (2-D data: "
+                  "x = R(t) x0, t ~ U[-aug_range pi, aug_range pi], App. B.5) or shift (cyclic shifts by "
+                  "|s| <= aug_range; all d shifts when 2 aug_range + 1 >= d, App. B.5).")
+flags.DEFINE_integer("aug_views", D.aug_views, "Views per point for --aug=noise; quadrature angles of t for "
+                     "--aug=rotation.", lower_bound=1)
 flags.DEFINE_float("aug_std", D.aug_std, "Noise std for --aug=noise (>= 0).")
+flags.DEFINE_float("aug_range", D.aug_range, "--aug=rotation: half-range of t in units of pi, in (0, 1] (1: the "
+                   "whole circle); --aug=shift: the largest shift, an integer >= 1.")
 flags.DEFINE_enum("act", "relu", activations.ACTIVATIONS, "Activation h.")
 flags.DEFINE_float("leaky_slope", activations.DEFAULT_LEAKY_SLOPE, "leaky_relu negative slope, in [0, 1).")
 flags.DEFINE_enum("alpha", "uniform", pairwise.KINDS, "Pairwise importance alpha (Gaussian: Cor. 2).")
@@ -92,6 +98,12 @@ flags.register_validator("probs", lambda v: v is None or _floats(v) is not None,
 flags.register_validator("ortho_eps", lambda v: 0 <= v < 1, "--ortho_eps must lie in [0, 1)")
 flags.register_validator("std", lambda v: v >= 0, "--std must be >= 0")
 flags.register_validator("aug_std", lambda v: v >= 0, "--aug_std must be >= 0")
+flags.register_multi_flags_validator(
+    ["aug", "aug_range"], lambda f: f["aug"] != "rotation" or 0 < f["aug_range"] <= 1,
+    "--aug_range must lie in (0, 1] for --aug=rotation (half-range of the angle in units of pi)")
+flags.register_multi_flags_validator(
+    ["aug", "aug_range"], lambda f: f["aug"] != "shift" or (f["aug_range"] >= 1 and f["aug_range"] == int(f["aug_range"])),
+    "--aug_range must be an integer >= 1 for --aug=shift (the largest cyclic shift)")
 flags.register_validator("leaky_slope", lambda v: 0 <= v < 1, "--leaky_slope must lie in [0, 1)")
 flags.register_validator("tau", lambda v: v > 0, "--tau must be > 0")
 flags.register_validator("step_size", lambda v: v > 0, "--step_size must be > 0")
@@ -115,7 +127,7 @@ def _spec() -> DataSpec:
     return DataSpec(data=FLAGS.data, d=FLAGS.d, m=FLAGS.m, q=_floats(FLAGS.q), ortho_eps=FLAGS.ortho_eps,
                     probs=probs, angles=_floats(FLAGS.angles), std=FLAGS.std, n_samples=FLAGS.n_samples,
                     data_path=FLAGS.data_path, data_seed=FLAGS.data_seed, aug=FLAGS.aug,
-                    aug_views=FLAGS.aug_views, aug_std=FLAGS.aug_std)
+                    aug_views=FLAGS.aug_views, aug_std=FLAGS.aug_std, aug_range=FLAGS.aug_range)
 
 
 def _config(spec, dyn) -> dict:

@@ -3,6 +3,8 @@
     python scripts/landscape.py                       # the paper's nine points, results/landscape
     python scripts/landscape.py --angles=0,0.5,0.9 --acts=relu,linear --output_dir=/tmp/l
     python scripts/landscape.py --data_path=my2d.npz  # x of shape (n, 2); optional p, x_aug
+    python scripts/landscape.py --aug=rotation --aug_range=0.25 --aug_views=128 --output_dir=/tmp/l
+                                                      # views R(t) x0, t ~ U[-pi/4, pi/4] (App. B.5)
 
 Always float64: the maxima are counted on a dense grid and refined by golden-section search.
 Writes landscape.json (per activation: n_local_maxima, maxima_theta, ...) and fig8.png.
@@ -22,6 +24,7 @@ jax.config.update("jax_enable_x64", True)
 import numpy as np  # noqa: E402
 
 from ccdyn import activations, data, io, landscape, pairwise, plotting, report  # noqa: E402
+from ccdyn.data.registry import DataSpec, augment  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_list("angles", [repr(a) for a in data.PAPER_ANGLES],
@@ -32,6 +35,10 @@ flags.DEFINE_list("acts", ["linear", "relu", "leaky_relu", "quadratic"],
 flags.DEFINE_float("leaky_slope", activations.DEFAULT_LEAKY_SLOPE, "Negative slope of leaky_relu, in [0, 1).")
 flags.DEFINE_enum("alpha", "uniform", pairwise.KINDS, "Pairwise importance alpha.")
 flags.DEFINE_float("tau", 1.0, "Temperature of the Gaussian alpha (> 0).")
+flags.DEFINE_enum("aug", "none", ["none", "rotation"], "Augmentation: none, or rotation (views R(t) x0 with "
+                  "t ~ U[-aug_range pi, aug_range pi] at --aug_views quadrature angles, App. B.5).")
+flags.DEFINE_float("aug_range", 1.0, "Half-range of the rotation angle in units of pi, in (0, 1].")
+flags.DEFINE_integer("aug_views", 64, "Quadrature angles of the rotation.", lower_bound=1)
 flags.DEFINE_integer("n_grid", 1 << 16, "Grid points over [-pi, pi) (>= 16).", lower_bound=16)
 flags.DEFINE_string("output_dir", "results/landscape", "Where landscape.json and fig8.png go.")
 flags.DEFINE_bool("overwrite", False, "Replace an existing non-empty output_dir.")
@@ -50,6 +57,8 @@ flags.register_validator("acts", lambda v: len(v) > 0 and all(a in activations.A
                          f"--acts must be a non-empty list from: {', '.join(activations.ACTIVATIONS)}")
 flags.register_validator("leaky_slope", lambda v: 0.0 <= v < 1.0, "--leaky_slope must lie in [0, 1)")
 flags.register_validator("tau", lambda v: v > 0, "--tau must be > 0")
+flags.register_validator("aug_range", lambda v: 0 < v <= 1,
+                         "--aug_range must lie in (0, 1] (half-range of the rotation angle in units of pi)")
 
 
 def main(argv):
@@ -59,6 +68,7 @@ def main(argv):
         ds = io.load_dataset(FLAGS.data_path) if FLAGS.data_path else data.circle(_floats(FLAGS.angles))
         if ds.dim != 2:
             raise ValueError(f"--data_path must hold 2-D points, got x of shape {ds.x.shape}")
+        ds = augment(ds, DataSpec(aug=FLAGS.aug, aug_range=FLAGS.aug_range, aug_views=FLAGS.aug_views), None)
         out = io.prepare_output_dir(FLAGS.output_dir, overwrite=FLAGS.overwrite)
     except (ValueError, FileExistsError) as e:
         sys.exit(f"error: {e}")
@@ -86,7 +96,9 @@ def main(argv):
         "command": " ".join(["python", "scripts/landscape.py"] + sys.argv[1:]),
         "config": {"angles_over_pi": (data_theta / np.pi), "data_path": FLAGS.data_path,
                    "alpha": FLAGS.alpha, "tau": FLAGS.tau, "leaky_slope": FLAGS.leaky_slope,
-                   "n_grid": FLAGS.n_grid, "dtype": "float64"},
+                   "n_grid": FLAGS.n_grid, "dtype": "float64", "aug": FLAGS.aug,
+                   "aug_range": FLAGS.aug_range if FLAGS.aug != "none" else None,
+                   "aug_views": FLAGS.aug_views if FLAGS.aug != "none" else None},
         "activations": per_act,
         "wall_s": time.time() - t0,
     }

@@ -4,9 +4,12 @@
 - :func:`latent_summation` (Eq. 9): x = U y with independent standardized Bernoulli y_m; the
   population is enumerated exactly (2^M support points) for M <= 16 and sampled beyond.
 - :func:`near_orthogonal_basis`: unit-norm U with ||U^T U - I||_2 = eps exactly (Fig. 1, Thm. 3).
+- :func:`zero_mean_basis`: the same, inside the zero-mean signals (patterns with no constant part).
 - :func:`circle`: points on the unit circle (Fig. 8; the paper's nine angles by default).
 - :func:`gaussian_mixture`: samples of an isotropic Gaussian mixture (a continuous model).
 - :func:`gaussian_noise_views`: attaches additive-noise augmented views to any dataset.
+- :func:`rotation_views`, :func:`shift_views`: group augmentations x = R(t) x0 (App. B.5, Eq. 106):
+  rotations of 2-D data and cyclic shifts of a d-dimensional signal.
 """
 
 from __future__ import annotations
@@ -20,8 +23,9 @@ import numpy as np
 from ccdyn.data.dataset import Dataset, make_dataset
 
 __all__ = [
-    "PAPER_ANGLES", "MAX_EXACT_M", "near_orthogonal_basis", "latent_categorical",
-    "latent_summation", "circle", "gaussian_mixture", "gaussian_noise_views",
+    "PAPER_ANGLES", "MAX_EXACT_M", "near_orthogonal_basis", "zero_mean_basis", "latent_categorical",
+    "latent_summation", "circle", "gaussian_mixture", "gaussian_noise_views", "rotation_matrices",
+    "rotation_views", "shift_amounts", "shift_views",
 ]
 
 # Fig. 8 / App. E.1: data angles in units of pi.
@@ -62,6 +66,24 @@ def near_orthogonal_basis(key, d: int, m: int, eps: float = 0.0) -> np.ndarray:
     s *= eps / np.linalg.norm(s, 2)
     evals, evecs = np.linalg.eigh(np.eye(m) + s)
     return q @ (evecs * np.sqrt(evals)) @ evecs.T
+
+
+def zero_mean_basis(key, d: int, m: int, eps: float = 0.0) -> np.ndarray:
+    """:func:`near_orthogonal_basis` inside the zero-mean subspace {x : sum_i x_i = 0} of R^d.
+
+    Columns are unit-norm, sum to zero and satisfy ||U^T U - I||_2 = eps. Used as 1-D signal patterns
+    for the cyclic-shift augmentation (App. B.5): the constant signal is the one direction every shift
+    fixes, and removing it keeps the shift-invariant optimum w = 1/sqrt(d) out of the way.
+
+    Args:
+      key: PRNG key.
+      d, m: signal length and number of patterns, 1 <= m <= d - 1.
+      eps: spectral distance from orthonormality, in [0, 1).
+    """
+    d = _positive_int("d", d, 2)
+    m = _positive_int("m", m, 1, d - 1)
+    q, _ = np.linalg.qr(np.eye(d) - 1.0 / d)  # columns 0..d-2 span the zero-mean signals
+    return q[:, : d - 1] @ near_orthogonal_basis(key, d - 1, m, eps)
 
 
 def _basis(basis) -> np.ndarray:
@@ -154,3 +176,77 @@ def gaussian_noise_views(ds: Dataset, key, n_views: int, std: float) -> Dataset:
     x = np.asarray(ds.x, np.float64)
     noise = np.asarray(jax.random.normal(key, (x.shape[0], n_views, x.shape[1])), np.float64)
     return make_dataset(x, ds.p, x[:, None, :] + std * noise, None, ds.patterns, dtype=ds.x.dtype)
+
+
+def _group_views(ds: Dataset, transforms: np.ndarray) -> Dataset:
+    """Applies each of the G matrices ``transforms`` (G, d, d) to every view of every point (x0 itself
+    when ``ds`` has no views), each with probability 1/G: (n, V, d) views become (n, V G, d)."""
+    xv, pv = (np.asarray(a, np.float64) for a in ds.views())
+    n, v, d = xv.shape
+    x_aug = np.einsum("gde,nve->nvgd", transforms, xv).reshape(n, v * transforms.shape[0], d)
+    p_aug = np.repeat(pv / transforms.shape[0], transforms.shape[0], axis=1)
+    return make_dataset(np.asarray(ds.x, np.float64), ds.p, x_aug, p_aug, ds.patterns, dtype=ds.x.dtype)
+
+
+def rotation_matrices(max_angle: float, n_views: int) -> np.ndarray:
+    """R(t_k) (n_views, 2, 2) at the midpoints t_k of a uniform grid of n_views cells over
+    [-max_angle pi, max_angle pi]: the midpoint rule for t ~ Uniform (Eq. 106).
+
+    With max_angle = 1 the angles are spaced 2 pi / n_views around the whole circle, so the set
+    {R(t_k)} is a coset of the cyclic group C_{n_views} and the augmented energy is exactly invariant
+    under w -> R(2 pi / n_views) w (Eq. 107-108 for a discrete group); as n_views grows it tends to
+    the rotation group SO(2), under which E is constant on the circle.
+    """
+    if not (0.0 < max_angle <= 1.0):
+        raise ValueError(f"max_angle={max_angle} must lie in (0, 1] (half-range of the rotation angle in "
+                         "units of pi)")
+    n_views = _positive_int("n_views", n_views, 1)
+    t = max_angle * np.pi * ((2.0 * np.arange(n_views) + 1.0) / n_views - 1.0)
+    c, s = np.cos(t), np.sin(t)
+    return np.stack([np.stack([c, -s], -1), np.stack([s, c], -1)], -2)
+
+
+def rotation_views(ds: Dataset, max_angle: float, n_views: int) -> Dataset:
+    """App. B.5 (Eq. 106): views x = R(t) x0 of 2-D data, t ~ Uniform[-max_angle pi, max_angle pi],
+    represented exactly by the n_views equally likely quadrature angles of :func:`rotation_matrices`.
+
+    Args:
+      ds: a 2-D dataset; if it already has views, each of them is rotated (the views compose).
+      max_angle: half-range of t in units of pi, in (0, 1]; 1 is the whole circle (C_{n_views}).
+      n_views: number of quadrature angles, >= 1.
+    """
+    if ds.dim != 2:
+        raise ValueError(f"rotation views need 2-D data (the data dimension d must be 2), got d={ds.dim}")
+    return _group_views(ds, rotation_matrices(max_angle, n_views))
+
+
+def shift_amounts(d: int, max_shift: int) -> np.ndarray:
+    """The distinct cyclic shifts s mod d for s in {-max_shift, ..., max_shift}, sorted; of two shifts
+    equal mod d the one of smaller magnitude (then the negative one) represents them.
+
+    When 2 max_shift + 1 >= d these are all d shifts, each once: the cyclic group Z_d.
+    """
+    d = _positive_int("d", d)
+    max_shift = _positive_int("max_shift", max_shift, 1)
+    reps = {}
+    for s in sorted(range(-max_shift, max_shift + 1), key=lambda s: (abs(s), s)):
+        reps.setdefault(s % d, s)
+    return np.asarray(sorted(reps.values()), np.int64)
+
+
+def shift_views(ds: Dataset, max_shift: int) -> Dataset:
+    """App. B.5 with a discrete group: views x = S^s x0, the cyclic shift (np.roll) of a d-dimensional
+    signal by s, for every distinct s in {-max_shift, ..., max_shift} (mod d), equally likely.
+
+    With 2 max_shift + 1 >= d the views are the whole orbit of x0 under Z_d, so the view-averaged
+    output b(w|x0) (Eq. 105) and the energy satisfy E_alpha(S w) = E_alpha(w) (Eq. 107-108): the
+    optima come in orbits of equal energy. A smaller max_shift is not a group and gives no invariance.
+
+    Args:
+      ds: dataset of signals (n, d); existing views are shifted too (the views compose).
+      max_shift: largest shift magnitude, an integer >= 1.
+    """
+    d = ds.dim
+    shifts = shift_amounts(d, max_shift)
+    mats = np.stack([np.roll(np.eye(d), s, axis=0) for s in shifts])  # (S^s x)[i] = x[i - s]
+    return _group_views(ds, mats)

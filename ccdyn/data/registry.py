@@ -10,10 +10,10 @@ import numpy as np
 from ccdyn.data import models
 from ccdyn.data.dataset import Dataset, make_dataset
 
-__all__ = ["DataSpec", "DATA_MODELS", "AUGMENTATIONS", "build_dataset"]
+__all__ = ["DataSpec", "DATA_MODELS", "AUGMENTATIONS", "augment", "build_dataset", "spec_from_dict"]
 
 DATA_MODELS = ("latent_summation", "latent_categorical", "circle", "gaussian_mixture", "file")
-AUGMENTATIONS = ("none", "noise")
+AUGMENTATIONS = ("none", "noise", "rotation", "shift")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -22,6 +22,12 @@ class DataSpec:
 
     Defaults are the basins default: latent summation, d = M = 10, q = 0.2, ||U^T U - I||_2 = 0.1,
     exact population (2^10 points), no augmentation.
+
+    Augmentation (``aug``): ``noise`` adds ``aug_views`` Gaussian views of std ``aug_std``;
+    ``rotation`` (2-D data, App. B.5) rotates by t ~ Uniform[-aug_range pi, aug_range pi] with
+    ``aug_views`` quadrature angles (aug_range in (0, 1]; 1 is the whole circle); ``shift`` (App. B.5)
+    shifts cyclically by every s in {-aug_range, ..., aug_range} (aug_range an integer >= 1; the whole
+    group Z_d when 2 aug_range + 1 >= d).
     """
 
     data: str = "latent_summation"
@@ -38,6 +44,28 @@ class DataSpec:
     aug: str = "none"
     aug_views: int = 8
     aug_std: float = 0.1
+    aug_range: float = 1.0
+
+
+def augment(ds: Dataset, spec: DataSpec, key) -> Dataset:
+    """``ds`` with the views of ``spec.aug`` (see :class:`DataSpec`); ``ValueError`` names the flag."""
+    if spec.aug not in AUGMENTATIONS:
+        raise ValueError(f"--aug={spec.aug!r} is unknown; allowed: {', '.join(AUGMENTATIONS)}")
+    if spec.aug == "noise":
+        return models.gaussian_noise_views(ds, key, spec.aug_views, spec.aug_std)
+    if spec.aug == "rotation":
+        if not (0.0 < spec.aug_range <= 1.0):
+            raise ValueError(f"--aug_range={spec.aug_range} must lie in (0, 1] for --aug=rotation "
+                             "(half-range of the angle in units of pi)")
+        if ds.dim != 2:
+            raise ValueError(f"--aug=rotation needs 2-D data; this data has d={ds.dim}")
+        return models.rotation_views(ds, spec.aug_range, spec.aug_views)
+    if spec.aug == "shift":
+        if spec.aug_range != int(spec.aug_range) or spec.aug_range < 1:
+            raise ValueError(f"--aug_range={spec.aug_range} must be an integer >= 1 for --aug=shift "
+                             "(the largest cyclic shift)")
+        return models.shift_views(ds, int(spec.aug_range))
+    return ds
 
 
 def build_dataset(spec: DataSpec, dtype=None) -> Dataset:
@@ -69,6 +97,14 @@ def build_dataset(spec: DataSpec, dtype=None) -> Dataset:
         from ccdyn import io  # io imports ccdyn.data: import it only when a file is read
 
         ds = io.load_dataset(spec.data_path)
-    if spec.aug == "noise":
-        ds = models.gaussian_noise_views(ds, k_aug, spec.aug_views, spec.aug_std)
+    ds = augment(ds, spec, k_aug)
     return make_dataset(np.asarray(ds.x), ds.p, ds.x_aug, ds.p_aug, ds.patterns, dtype=dtype)
+
+
+def spec_from_dict(fields: dict) -> DataSpec:
+    """The :class:`DataSpec` saved as a dict (e.g. a basins run's ``summary.json``); lists back to tuples."""
+    known = {f.name for f in dataclasses.fields(DataSpec)}
+    unknown = sorted(set(fields) - known)
+    if unknown:
+        raise ValueError(f"unknown data fields {unknown}; known: {sorted(known)}")
+    return DataSpec(**{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
