@@ -92,6 +92,11 @@ class Activation:
         return _DEGREE.get(self.name, 1)
 
     @property
+    def smooth(self) -> bool:
+        """True when h' is continuous (no kink), so A(w) = C_alpha[x h'(w^T x)] is smooth in w."""
+        return self.name not in ("relu", "leaky_relu")
+
+    @property
     def odd(self) -> bool:
         """True when h(-x) = -h(x), so that w and -w give the same feature up to sign."""
         return self.name in ("linear", "tanh")
