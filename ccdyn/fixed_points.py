@@ -16,6 +16,16 @@ Tolerances are relative to the scale lambda_1 (or |grad^2 E| for the Hessian), s
 float32 (loose) and float64 (tight). Certify in float64 (``--x64``) when the numbers matter.
 For ReLU the autodiff Hessian is exact wherever no support point lies on the hyperplane
 w*^T x = 0 (then A is locally constant and E = w^T A w / 2 there).
+
+Beyond the certificate:
+
+- local roughness rho(w) (Sec. 3.2) from tangent perturbations at shrinking radii, with the
+  data-crossing resolution that a sampled ReLU population needs, and the finite-difference flow
+  Jacobian (:func:`roughness`, :func:`roughness_profile`); the Thm. 2 / Cor. 2 ingredients
+  z0(alpha_g), max of p_D on the plane and the Thm. 2 bound;
+- irregularity omega = mu + nu (Def. 4, Eq. 10) with L and kappa estimated on samples of the ball
+  B_gamma, and the Thm. 3 / Lemma 11 check along a power-iteration trajectory
+  (:func:`theorem3_check`).
 """
 
 from __future__ import annotations
