@@ -229,13 +229,7 @@ def roughness(ds: Dataset, act: Activation, w, pairwise: Pairwise, radii, **kwar
     xv, _ = ds.views()
     x = None if act.smooth else np.asarray(xv).reshape(-1, ds.dim)
     return roughness_profile(lambda v: one_layer.a_matrix(ds, act, v, pairwise), w, radii, x=x,
-                             batched=lambda vs: _a_matrices(ds, act, vs, pairwise), **kwargs)
-
-
-@functools.partial(jax.jit, static_argnames=("act", "pairwise"))
-def _a_matrices(ds: Dataset, act: Activation, W, pairwise: Pairwise):
-    """A(w) for every row of W (compiled once per dataset shape, activation and alpha)."""
-    return jax.vmap(lambda w: one_layer.a_matrix(ds, act, w, pairwise))(W)
+                             batched=functools.partial(one_layer.a_matrices, ds, act, pairwise=pairwise), **kwargs)
 
 
 def gaussian_z0(ds: Dataset, act: Activation, w, tau: float) -> float:
@@ -353,31 +347,42 @@ def sample_cap(w0, threshold: float, n: int, rng) -> np.ndarray:
     return np.concatenate([w0[None], pts])
 
 
-def power_trajectory(a_fn, w0, n_steps: int) -> np.ndarray:
-    """w(0..n_steps) of Eq. PI, w <- A(w) w / ||A(w) w||, for a matrix field a_fn; (n_steps + 1, d)."""
-    def body(w, _):
-        v = a_fn(w) @ w
-        v = v / jnp.linalg.norm(v)
-        return v, v
+def power_trajectory(a_fn, w0, n_steps: int, batched=None) -> np.ndarray:
+    """w(0..n_steps) of Eq. PI, w <- A(w) w / ||A(w) w||, for a matrix field a_fn; (n_steps + 1, d).
 
+    ``batched`` (k, d) -> (k, d, d), if given, replaces ``jax.vmap(a_fn)``; pass the same object
+    for every start (e.g. ``functools.partial(one_layer.a_matrices, ds, act)``) and the trajectory
+    compiles once. For many starts on a dataset, ``one_layer.power_iteration`` is the GEMM route.
+    """
     w0 = jnp.asarray(w0) / jnp.linalg.norm(w0)
-    _, ws = jax.jit(lambda w: jax.lax.scan(body, w, None, length=int(n_steps)))(w0)
+    ws = _trajectory(jax.vmap(a_fn) if batched is None else batched, w0, int(n_steps))
     return np.concatenate([np.asarray(w0)[None], np.asarray(ws)])
 
 
+@functools.partial(jax.jit, static_argnames=("batched", "n_steps"))
+def _trajectory(batched, w0, n_steps: int):
+    def body(w, _):
+        v = batched(w[None])[0] @ w
+        v = v / jnp.linalg.norm(v)
+        return v, v
+
+    return jax.lax.scan(body, w0, None, length=n_steps)[1]
+
+
 def theorem3_check(a_fn, w0, gammas, *, n_samples: int = 128, n_steps: int = 200, seed: int = 0,
-                   conv_tol: float = 1e-10) -> dict:
+                   conv_tol: float = 1e-10, batched=None) -> dict:
     """Thm. 3 made measurable at a start w(0): for each gamma, sup omega over (samples of) B_gamma,
     with L and kappa estimated on the same samples; the smallest gamma with sup omega <= gamma
     (Eq. 11) certifies the start. Then power iteration from w(0) is run and its claims are checked
     (Lemma 11): w(t) stays in B_gamma, c_t increases, 1 - c_t <= gamma^t (1 - c_0), w(t) converges.
 
     Returns a dict with c0, per-gamma rows (gamma, threshold, sup_omega, sup_mu, L, kappa,
-    min_lam_d, holds), the certified gamma (or None), and the trajectory checks.
+    min_lam_d, holds), the certified gamma (or None), and the trajectory checks. ``batched``: as in
+    :func:`power_trajectory` (reuse it across starts to compile once).
     """
     rng = np.random.default_rng(seed)
     w0 = np.asarray(w0, np.float64) / np.linalg.norm(w0)
-    batched = jax.jit(jax.vmap(a_fn))
+    batched = jax.jit(jax.vmap(a_fn)) if batched is None else batched
     _, lam0, _, c0 = spectra(a_fn, w0[None], batched)
     c0 = float(c0[0])
     gammas = sorted(float(g) for g in gammas)
@@ -396,7 +401,7 @@ def theorem3_check(a_fn, w0, gammas, *, n_samples: int = 128, n_steps: int = 200
         if rows[-1]["holds"]:  # the smallest certifying gamma is what Thm. 3 needs
             break
     certified = next((r for r in rows if r["holds"]), None)
-    traj = power_trajectory(a_fn, w0, n_steps)
+    traj = power_trajectory(a_fn, w0, n_steps, batched)
     _, lam_t, _, c_t = spectra(a_fn, traj, batched)
     moves = np.linalg.norm(np.diff(traj, axis=0), axis=1)
     out = {"c0": c0, "lam1_0": float(lam0[0, 0]), "gap_0": float(lam0[0, 0] - lam0[0, 1]), "gammas": rows,

@@ -25,6 +25,8 @@ alpha is held under stop_gradient everywhere (Eq. 2).
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 
@@ -34,7 +36,7 @@ from ccdyn.data.dataset import Dataset
 from ccdyn.pairwise import Pairwise, get_pairwise
 
 __all__ = [
-    "node_alpha", "gated_input", "a_matrix", "field_jacobian", "ascent", "energy", "energy_given_alpha",
+    "node_alpha", "gated_input", "a_matrix", "a_matrices", "field_jacobian", "ascent", "energy", "energy_given_alpha",
     "tangent", "tangent_basis", "flow_step", "power_step", "min_eigenvalue", "flow", "power_iteration",
 ]
 
@@ -132,6 +134,12 @@ def a_matrix(ds: Dataset, act: Activation, w, pairwise: Pairwise = UNIFORM):
     return g.T @ laplacian_apply(g, ds.p, node_alpha(ds, act, pairwise, w))
 
 
+@functools.partial(jax.jit, static_argnames=("act", "pairwise"))
+def a_matrices(ds: Dataset, act: Activation, W, pairwise: Pairwise = UNIFORM):
+    """Dense A(w) for every row of W (k, d) -> (k, d, d), alpha at each w; one compile per shape."""
+    return jax.vmap(lambda w: a_matrix(ds, act, w, pairwise))(W)
+
+
 def field_jacobian(ds: Dataset, act: Activation, w, pairwise: Pairwise = UNIFORM):
     """Jacobian of the flow field on the sphere at a fixed point w (Eq. 7), in a tangent basis Q:
 
@@ -205,7 +213,7 @@ def power_step(ds: Dataset, act: Activation, W, pairwise: Pairwise = UNIFORM, sh
 def min_eigenvalue(ds: Dataset, act: Activation, W, pairwise: Pairwise = UNIFORM):
     """lambda_min(A(w)) for every row of W (dense A per init: for certification and the B.4 shift)."""
     _check_w(ds, W, 2, "W")
-    return jax.vmap(lambda w: jnp.linalg.eigvalsh(a_matrix(ds, act, w, pairwise))[0])(W)
+    return jnp.linalg.eigvalsh(a_matrices(ds, act, W, pairwise))[:, 0]
 
 
 def _run(step, W, n_steps: int):
