@@ -86,23 +86,11 @@ def _load(run: str):
     s = io.read_json(path)
     c = s["config"]
     spec = spec_from_dict(c["data"])
-    if FLAGS.measure_samples and spec.n_samples is not None:
+    if FLAGS.measure_samples and spec.n_samples is not None:  # the run drew a sample: draw a larger one
         spec = dataclasses.replace(spec, n_samples=FLAGS.measure_samples)
     ds = build_dataset(spec, jnp.float64)
     act = activations.get_activation(c["act"], c["leaky_slope"])
-    return s, ds, act, pairwise.get_pairwise(c["alpha"], c["tau"]), _is_exact(spec), _has_density(spec)
-
-
-def _has_density(spec) -> bool:
-    """Samples x0 of a continuous model (Thm. 2 needs a density p_D on the plane)."""
-    return spec.data in ("gaussian_mixture", "file")
-
-
-def _is_exact(spec) -> bool:
-    """True for an exact discrete population (its A(w) is the population's: every radius counts);
-    False for samples of a continuous model (sampled points or noise views)."""
-    sampled = spec.data in ("gaussian_mixture", "file") or spec.n_samples is not None or spec.aug == "noise"
-    return not sampled and not (spec.data == "latent_summation" and spec.m > 16)
+    return s, ds, act, pairwise.get_pairwise(c["alpha"], c["tau"]), not spec.sampled, spec.has_density
 
 
 def _measure(ds, act, pw, w, radii, tau_z0, exact, density):
@@ -122,6 +110,10 @@ def _measure(ds, act, pw, w, radii, tau_z0, exact, density):
             "thm2_bound": None if r_u is None else fixed_points.theorem2_bound(ds, r_u),
             "profile": {"radii": rough.radii, "rho_at": rough.rho_at, "crossings": rough.crossings,
                         "jacobian_max": rough.jacobian_max}}
+
+
+def _dash(v):
+    return "-" if v is None else v
 
 
 def _median(values):
@@ -160,12 +152,11 @@ def main(argv):
             m.update({"optimum": o["optimum"], "fraction": o["fraction"], "pattern": o["pattern"],
                       "cos": o["overlap"], "engine_stable": o["stable"]})
             rows.append(m)
-            dash = lambda v: "-" if v is None else v
             table.append([name, o["optimum"], round(o["fraction"], 4), o["pattern"], o["overlap"], m["lam1"],
-                          m["gap"], m["rho"], dash(m["rho_radius"]), dash(m["crossings"]), dash(m["thm1"]),
-                          dash(m["fd_stable"]),
-                          o["stable"], o["strict_max_fixed_alpha"], m["z0"], dash(m["r_uniform"]),
-                          dash(m["r_gaussian"]), dash(m["thm2_bound"])])
+                          m["gap"], m["rho"], _dash(m["rho_radius"]), _dash(m["crossings"]), _dash(m["thm1"]),
+                          _dash(m["fd_stable"]),
+                          o["stable"], o["strict_max_fixed_alpha"], m["z0"], _dash(m["r_uniform"]),
+                          _dash(m["r_gaussian"]), _dash(m["thm2_bound"])])
         print(f"  {name}: {len(rows)} optima measured ({time.time() - t0:.1f} s)", file=sys.stderr, flush=True)
         per_run[name] = {"alpha": pw.kind, "tau": pw.tau if pw.kind == "gaussian" else None, "optima": rows}
         run_rows.append(_run_row(name, pw.kind, per_run[name]["tau"] or "-", rows))

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from ccdyn import covariance, data, io
+from ccdyn.data.registry import DataSpec
 
 
 @pytest.mark.parametrize("eps", [0.0, 0.05, 0.2])
@@ -132,3 +133,11 @@ def test_atomic_json_and_output_dir(tmp_path):
     assert io.prepare_output_dir(tmp_path / "a", resume=True).exists()
     io.prepare_output_dir(tmp_path / "a", overwrite=True)
     assert list((tmp_path / "a").iterdir()) == []
+
+
+def test_spec_says_whether_its_support_is_a_sample():
+    assert not DataSpec().sampled and not DataSpec(data="circle").sampled  # exact populations
+    assert DataSpec(n_samples=500).sampled and DataSpec(m=20, d=20).sampled
+    assert DataSpec(aug="noise").sampled and not DataSpec(data="circle", aug="rotation").sampled
+    assert DataSpec(data="gaussian_mixture").sampled and DataSpec(data="gaussian_mixture").has_density
+    assert not DataSpec(aug="noise").has_density

@@ -46,6 +46,19 @@ class DataSpec:
     aug_std: float = 0.1
     aug_range: float = 1.0
 
+    @property
+    def sampled(self) -> bool:
+        """True when the support is a sample (a continuous model, a latent summation model drawn
+        rather than enumerated, noise views, a user's file), False for an exact discrete population
+        (whose A(w) is the population's own)."""
+        drawn = self.data == "latent_summation" and (self.n_samples is not None or self.m > models.MAX_EXACT_M)
+        return drawn or self.data in ("gaussian_mixture", "file") or self.aug == "noise"
+
+    @property
+    def has_density(self) -> bool:
+        """True when x0 are samples of a continuous density p_D (what Thm. 2 needs)."""
+        return self.data in ("gaussian_mixture", "file")
+
 
 def augment(ds: Dataset, spec: DataSpec, key) -> Dataset:
     """``ds`` with the views of ``spec.aug`` (see :class:`DataSpec`); ``ValueError`` names the flag."""
@@ -79,7 +92,7 @@ def build_dataset(spec: DataSpec, dtype=None) -> Dataset:
     q = spec.q[0] if len(spec.q) == 1 else spec.q
     if spec.data == "latent_summation":
         u = models.near_orthogonal_basis(k_basis, spec.d, spec.m, spec.ortho_eps)
-        sampled = spec.n_samples is not None or spec.m > models.MAX_EXACT_M
+        sampled = spec.n_samples is not None or spec.m > models.MAX_EXACT_M  # else enumerated exactly
         n = spec.n_samples or 20000
         ds = models.latent_summation(u, q, key=k_sample if sampled else None,
                                      n_samples=n if sampled else None)
