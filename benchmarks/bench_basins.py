@@ -10,7 +10,7 @@ float32 (x64 mode is on, as in scripts/basins.py, so every dtype is explicit).
 For method in {flow, power} and each n_init, three jitted loops advance the same random unit inits
 by ``--steps`` steps; each is compiled and run once, then timed ``--repeats`` times (median):
 
-- engine: the production kernel, one compiled block of ``ccdyn.basins.make_block`` (tol = 0, so
+- engine: the production kernel, one compiled block of ``ccdyn.engine.make_block`` (tol = 0, so
   every init keeps running), tiled and sharded by ``ccdyn.parallel.tiled_sharded`` over a chunk of
   ``padded_chunk(n_init)`` inits.
 - naive: vmap over inits of a dense per-init A(w) = ``one_layer.a_matrix`` (d x d) and the same
@@ -40,7 +40,8 @@ jax.config.update("jax_enable_x64", True)
 import jax.numpy as jnp  # noqa: E402
 
 import ccdyn  # noqa: E402
-from ccdyn import basins, io, one_layer, parallel  # noqa: E402
+from ccdyn import io, one_layer, parallel  # noqa: E402
+from ccdyn.one_layer import engine  # noqa: E402
 from ccdyn.data.registry import DataSpec, build_dataset  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -119,13 +120,13 @@ def main(argv):
     gemm = gemm_loop(tile, steps)
     rows, naive_cache = [], {}
     for method in ("flow", "power"):
-        dyn = basins.Dynamics(method=method, tol=0.0, max_steps=10**9, block=steps)
-        block = jax.jit(parallel.tiled_sharded(basins.make_block(act, pw, dyn), mesh, tile))
+        dyn = engine.Dynamics(method=method, tol=0.0, max_steps=10**9, block=steps)
+        block = jax.jit(parallel.tiled_sharded(engine.make_block(act, pw, dyn), mesh, tile))
         naive = naive_loop(act, pw, method, steps)
         for n in (int(s) for s in FLAGS.n_inits):
             padded = parallel.padded_chunk(n, tile, n_dev)
             W = parallel.init_weights(jax.random.PRNGKey(0), 0, padded, ds.dim, DTYPE)
-            st = basins.initial_state(W, dyn)
+            st = engine.initial_state(W, dyn)
 
             compile_s, t_engine = measure(block, ds, st, repeats=reps)
             engine_rate = padded * steps / t_engine

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-__all__ = ["batch_cov", "batch_energy", "population_cov", "population_energy", "laplacian_apply"]
+__all__ = ["batch_cov", "batch_energy", "population_cov", "laplacian_apply"]
 
 
 def _as_matrix(a):
@@ -102,9 +102,3 @@ def population_cov(a, b, p, alpha=None):
     """
     a, b = _as_matrix(a), _as_matrix(b)
     return a.T @ laplacian_apply(b, p, alpha)
-
-
-def population_energy(f, p, alpha=None):
-    """E_alpha = 1/2 tr C_alpha[f] of the exact population (f: (n,) or (n, k))."""
-    f = _as_matrix(f)
-    return 0.5 * jnp.sum(f * laplacian_apply(f, p, alpha))

@@ -1,4 +1,6 @@
-"""All file I/O of ccdyn: atomic JSON / npz writes, run directories, and user data files."""
+"""File I/O of ccdyn: atomic JSON / npz / CSV / PNG writes, run directories, chunk stores.
+
+The ``.npz`` format of a user's data file lives in :mod:`ccdyn.data.files`."""
 
 from __future__ import annotations
 
@@ -11,11 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ccdyn.data.dataset import Dataset, make_dataset
-
-__all__ = ["atomic_write_bytes", "write_json", "read_json", "write_npz", "write_csv", "prepare_output_dir",
-           "load_dataset", "save_dataset", "save_figure", "ChunkStore",
-           "as_json", "wait_for_file"]
+__all__ = ["atomic_write_bytes", "write_json", "read_json", "write_npz", "read_npz", "write_csv",
+           "prepare_output_dir", "save_figure", "ChunkStore", "as_json", "wait_for_file"]
 
 
 def _umask() -> int:
@@ -91,6 +90,12 @@ def write_npz(path, **arrays) -> None:
     atomic_write_bytes(path, buf.getvalue())
 
 
+def read_npz(path) -> dict:
+    """All arrays of an ``.npz`` file (no pickles), read eagerly."""
+    with np.load(path, allow_pickle=False) as f:
+        return {k: f[k] for k in f.files}
+
+
 def write_csv(path, header, rows) -> None:
     """Atomically writes a CSV file: one ``header`` line, then ``rows`` (``\\n`` line ends)."""
     import csv
@@ -119,33 +124,6 @@ def prepare_output_dir(path, *, overwrite: bool = False, resume: bool = False) -
         shutil.rmtree(path)
     path.mkdir(parents=True, exist_ok=True)
     return path
-
-
-def load_dataset(path, dtype=None) -> Dataset:
-    """Reads a user's ``.npz`` data file: ``x`` (n, d) required; optional ``p`` (n,),
-    ``x_aug`` (n, V, d), ``p_aug`` (n, V), ``patterns`` (m, d). Validated by
-    :func:`ccdyn.data.make_dataset` (``ValueError`` names the bad field)."""
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"data_path {str(path)!r} is not a file")
-    try:
-        with np.load(path, allow_pickle=False) as f:
-            fields = {k: f[k] for k in f.files}
-    except (OSError, ValueError) as e:
-        raise ValueError(f"data_path {str(path)!r} is not a readable .npz file: {e}") from None
-    allowed = {"x", "p", "x_aug", "p_aug", "patterns"}
-    if "x" not in fields:
-        raise ValueError(f"data_path {str(path)!r} has no array 'x' (fields: {sorted(fields)})")
-    unknown = sorted(set(fields) - allowed)
-    if unknown:
-        raise ValueError(f"data_path {str(path)!r} has unknown arrays {unknown}; allowed: {sorted(allowed)}")
-    return make_dataset(dtype=dtype, **fields)
-
-
-def save_dataset(path, ds: Dataset) -> None:
-    """Writes a dataset in the format that :func:`load_dataset` reads."""
-    arrays = {k: getattr(ds, k) for k in ("x", "p", "x_aug", "p_aug", "patterns")}
-    write_npz(path, **{k: v for k, v in arrays.items() if v is not None})
 
 
 def save_figure(path, fig, dpi: int = 120) -> None:
@@ -178,8 +156,7 @@ class ChunkStore:
         write_npz(self.path(c), **arrays)
 
     def load(self, c: int) -> dict:
-        with np.load(self.path(c)) as f:
-            return {k: f[k] for k in f.files}
+        return read_npz(self.path(c))
 
     def wait(self, chunks, timeout: float, poll: float = 0.2) -> None:
         """Blocks until every chunk in ``chunks`` exists (other processes write them)."""

@@ -46,7 +46,9 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 import ccdyn  # noqa: E402
-from ccdyn import activations, basins, io, landscape, pairwise, plotting, report, symmetry  # noqa: E402
+from ccdyn.data import files
+from ccdyn import activations, io, pairwise, plotting, report, stats  # noqa: E402
+from ccdyn.one_layer import basins, engine, landscape, symmetry  # noqa: E402
 from ccdyn.data import models  # noqa: E402
 from ccdyn.data.dataset import make_dataset  # noqa: E402
 from ccdyn.data.registry import DataSpec, augment, build_dataset  # noqa: E402
@@ -127,8 +129,8 @@ def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def _dynamics() -> basins.Dynamics:
-    return basins.Dynamics(method="flow", step_size=FLAGS.step_size, max_steps=FLAGS.max_steps)
+def _dynamics() -> engine.Dynamics:
+    return engine.Dynamics(method="flow", step_size=FLAGS.step_size, max_steps=FLAGS.max_steps)
 
 
 def cast(ds, dtype):
@@ -138,8 +140,8 @@ def cast(ds, dtype):
 def run_basins(ds64, act, n_init: int) -> dict:
     """The basins engine of scripts/basins.py (float32 flow, float64 refinement) on one dataset."""
     dyn = _dynamics()
-    runner = basins.ChunkRunner(cast(ds64, jnp.float32), act, UNIFORM, dyn, tile=FLAGS.tile)
-    result = basins.collect(runner, jax.random.PRNGKey(FLAGS.seed), n_init, FLAGS.chunk_size, jnp.float32)
+    runner = engine.ChunkRunner(cast(ds64, jnp.float32), act, UNIFORM, dyn, tile=FLAGS.tile)
+    result = engine.collect(runner, jax.random.PRNGKey(FLAGS.seed), n_init, FLAGS.chunk_size, jnp.float32)
     an = basins.analyze(ds64, act, UNIFORM, dyn, result, cluster_tol=FLAGS.cluster_tol)
     an["steps_median"] = float(np.median(result["steps"]))
     return an
@@ -194,7 +196,7 @@ def rotation_engine(ds64, act, grid: dict, scale: float) -> dict:
                          minlength=grid["n_prominent"]).astype(int)
     m, big = grid["maxima"], grid["prominent"]
     peaks = [{"theta_over_pi": t / np.pi, "prominence_rel": p, "energy_rel": en / scale, "at_kink": kink,
-              "basin_fraction": c / FLAGS.n_init, "ci95": basins.wilson_interval(c, FLAGS.n_init),
+              "basin_fraction": c / FLAGS.n_init, "ci95": stats.wilson_interval(c, FLAGS.n_init),
               "engine_optima": int(np.sum(on_peak & (peak == k)))}
              for k, (t, p, en, kink, c) in enumerate(zip(m.theta[big], grid["prominence_rel"][big], m.energy[big],
                                                          m.at_kink[big], counts))]
@@ -447,7 +449,7 @@ def main(argv):
     _log("shift study ...")
     t0 = time.time()
     base = shift_base()
-    io.save_dataset(out / "shift_data.npz", base)
+    files.save_dataset(out / "shift_data.npz", base)
     shift_records = shift_study(base, activations.get_activation(FLAGS.shift_act))
     shift_s = time.time() - t0
 

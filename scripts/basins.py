@@ -32,7 +32,8 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 import ccdyn  # noqa: E402
-from ccdyn import activations, basins, io, pairwise, parallel, plotting, report  # noqa: E402
+from ccdyn import activations, io, pairwise, parallel, plotting, report  # noqa: E402
+from ccdyn.one_layer import basins, engine  # noqa: E402
 from ccdyn.data import models  # noqa: E402
 from ccdyn.data.registry import AUGMENTATIONS, DATA_MODELS, DataSpec, build_dataset  # noqa: E402
 
@@ -164,8 +165,8 @@ def _table(rows, an, n_init) -> str:
                                 "smooth", "stable", "LME", "pattern", "cos"], body)
     c = an["status_counts"]
     lines = [text, "",
-             f"inits {n_init}: converged {c['converged']}, not converged {c['not converged']}, "
-             f"cycling {c['cycling']}, dead (A(w)w = 0) {c['dead']}, non-finite {c['non-finite']}",
+             f"inits {n_init}: converged {c['converged']}, not converged {c['not_converged']}, "
+             f"cycling {c['cycling']}, dead (A(w)w = 0) {c['dead']}, non-finite {c['nonfinite']}",
              f"optima {len(rows)}, stable {sum(r['stable'] for r in rows)}, basin mass on planted "
              f"patterns (stable, cos >= 0.9): {basins.basin_mass_on_patterns(rows):.4f}"]
     return "\n".join(lines)
@@ -178,7 +179,7 @@ def main(argv):
     spec = _spec()
     act = activations.get_activation(FLAGS.act, FLAGS.leaky_slope)
     pw = pairwise.get_pairwise(FLAGS.alpha, FLAGS.tau)
-    dyn = basins.Dynamics(method=FLAGS.method, step_size=FLAGS.step_size, tol=FLAGS.tol,
+    dyn = engine.Dynamics(method=FLAGS.method, step_size=FLAGS.step_size, tol=FLAGS.tol,
                           max_steps=FLAGS.max_steps, shift=FLAGS.shift)
     dtype = jnp.float64 if FLAGS.x64 else jnp.float32
     out_name = FLAGS.output_dir or (f"runs/basins-{FLAGS.act}-{FLAGS.data}-{FLAGS.alpha}-{FLAGS.method}"
@@ -203,9 +204,9 @@ def main(argv):
     print(f"ccdyn basins: act={FLAGS.act} data={FLAGS.data} (n={ds64.n}, d={ds64.dim}) alpha={FLAGS.alpha} "
           f"method={FLAGS.method} n_init={FLAGS.n_init} on {n_dev} {jax.default_backend()} device(s), "
           f"process {FLAGS.process_id}/{FLAGS.num_processes} -> {out}", file=sys.stderr, flush=True)
-    runner = basins.ChunkRunner(ds_run, act, pw, dyn, tile=FLAGS.tile)
+    runner = engine.ChunkRunner(ds_run, act, pw, dyn, tile=FLAGS.tile)
     t_run = time.time()
-    result = basins.collect(runner, jax.random.PRNGKey(FLAGS.seed), FLAGS.n_init, FLAGS.chunk_size, dtype,
+    result = engine.collect(runner, jax.random.PRNGKey(FLAGS.seed), FLAGS.n_init, FLAGS.chunk_size, dtype,
                             store=io.ChunkStore(out), process_id=FLAGS.process_id,
                             num_processes=FLAGS.num_processes, progress=_progress(time.time()))
     run_s = time.time() - t_run
@@ -220,8 +221,8 @@ def main(argv):
         "config": config,
         "n_init": FLAGS.n_init,
         "n_converged": an["status_counts"]["converged"],
-        "n_nonfinite": an["status_counts"]["non-finite"],
-        "n_not_converged": an["status_counts"]["not converged"],
+        "n_nonfinite": an["status_counts"]["nonfinite"],
+        "n_not_converged": an["status_counts"]["not_converged"],
         "n_cycling": an["status_counts"]["cycling"],
         "n_dead": an["status_counts"]["dead"],
         "n_optima": len(rows),

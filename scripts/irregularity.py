@@ -30,7 +30,8 @@ jax.config.update("jax_enable_x64", True)
 
 import numpy as np  # noqa: E402
 
-from ccdyn import activations, data, fixed_points, io, one_layer, pairwise, report  # noqa: E402
+from ccdyn import activations, data, io, one_layer, pairwise, report  # noqa: E402
+from ccdyn.one_layer import irregularity  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer("d", 10, "Input dimension (>= m).", lower_bound=1)
@@ -101,7 +102,7 @@ def main(argv):
         for ang in _numbers(FLAGS.angles_deg, 0, 90):
             rows = []
             for m in range(FLAGS.n_patterns):
-                res = fixed_points.theorem3_check(a_fn, _start(u[:, m], ang, rng), gammas,
+                res = irregularity.theorem3_check(a_fn, _start(u[:, m], ang, rng), gammas,
                                                   n_samples=FLAGS.n_samples, n_steps=FLAGS.n_steps,
                                                   seed=FLAGS.data_seed + m, batched=batched)
                 cert = next((g for g in res["gammas"] if g["holds"]), res["gammas"][-1])

@@ -23,7 +23,9 @@ jax.config.update("jax_enable_x64", True)
 
 import numpy as np  # noqa: E402
 
-from ccdyn import activations, data, io, landscape, pairwise, plotting, report  # noqa: E402
+from ccdyn.data import files
+from ccdyn import activations, data, io, pairwise, plotting, report  # noqa: E402
+from ccdyn.one_layer import landscape  # noqa: E402
 from ccdyn.data.registry import DataSpec, augment  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -65,7 +67,7 @@ def main(argv):
     del argv
     t0 = time.time()
     try:
-        ds = io.load_dataset(FLAGS.data_path) if FLAGS.data_path else data.circle(_floats(FLAGS.angles))
+        ds = files.load_dataset(FLAGS.data_path) if FLAGS.data_path else data.circle(_floats(FLAGS.angles))
         if ds.dim != 2:
             raise ValueError(f"--data_path must hold 2-D points, got x of shape {ds.x.shape}")
         ds = augment(ds, DataSpec(aug=FLAGS.aug, aug_range=FLAGS.aug_range, aug_views=FLAGS.aug_views), None)

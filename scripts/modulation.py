@@ -28,8 +28,8 @@ jax.config.update("jax_enable_x64", True)
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from ccdyn import activations, basins, io, plotting, report  # noqa: E402
-from ccdyn import modulation as mo  # noqa: E402
+from ccdyn import activations, io, plotting, report, stats  # noqa: E402
+from ccdyn.two_layer import modulation  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer("n_mc", 100_000, "Monte Carlo draws / random starts (>= 1000).", lower_bound=1000)
@@ -52,15 +52,15 @@ flags.register_validator("eps_dims", lambda v: all(int(x) >= 2 for x in v), "--e
 def eq15_check(key):
     rows = []
     for i, (k, n, d) in enumerate([(3, 3, 4), (4, 3, 5), (2, 6, 3), (5, 2, 4)]):
-        pop = mo.modulated_population(jax.random.fold_in(key, i), k, d, n, p1=0.3)
+        pop = modulation.modulated_population(jax.random.fold_in(key, i), k, d, n, p1=0.3)
         pop = pop.replace(x=pop.x * jnp.geomspace(0.2, 5.0, k)[:, None, None])
         w = jax.random.normal(jax.random.fold_in(key, 100 + i), (k, d))
         for name in ("relu", "leaky_relu", "linear"):
             act = activations.get_activation(name)
             for bn in (False, True):
-                if bn and np.any(np.asarray(mo.rf_moments(pop, w, act)["sigma"]) == 0):
+                if bn and np.any(np.asarray(modulation.rf_moments(pop, w, act)["sigma"]) == 0):
                     continue
-                v15, v4 = mo.eq15_velocity(pop, w, act, bn), mo.lemma4_velocity(pop, w, act, bn)
+                v15, v4 = modulation.eq15_velocity(pop, w, act, bn), modulation.lemma4_velocity(pop, w, act, bn)
                 err = float(jnp.abs(v15 - v4).max())
                 rows.append({"K": k, "n_per_rf": n, "d": d, "joint_points": 2 * n**k, "act": name, "batch_norm": bn,
                              "max_abs_diff": err, "max_abs_velocity": float(jnp.abs(v4).max()),
@@ -72,15 +72,15 @@ def fig7():
     b, y0s = 1.0, [-0.5, -0.2, 0.2, 0.5, 1.0]
     curves, errors = {}, {}
     for y0 in y0s:
-        t_star = float(mo.blowup_time(y0, b))
+        t_star = float(modulation.blowup_time(y0, b))
         t_end = 4.0 if not np.isfinite(t_star) else 0.97 * t_star
         t = np.linspace(0, t_end, 2001)
-        num = np.asarray(mo.integrate_1d(y0, b, t_end, 20000))[::10]
-        exact = np.asarray(mo.closed_form_1d(y0, b, t))
+        num = np.asarray(modulation.integrate_1d(y0, b, t_end, 20000))[::10]
+        exact = np.asarray(modulation.closed_form_1d(y0, b, t))
         curves[y0] = {"t": t, "rk4": num, "closed_form": exact, "t_star": t_star}
         errors[str(y0)] = {"t_star": t_star, "max_rel_err": float(np.max(np.abs(num - exact) / np.maximum(1, np.abs(exact))))}
     y_grid = np.geomspace(0.01, 3, 200)
-    tstar = {bb: np.asarray(mo.blowup_time(y_grid, bb)) for bb in (0.5, 1.0, 2.0)}
+    tstar = {bb: np.asarray(modulation.blowup_time(y_grid, bb)) for bb in (0.5, 1.0, 2.0)}
     return curves, errors, y_grid, tstar
 
 
@@ -88,9 +88,9 @@ def eq155(key):
     rows = []
     for d in (int(x) for x in FLAGS.eps_dims):
         for eps in (float(x) for x in FLAGS.eps):
-            count = mo.p_converge_mc(jax.random.fold_in(key, d * 1000 + int(100 * eps + 500)), eps, d, FLAGS.n_mc)
-            lo, hi = basins.wilson_interval(count, FLAGS.n_mc)
-            theory = mo.p_converge(eps, d)
+            count = modulation.p_converge_mc(jax.random.fold_in(key, d * 1000 + int(100 * eps + 500)), eps, d, FLAGS.n_mc)
+            lo, hi = stats.wilson_interval(count, FLAGS.n_mc)
+            theory = modulation.p_converge(eps, d)
             rows.append({"d": d, "eps": eps, "theory": theory, "monte_carlo": count / FLAGS.n_mc, "ci95": [lo, hi],
                          "inside": bool(lo <= theory <= hi)})
     return rows
@@ -100,7 +100,7 @@ def thm6(key):
     d, n = FLAGS.d, FLAGS.n_mc
     y0 = jax.random.normal(key, (n, d))
     y0 = y0 / jnp.linalg.norm(y0, axis=1, keepdims=True)
-    run = jax.jit(lambda y, b: mo.structured_flow(y, b, n_steps=3000))
+    run = jax.jit(lambda y, b: modulation.structured_flow(y, b, n_steps=3000))
     rows = []
     for c in (float(x) for x in FLAGS.c):
         b = jnp.full((d,), FLAGS.b).at[0].add(c)
@@ -108,9 +108,9 @@ def thm6(key):
         on_pattern = y.max(axis=1) > 1 - 1e-6
         negative = np.all(y < 0, axis=1)
         winner = np.where(on_pattern, y.argmax(axis=1), -1)
-        pred = np.asarray(mo.predicted_winner(y0, b))
+        pred = np.asarray(modulation.predicted_winner(y0, b))
         to_u0 = int(np.sum(winner == 0))
-        rows.append({"c": c, "b0": FLAGS.b + c, "to_u0": to_u0 / n, "to_u0_ci95": basins.wilson_interval(to_u0, n),
+        rows.append({"c": c, "b0": FLAGS.b + c, "to_u0": to_u0 / n, "to_u0_ci95": stats.wilson_interval(to_u0, n),
                      "to_other_u": float(np.mean(on_pattern & (winner != 0))), "negative_attractor": float(negative.mean()),
                      "unsettled": float(np.mean(~on_pattern & ~negative)),
                      "predictor_agrees": float(np.mean(pred[on_pattern] == winner[on_pattern]))})
@@ -123,17 +123,17 @@ CHECKPOINTS = (2_000, 20_000, 200_000)
 def cor3(key):
     scales = np.array([float(x) for x in FLAGS.scales])
     k, n, d = len(scales), 4, 3
-    pop = mo.modulated_population(key, k, d, n, p1=0.4)
+    pop = modulation.modulated_population(key, k, d, n, p1=0.4)
     pop = pop.replace(x=pop.x * jnp.asarray(scales)[:, None, None])
     act = activations.get_activation("leaky_relu")
     w0 = jax.random.normal(jax.random.fold_in(key, 1), (k, d))
     out = {"scales": scales, "act": act.name}
     for bn in (False, True):
-        m = mo.rf_moments(pop, w0, act, bn)
+        m = modulation.rf_moments(pop, w0, act, bn)
         eta = 0.1 / float(jnp.max(jnp.linalg.norm(m["A"], ord=2, axis=(1, 2))))  # time unit of the fastest RF
         n_steps, every = 200_000, 100
-        record, _ = mo.eq15_flow(pop, w0, act, batch_norm=bn, eta=eta, n_steps=n_steps, record_every=every)
-        speed0 = np.asarray(jnp.linalg.norm(mo.eq15_velocity(pop, w0, act, bn), axis=1))
+        record, _ = modulation.eq15_flow(pop, w0, act, batch_norm=bn, eta=eta, n_steps=n_steps, record_every=every)
+        speed0 = np.asarray(jnp.linalg.norm(modulation.eq15_velocity(pop, w0, act, bn), axis=1))
         wn0 = w0 / jnp.linalg.norm(w0, axis=1, keepdims=True)
         angle = np.degrees(np.arccos(np.clip(np.asarray(jnp.einsum("tkd,kd->tk", record, wn0)), -1, 1)))
         out["bn" if bn else "none"] = {"d_k": np.asarray(m["d"]), "eta": eta, "initial_speed": speed0,

@@ -23,7 +23,8 @@ jax.config.update("jax_enable_x64", True)
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from ccdyn import activations, data, fixed_points, io, one_layer, pairwise, plotting, report  # noqa: E402
+from ccdyn import activations, data, io, one_layer, pairwise, plotting, report  # noqa: E402
+from ccdyn.one_layer import certify  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer("d", 10, "Input dimension (>= m).", lower_bound=1)
@@ -66,7 +67,7 @@ def main(argv):
         ds = data.latent_summation(u, FLAGS.q)
         w0 = jnp.asarray((u / np.linalg.norm(u, axis=0)).T)
         w, mv, _ = one_layer.power_iteration(ds, act, w0, n_steps=FLAGS.n_steps, pairwise=pw)
-        certs = jax.vmap(lambda v: fixed_points.certify(ds, act, v, pw))(w)
+        certs = jax.vmap(lambda v: certify.certify(ds, act, v, pw))(w)
         overlap = np.sum(np.asarray(w) * np.asarray(w0), axis=1)
         moves[eps] = np.asarray(mv).T
         per_eps[str(eps)] = {"moves": moves[eps], "overlap_with_start": overlap,

@@ -4,7 +4,7 @@
         --output_dir=results/theory/cor2/roughness
 
 For every optimum w* of every run (its summary.json): lambda_gap and lambda_1 of A(w*), the local
-roughness rho(w*) from tangent perturbations at shrinking radii (``ccdyn.fixed_points.roughness``,
+roughness rho(w*) from tangent perturbations at shrinking radii (``ccdyn.roughness.roughness``,
 alpha evaluated at each probe), the Thm. 1 test lambda_gap > rho, stability of the flow at the
 resolved radius (finite-difference Jacobian, alpha moving with w) beside the basins engine's
 verdict and the Hessian certificate (alpha fixed; on sampled data it sees A as locally constant,
@@ -34,7 +34,8 @@ jax.config.update("jax_enable_x64", True)
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from ccdyn import activations, fixed_points, io, pairwise, plotting, report  # noqa: E402
+from ccdyn import activations, io, pairwise, plotting, report  # noqa: E402
+from ccdyn.one_layer import certify, roughness  # noqa: E402
 from ccdyn.data.registry import build_dataset, spec_from_dict  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -94,20 +95,20 @@ def _load(run: str):
 
 
 def _measure(ds, act, pw, w, radii, tau_z0, exact, density):
-    rough = fixed_points.roughness(ds, act, w, pw, radii, min_crossings=0 if exact else FLAGS.min_crossings,
+    rough = roughness.roughness(ds, act, w, pw, radii, min_crossings=0 if exact else FLAGS.min_crossings,
                                    n_random=FLAGS.n_random)
-    cert = jax.device_get(fixed_points.certify(ds, act, jnp.asarray(w), pw))
+    cert = jax.device_get(certify.certify(ds, act, jnp.asarray(w), pw))
     at = np.flatnonzero(rough.resolved)
     k = int(at[-1]) if at.size else -1
-    r_u = fixed_points.plane_density_max(ds, w) if density else None
-    z0 = fixed_points.gaussian_z0(ds, act, w, tau_z0)
+    r_u = roughness.plane_density_max(ds, w) if density else None
+    z0 = roughness.gaussian_z0(ds, act, w, tau_z0)
     return {"lam1": float(cert.lam1), "gap": float(cert.gap), "rho": rough.rho,
             "rho_radius": float(rough.radii[k]) if k >= 0 else None,
             "crossings": int(rough.crossings[k]) if k >= 0 else None,
             "fd_stable": bool(rough.jacobian_max[k] < 0) if k >= 0 else None,
             "thm1": bool(cert.gap > rough.rho) if k >= 0 else None,
             "z0": z0, "r_uniform": r_u, "r_gaussian": None if r_u is None else z0 * r_u,
-            "thm2_bound": None if r_u is None else fixed_points.theorem2_bound(ds, r_u),
+            "thm2_bound": None if r_u is None else roughness.theorem2_bound(ds, r_u),
             "profile": {"radii": rough.radii, "rho_at": rough.rho_at, "crossings": rough.crossings,
                         "jacobian_max": rough.jacobian_max}}
 

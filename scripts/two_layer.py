@@ -27,7 +27,8 @@ from absl import app, flags
 
 import numpy as np
 
-from ccdyn import activations, experiments, io, plotting, report, two_layer
+from ccdyn import activations, io, plotting, report, two_layer
+from ccdyn.two_layer import experiment
 from ccdyn.data import tokens
 
 FLAGS = flags.FLAGS
@@ -105,18 +106,18 @@ flags.register_multi_flags_validator(["n_fixed", "n_positions"], lambda f: f["n_
 def _settings():
     grid = itertools.product(FLAGS.losses, FLAGS.bn, _floats(FLAGS.zeta), FLAGS.acts, _ints(FLAGS.Ps),
                              _ints(FLAGS.betas))
-    return [experiments.Setting(act=a, beta=b, n_candidates=p, loss=lo, bn=bn, zeta=z)
+    return [experiment.Setting(act=a, beta=b, n_candidates=p, loss=lo, bn=bn, zeta=z)
             for lo, bn, z, a, p, b in grid]
 
 
 def _row(setting, res, spec):
     c = dataclasses.asdict(setting)
-    init = experiments.init_scores(setting, n_seeds=FLAGS.n_seeds, seed=FLAGS.seed, spec=spec, d_out=FLAGS.d_out)
+    init = experiment.init_scores(setting, n_seeds=FLAGS.n_seeds, seed=FLAGS.seed, spec=spec, d_out=FLAGS.d_out)
     return {**c, "M": setting.beta * setting.n_candidates,
-            "chi_plus": experiments.aggregate(res["chi_plus"]), "chi_minus": experiments.aggregate(res["chi_minus"]),
-            "chi_plus_init": experiments.aggregate(init["chi_plus"]),
-            "chi_minus_init": experiments.aggregate(init["chi_minus"]),
-            "turn_deg": experiments.aggregate(res["turn_deg"]) if "turn_deg" in res else None,
+            "chi_plus": experiment.aggregate(res["chi_plus"]), "chi_minus": experiment.aggregate(res["chi_minus"]),
+            "chi_plus_init": experiment.aggregate(init["chi_plus"]),
+            "chi_minus_init": experiment.aggregate(init["chi_minus"]),
+            "turn_deg": experiment.aggregate(res["turn_deg"]) if "turn_deg" in res else None,
             "n_seeds": len(res["finite"]), "n_nonfinite": int(np.sum(~np.asarray(res["finite"], bool))),
             "wall_s": res["wall_s"]}
 
@@ -168,7 +169,7 @@ def main(argv):
                     print(f"[{i + 1}/{len(settings)}] {tag}: step {done}/{FLAGS.steps}  loss "
                           f"{np.nanmean(np.asarray(losses)):.4f}  {time.time() - t1:.1f} s", flush=True)
 
-            r = experiments.run_setting(s, cfg, n_seeds=FLAGS.n_seeds, seed=FLAGS.seed, spec=spec,
+            r = experiment.run_setting(s, cfg, n_seeds=FLAGS.n_seeds, seed=FLAGS.seed, spec=spec,
                                         d_out=FLAGS.d_out, block=FLAGS.block, on_block=progress)
             res = {k: r[k] for k in ("chi_plus", "chi_minus", "chi_plus_rf", "chi_minus_rf", "turn_deg", "finite",
                                      "stopped_at", "loss")}

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from absl import app, flags
 
-from ccdyn import experiments as ex
 from ccdyn import io, report
+from ccdyn.two_layer import claims
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("root", "results/two_layer", "Directory holding the grids.")
@@ -92,23 +92,23 @@ def main(argv):
     fig4, fig10 = _rows(root / "fig4_infonce"), _rows(root / "fig10_quadratic")
     table1, fig11 = _rows(root / "table1"), _rows(root / "fig11")
     if fig4:
-        add(f"fig4_infonce ({_cfg(root / 'fig4_infonce')})", ex.check_p1(fig4, margin=m))
-        add(f"fig4_infonce ({_cfg(root / 'fig4_infonce')})", ex.check_relu_beats_linear(fig4, margin=m))
-        add(f"fig4_infonce ({_cfg(root / 'fig4_infonce')})", ex.check_relu_lowest_chi_minus(fig4))
+        add(f"fig4_infonce ({_cfg(root / 'fig4_infonce')})", claims.check_p1(fig4, margin=m))
+        add(f"fig4_infonce ({_cfg(root / 'fig4_infonce')})", claims.check_relu_beats_linear(fig4, margin=m))
+        add(f"fig4_infonce ({_cfg(root / 'fig4_infonce')})", claims.check_relu_lowest_chi_minus(fig4))
     if fig10:
-        add("fig10_quadratic", ex.check_p1(fig10, loss="quadratic", margin=m))
-        add("fig10_quadratic", ex.check_relu_beats_linear(fig10, loss="quadratic", margin=m))
-        add("fig10_quadratic", ex.check_relu_lowest_chi_minus(fig10, loss="quadratic"))
+        add("fig10_quadratic", claims.check_p1(fig10, loss="quadratic", margin=m))
+        add("fig10_quadratic", claims.check_relu_beats_linear(fig10, loss="quadratic", margin=m))
+        add("fig10_quadratic", claims.check_relu_lowest_chi_minus(fig10, loss="quadratic"))
     if fig4 and fig10:
-        add("fig4_infonce + fig10_quadratic", ex.check_infonce_beats_quadratic(fig4 + fig10))
+        add("fig4_infonce + fig10_quadratic", claims.check_infonce_beats_quadratic(fig4 + fig10))
     if table1:
-        add("table1 (zeta=10)", ex.check_sigma_backprop_hurts(table1))
+        add("table1 (zeta=10)", claims.check_sigma_backprop_hurts(table1))
     table1_fast = _rows(root / "table1_lr0.02")
     if table1_fast:
-        add("table1_lr0.02 (zeta=10)", ex.check_sigma_backprop_hurts(table1_fast))
+        add("table1_lr0.02 (zeta=10)", claims.check_sigma_backprop_hurts(table1_fast))
     bn_rows = (fig11 or []) + (table1 or [])
     for zeta in (2.0, 5.0, 10.0):
-        add(f"fig11 (zeta={zeta:g})", ex.check_bn_helps(bn_rows, zeta=zeta))
+        add(f"fig11 (zeta={zeta:g})", claims.check_bn_helps(bn_rows, zeta=zeta))
     sens = root / "sensitivity"
     infonce_by_bn = {}
     for d in sorted(sens.glob("*")) if sens.exists() else []:
@@ -118,9 +118,9 @@ def main(argv):
         loss = rows[0]["loss"]
         bn = rows[0]["bn"]
         if loss == "infonce":
-            add(f"sensitivity/{d.name}", ex.check_p1(rows, bn=bn, margin=m))
-            add(f"sensitivity/{d.name}", ex.check_relu_beats_linear(rows, bn=bn, margin=m))
-            add(f"sensitivity/{d.name}", ex.check_relu_lowest_chi_minus(rows, bn=bn))
+            add(f"sensitivity/{d.name}", claims.check_p1(rows, bn=bn, margin=m))
+            add(f"sensitivity/{d.name}", claims.check_relu_beats_linear(rows, bn=bn, margin=m))
+            add(f"sensitivity/{d.name}", claims.check_relu_lowest_chi_minus(rows, bn=bn))
             if "tau0.1" in d.name:
                 infonce_by_bn.setdefault((_cfg(d).split()[0], bn), rows)
         else:
@@ -128,19 +128,19 @@ def main(argv):
             if nce is None and fig4 and bn == "none" and _cfg(d).startswith("lr=0.002"):
                 nce = fig4
             if nce:
-                add(f"sensitivity/{d.name} vs infonce", ex.check_infonce_beats_quadratic(nce + rows, bn=bn))
+                add(f"sensitivity/{d.name} vs infonce", claims.check_infonce_beats_quadratic(nce + rows, bn=bn))
             if fig4 and bn == "none" and _cfg(d).startswith("lr=0.02 "):
                 # InfoNCE's gradient carries 1/tau = 10x the scale of the quadratic loss's (see
                 # ccdyn.two_layer): InfoNCE at lr 2e-3 against quadratic at lr 2e-2 matches the step size.
                 add(f"sensitivity/{d.name} vs fig4_infonce (lr 0.002: matched step)",
-                    ex.check_infonce_beats_quadratic([r for r in fig4 if r["act"] in {q["act"] for q in rows}] + rows))
-    body = [[r["grid"], r["claim"], ex.verdict_word(r),
+                    claims.check_infonce_beats_quadratic([r for r in fig4 if r["act"] in {q["act"] for q in rows}] + rows))
+    body = [[r["grid"], r["claim"], claims.verdict_word(r),
              "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in r["parts"].items()), _short(_fmt(r["numbers"]))]
             for r in results]
     md = report.markdown_table(["grid", "claim", "verdict", "parts", "numbers"], body)
     claims = list(dict.fromkeys(r["claim"] for r in results))
     grids = list(dict.fromkeys(r["grid"] for r in results))
-    verdicts = {(r["grid"], r["claim"]): ex.verdict_word(r) for r in results}
+    verdicts = {(r["grid"], r["claim"]): claims.verdict_word(r) for r in results}
     pivot = report.markdown_table(["grid"] + claims, [[g] + [verdicts.get((g, c), "") for c in claims] for g in grids])
     md = "Verdict per grid and claim:\n\n" + pivot + "\n\nDetails:\n\n" + md
     print(report.format_table(["grid", "claim", "verdict", "parts"], [b[:4] for b in body]))

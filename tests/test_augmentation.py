@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from ccdyn import activations, data, landscape, one_layer, pairwise, symmetry
+from ccdyn import activations, data, one_layer, pairwise, stats
+from ccdyn.one_layer import landscape, symmetry
 from ccdyn.data.registry import DataSpec, build_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -219,10 +220,10 @@ def test_shift_orbits_and_orbit_summary(key):
 
 def test_equal_counts_pvalue_against_scipy_and_wilson_helpers():
     for counts in ([100, 100, 100], [120, 95, 88, 101], [10, 100]):
-        assert symmetry.equal_counts_pvalue(counts) == pytest.approx(scipy.stats.chisquare(counts).pvalue, rel=1e-6)
-    assert symmetry.equal_counts_pvalue([7]) == 1.0
-    assert symmetry.intervals_overlap([100, 110], 1000) and not symmetry.intervals_overlap([100, 200], 1000)
-    assert symmetry.covering_intervals([100, 200], 1000) == 0
+        assert stats.equal_counts_pvalue(counts) == pytest.approx(scipy.stats.chisquare(counts).pvalue, rel=1e-6)
+    assert stats.equal_counts_pvalue([7]) == 1.0
+    assert stats.intervals_overlap([100, 110], 1000) and not stats.intervals_overlap([100, 200], 1000)
+    assert stats.covering_intervals([100, 200], 1000) == 0
 
 
 def test_prominence_and_summits_on_a_small_periodic_grid():

@@ -6,15 +6,16 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from ccdyn import activations, basins, data, landscape, pairwise
+from ccdyn import activations, data, pairwise, stats
+from ccdyn.one_layer import basins, engine, landscape
 from ccdyn.data.registry import DataSpec, build_dataset
 
 UNIFORM = pairwise.get_pairwise("uniform")
 
 
 def _run(ds, act, dyn, n_init=1500, chunk=1000, tile=256, dtype=jnp.float64, seed=0):
-    runner = basins.ChunkRunner(ds, act, UNIFORM, dyn, tile=tile)
-    return basins.collect(runner, jax.random.PRNGKey(seed), n_init, chunk, dtype)
+    runner = engine.ChunkRunner(ds, act, UNIFORM, dyn, tile=tile)
+    return engine.collect(runner, jax.random.PRNGKey(seed), n_init, chunk, dtype)
 
 
 @pytest.mark.parametrize("name,method", [("relu", "flow"), ("quadratic", "flow"), ("linear", "power")])
@@ -22,7 +23,7 @@ def test_circle_optima_are_the_dense_grid_maxima(name, method):
     """The optima found from random inits are exactly the local maxima of the Fig. 8 landscape."""
     ds = data.circle()
     act = activations.get_activation(name)
-    dyn = basins.Dynamics(method=method)
+    dyn = engine.Dynamics(method=method)
     an = basins.analyze(ds, act, UNIFORM, dyn, _run(ds, act, dyn, n_init=1000), cluster_tol=1e-2)
     grid = landscape.local_maxima(ds, act, UNIFORM, n_grid=1 << 14)[2].theta
     found = np.sort([np.arctan2(r["w"][1], r["w"][0]) for r in an["rows"]])
@@ -32,14 +33,14 @@ def test_circle_optima_are_the_dense_grid_maxima(name, method):
     assert found.size == grid.size, (found / np.pi, grid / np.pi)
     np.testing.assert_allclose(found, np.sort(grid), atol=1e-6)
     assert all(r["stable"] for r in an["rows"])
-    assert an["status_counts"]["converged"] + an["status_counts"]["not converged"] == 1000
-    assert an["status_counts"]["not converged"] <= 3
+    assert an["status_counts"]["converged"] + an["status_counts"]["not_converged"] == 1000
+    assert an["status_counts"]["not_converged"] <= 3
 
 
 def test_latent_categorical_one_optimum_per_pattern():
     ds = build_dataset(DataSpec(data="latent_categorical", d=8, m=6, ortho_eps=0.0))
     act = activations.get_activation("relu")
-    dyn = basins.Dynamics(method="flow")
+    dyn = engine.Dynamics(method="flow")
     an = basins.analyze(ds, act, UNIFORM, dyn, _run(ds, act, dyn), cluster_tol=1e-2)
     assert sorted(r["pattern"] for r in an["rows"]) == list(range(6))
     assert all(r["stable"] and r["is_lme"] and r["overlap"] > 1 - 1e-9 for r in an["rows"])
@@ -54,7 +55,7 @@ def test_headline_relu_finds_every_pattern_linear_only_pca():
     out = {}
     for name in ("relu", "linear"):
         act = activations.get_activation(name)
-        dyn = basins.Dynamics(method="power")
+        dyn = engine.Dynamics(method="power")
         out[name] = basins.analyze(ds, act, UNIFORM, dyn, _run(ds, act, dyn, n_init=600, chunk=600),
                                    cluster_tol=1e-2)
     relu = out["relu"]["rows"]
@@ -69,7 +70,7 @@ def test_headline_relu_finds_every_pattern_linear_only_pca():
 def test_same_results_for_any_chunk_size_and_tile_padding():
     ds = build_dataset(DataSpec(d=6, m=6), jnp.float32)
     act = activations.get_activation("relu")
-    dyn = basins.Dynamics(method="power")
+    dyn = engine.Dynamics(method="power")
     a = _run(ds, act, dyn, n_init=700, chunk=700, dtype=jnp.float32)
     b = _run(ds, act, dyn, n_init=700, chunk=128, dtype=jnp.float32)
     for k in a:
@@ -80,11 +81,11 @@ def test_power_iteration_cycling_is_detected():
     """On the latent categorical model, plain power iteration falls into period-2 cycles."""
     ds = build_dataset(DataSpec(data="latent_categorical", d=8, m=6, ortho_eps=0.0))
     act = activations.get_activation("relu")
-    out = _run(ds, act, basins.Dynamics(method="power"), n_init=300, chunk=300)
-    counts = basins.summarize_status(out["status"])
+    out = _run(ds, act, engine.Dynamics(method="power"), n_init=300, chunk=300)
+    counts = engine.status_counts(out["status"])
     assert counts["cycling"] > 200, counts
-    an = basins.analyze(ds, act, UNIFORM, basins.Dynamics(method="power"), out, cluster_tol=1e-2)
-    assert np.all(an["labels"][out["status"] == basins.CYCLING] == -3)
+    an = basins.analyze(ds, act, UNIFORM, engine.Dynamics(method="power"), out, cluster_tol=1e-2)
+    assert np.all(an["labels"][out["status"] == engine.Status.CYCLING] == -3)
 
 
 def test_diverging_runs_are_counted_not_averaged():
@@ -92,12 +93,12 @@ def test_diverging_runs_are_counted_not_averaged():
     x = np.concatenate([np.eye(3) * 1e13, np.eye(3)[:1] * 1e-3])
     ds = data.make_dataset(x, dtype=jnp.float32)
     act = activations.get_activation("quadratic")
-    dyn = basins.Dynamics(method="flow")
+    dyn = engine.Dynamics(method="flow")
     out = _run(ds, act, dyn, n_init=256, chunk=256, tile=256, dtype=jnp.float32)
-    counts = basins.summarize_status(out["status"])
-    assert counts["non-finite"] > 0, counts
+    counts = engine.status_counts(out["status"])
+    assert counts["nonfinite"] > 0, counts
     an = basins.analyze(data.make_dataset(x), act, UNIFORM, dyn, out, cluster_tol=1e-2)
-    assert np.all(an["labels"][out["status"] == basins.NONFINITE] == -2)
+    assert np.all(an["labels"][out["status"] == engine.Status.NONFINITE] == -2)
     assert sum(r["count"] for r in an["rows"]) == counts["converged"]
 
 
@@ -117,6 +118,6 @@ def test_cluster_and_merge():
 
 
 def test_wilson_interval():
-    lo, hi = basins.wilson_interval(np.array([0, 50, 100]), 100).T
+    lo, hi = stats.wilson_interval(np.array([0, 50, 100]), 100).T
     np.testing.assert_allclose([lo[1], hi[1]], [0.4038, 0.5962], atol=1e-4)  # textbook value
     assert abs(lo[0]) < 1e-15 and abs(hi[2] - 1) < 1e-15 and 0 < hi[0] < 0.04

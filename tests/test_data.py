@@ -5,6 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from ccdyn.data import files
 from ccdyn import covariance, data, io
 from ccdyn.data.registry import DataSpec
 
@@ -105,23 +106,23 @@ def test_model_parameters_validated(key):
 
 def test_npz_round_trip_and_errors(tmp_path, key):
     ds = data.gaussian_noise_views(data.circle(), key, 2, 0.1)
-    io.save_dataset(tmp_path / "d.npz", ds)
-    back = io.load_dataset(tmp_path / "d.npz")
+    files.save_dataset(tmp_path / "d.npz", ds)
+    back = files.load_dataset(tmp_path / "d.npz")
     chex.assert_trees_all_close(back, ds)
     np.savez(tmp_path / "nox.npz", y=np.ones((3, 2)))
     with pytest.raises(ValueError, match="has no array 'x'"):
-        io.load_dataset(tmp_path / "nox.npz")
+        files.load_dataset(tmp_path / "nox.npz")
     np.savez(tmp_path / "extra.npz", x=np.ones((3, 2)), labels=np.ones(3))
     with pytest.raises(ValueError, match=r"unknown arrays \['labels'\]"):
-        io.load_dataset(tmp_path / "extra.npz")
+        files.load_dataset(tmp_path / "extra.npz")
     np.savez(tmp_path / "nan.npz", x=np.array([[0.0, np.nan], [1.0, 0.0]]))
     with pytest.raises(ValueError, match="x has 1 non-finite entries"):
-        io.load_dataset(tmp_path / "nan.npz")
+        files.load_dataset(tmp_path / "nan.npz")
     with pytest.raises(ValueError, match="is not a file"):
-        io.load_dataset(tmp_path / "missing.npz")
+        files.load_dataset(tmp_path / "missing.npz")
     (tmp_path / "junk.npz").write_text("not a zip")
     with pytest.raises(ValueError, match="is not a readable .npz file"):
-        io.load_dataset(tmp_path / "junk.npz")
+        files.load_dataset(tmp_path / "junk.npz")
 
 
 def test_atomic_json_and_output_dir(tmp_path):

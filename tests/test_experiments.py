@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from ccdyn import experiments as ex
-from ccdyn import metrics, two_layer
+from ccdyn import two_layer
+from ccdyn.two_layer import claims, experiment, metrics
 from ccdyn.data import tokens
 
 
@@ -25,19 +25,19 @@ def paper_like(loss="infonce", scale=1.0):
 
 def test_checks_hold_on_paper_like_rows_and_fail_when_reversed():
     rows = paper_like()
-    assert ex.check_p1(rows)["holds"] and ex.check_relu_beats_linear(rows)["holds"]
-    assert ex.check_relu_lowest_chi_minus(rows)["holds"]
-    assert ex.check_infonce_beats_quadratic(rows + paper_like("quadratic", 0.8))["holds"]
-    assert not ex.check_infonce_beats_quadratic(rows + paper_like("quadratic", 1.2))["holds"]
+    assert claims.check_p1(rows)["holds"] and claims.check_relu_beats_linear(rows)["holds"]
+    assert claims.check_relu_lowest_chi_minus(rows)["holds"]
+    assert claims.check_infonce_beats_quadratic(rows + paper_like("quadratic", 0.8))["holds"]
+    assert not claims.check_infonce_beats_quadratic(rows + paper_like("quadratic", 1.2))["holds"]
     swapped = [{**r, "act": {"linear": "relu", "relu": "linear"}[r["act"]]} for r in rows]
-    assert not ex.check_p1(swapped)["holds"] and not ex.check_relu_beats_linear(swapped)["holds"]
-    assert ex.verdict_word(ex.check_relu_beats_linear(swapped)) == "fails"
-    assert not ex.check_relu_lowest_chi_minus(swapped)["holds"]
+    assert not claims.check_p1(swapped)["holds"] and not claims.check_relu_beats_linear(swapped)["holds"]
+    assert claims.verdict_word(claims.check_relu_beats_linear(swapped)) == "fails"
+    assert not claims.check_relu_lowest_chi_minus(swapped)["holds"]
     flat_relu = [{**r, "chi_plus": {"mean": 0.9, "std": 0, "n": 3}} if r["act"] == "relu" and r["n_candidates"] > 1
                  else r for r in rows]  # ReLU beats linear but no longer improves with beta
-    v = ex.check_relu_beats_linear(flat_relu)
-    assert ex.verdict_word(v) == "partly" and not v["parts"]["ReLU improves with beta at every P>1"]
-    assert ex.check_bn_helps(rows)["holds"] is None  # no BN rows: no verdict, not a pass
+    v = claims.check_relu_beats_linear(flat_relu)
+    assert claims.verdict_word(v) == "partly" and not v["parts"]["ReLU improves with beta at every P>1"]
+    assert claims.check_bn_helps(rows)["holds"] is None  # no BN rows: no verdict, not a pass
 
 
 def test_bn_and_sigma_checks():
@@ -48,16 +48,16 @@ def test_bn_and_sigma_checks():
                      row("relu", p, b, 0.72, bn="none_backprop", zeta=10.0), row("relu", p, b, 0.3, bn="vanilla",
                                                                                     zeta=10.0),
                      row("relu", p, b, 0.1, bn="var_only", zeta=10.0)]
-    v = ex.check_bn_helps(rows, zeta=10.0)
+    v = claims.check_bn_helps(rows, zeta=10.0)
     assert v["holds"] and v["numbers"]["bn_minus_none"]["P5-beta5"] == pytest.approx(0.2)
-    s = ex.check_sigma_backprop_hurts(rows)
+    s = claims.check_sigma_backprop_hurts(rows)
     assert s["holds"] and s["numbers"]["mu backpropagated"]["wins"] == "2/2"
     rows = [{**r, "chi_plus": {"mean": 0.9, "std": 0, "n": 3}} if r["bn"] == "vanilla" else r for r in rows]
-    assert not ex.check_sigma_backprop_hurts(rows)["holds"]
+    assert not claims.check_sigma_backprop_hurts(rows)["holds"]
 
 
 def test_setting_validation_and_tags():
-    s = ex.Setting(act="relu", beta=5, n_candidates=3, bn="mean_only", zeta=10.0)
+    s = experiment.Setting(act="relu", beta=5, n_candidates=3, bn="mean_only", zeta=10.0)
     assert s.tag == "infonce-relu-bn_mean_only-zeta10-P3-beta5"
     for kwargs, message in [(dict(beta=0), "beta=0 must be an integer >= 1"),
                             (dict(beta=1.5), "beta=1.5 must be an integer >= 1"),
@@ -65,28 +65,28 @@ def test_setting_validation_and_tags():
                             (dict(bn="batch"), "bn='batch' is unknown"),
                             (dict(act="sigmoid"), "sigmoid")]:
         with pytest.raises(ValueError, match=message):
-            ex.Setting(**kwargs)
+            experiment.Setting(**kwargs)
 
 
 def test_seed_streams_are_distinct_and_prefix_stable():
-    d3, b3, i3 = (np.asarray(k) for k in ex.seed_keys(0, 3))
-    d2, _, _ = (np.asarray(k) for k in ex.seed_keys(0, 2))
+    d3, b3, i3 = (np.asarray(k) for k in experiment.seed_keys(0, 3))
+    d2, _, _ = (np.asarray(k) for k in experiment.seed_keys(0, 2))
     np.testing.assert_array_equal(d3[:2], d2)  # adding seeds does not change the first ones
     assert len({tuple(k) for k in np.concatenate([d3, b3, i3])}) == 9
 
 
 def test_aggregate_skips_non_finite():
-    assert ex.aggregate([0.5, np.nan, 0.7]) == {"mean": pytest.approx(0.6), "std": pytest.approx(0.1), "n": 2}
-    assert ex.aggregate([np.nan])["n"] == 0
+    assert experiment.aggregate([0.5, np.nan, 0.7]) == {"mean": pytest.approx(0.6), "std": pytest.approx(0.1), "n": 2}
+    assert experiment.aggregate([np.nan])["n"] == 0
 
 
 def test_init_scores_are_the_scores_of_the_runs_starting_point():
     spec = tokens.TokenSpec(n_positions=3, n_tokens=6, n_generators=5, n_fixed=2)
-    s = ex.Setting(act="linear", beta=2, n_candidates=2)
-    got = ex.init_scores(s, n_seeds=2, seed=4, spec=spec, d_out=7)
-    data_keys, _, init_keys = ex.seed_keys(4, 2)
+    s = experiment.Setting(act="linear", beta=2, n_candidates=2)
+    got = experiment.init_scores(s, n_seeds=2, seed=4, spec=spec, d_out=7)
+    data_keys, _, init_keys = experiment.seed_keys(4, 2)
     sp = tokens.TokenSpec(n_candidates=2, n_positions=3, n_tokens=6, n_generators=5, n_fixed=2)
-    net = ex.network(s, sp, 7)
+    net = experiment.network(s, sp, 7)
     for i in range(2):
         w = two_layer.init_params(init_keys[i], net)["W"]
         d = tokens.make_tokens(data_keys[i], sp)

@@ -6,7 +6,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from ccdyn import activations, data, fixed_points, one_layer, pairwise
+from ccdyn import activations, data, one_layer, pairwise, sphere
+from ccdyn.one_layer import certify
 
 RELU = activations.get_activation("relu")
 UNIFORM = pairwise.get_pairwise("uniform")
@@ -17,7 +18,7 @@ def test_latent_summation_lme_threshold(key, q):
     """u_m is an LME (and stable) exactly when q < (3 - sqrt 5)/2 ~ 0.382 (Eq. 9)."""
     u = data.near_orthogonal_basis(key, 6, 6)
     ds = data.latent_summation(u, q)
-    certs = jax.vmap(lambda w: fixed_points.certify(ds, RELU, w, UNIFORM))(jnp.asarray(u.T))
+    certs = jax.vmap(lambda w: certify.certify(ds, RELU, w, UNIFORM))(jnp.asarray(u.T))
     below = q < data.Q_LME_THRESHOLD
     np.testing.assert_allclose(certs.residual, 0.0, atol=1e-12)  # a critical point on both sides
     np.testing.assert_allclose(certs.rayleigh, (1 - q) ** 2, rtol=1e-12)
@@ -30,7 +31,7 @@ def test_latent_summation_lme_threshold(key, q):
 def test_latent_categorical_every_pattern_is_stable():
     u = np.eye(5)[:, :4]
     ds = data.latent_categorical(u, [0.1, 0.2, 0.3, 0.4])
-    certs = jax.vmap(lambda w: fixed_points.certify(ds, RELU, w, UNIFORM))(jnp.asarray(u.T))
+    certs = jax.vmap(lambda w: certify.certify(ds, RELU, w, UNIFORM))(jnp.asarray(u.T))
     assert bool(jnp.all(certs.is_lme)) and bool(jnp.all(certs.is_stable))
     np.testing.assert_allclose(certs.lam1, [0.09, 0.16, 0.21, 0.24], atol=1e-12)
 
@@ -38,7 +39,7 @@ def test_latent_categorical_every_pattern_is_stable():
 def test_non_critical_point_is_not_certified(key):
     ds = data.latent_summation(data.near_orthogonal_basis(key, 4, 4), 0.2)
     w = jnp.array([1.0, 1.0, 0.3, 0.0]) / jnp.sqrt(2.09)
-    cert = fixed_points.certify(ds, RELU, w, UNIFORM)
+    cert = certify.certify(ds, RELU, w, UNIFORM)
     assert float(cert.residual) > 1e-3 and not bool(cert.is_lme) and not bool(cert.is_stable)
 
 
@@ -48,8 +49,8 @@ def test_riemannian_hessian_matches_geodesic_finite_differences(key, name, kind)
     ds = data.gaussian_mixture(key, np.diag([2.0, 1.0, 0.5]), 0.4, 25)
     act, pw = activations.get_activation(name), pairwise.get_pairwise(kind, 0.7)
     w = jnp.array([0.6, 0.64, 0.48])
-    hess = fixed_points.riemannian_hessian(ds, act, w, pw)
-    q = fixed_points.tangent_basis(w)
+    hess = certify.riemannian_hessian(ds, act, w, pw)
+    q = sphere.tangent_basis(w)
     chex.assert_shape(hess, (2, 2))
     chex.assert_trees_all_close(q.T @ w, jnp.zeros(2), atol=1e-12)
     alpha = one_layer.node_alpha(ds, act, pw, w)
@@ -65,7 +66,7 @@ def test_certificate_float32_tolerances(key):
     u = data.near_orthogonal_basis(key, 6, 6)
     ds = data.latent_summation(u, 0.2)
     ds32 = data.make_dataset(ds.x, ds.p, dtype=jnp.float32)
-    cert = fixed_points.certify(ds32, RELU, jnp.asarray(u[:, 0], jnp.float32), UNIFORM)
+    cert = certify.certify(ds32, RELU, jnp.asarray(u[:, 0], jnp.float32), UNIFORM)
     chex.assert_type(cert.lam1, jnp.float32)
     assert bool(cert.is_lme) and bool(cert.is_stable)
 
@@ -75,10 +76,10 @@ def test_flow_jacobian_is_degree_times_hessian_for_uniform_alpha(key, q):
     u = data.near_orthogonal_basis(key, 5, 5)
     ds = data.latent_summation(u, q)
     w = jnp.asarray(u[:, 1])
-    jac = fixed_points._field_jacobian(ds, RELU, w, UNIFORM)
-    hess = jax.jit(fixed_points.riemannian_hessian, static_argnums=(1, 3))(ds, RELU, w, UNIFORM)
+    jac = certify._field_jacobian(ds, RELU, w, UNIFORM)
+    hess = jax.jit(certify.riemannian_hessian, static_argnums=(1, 3))(ds, RELU, w, UNIFORM)
     chex.assert_trees_all_close(jac, hess, atol=1e-12)
-    assert (fixed_points.flow_stability(ds, RELU, w, UNIFORM) < 0) == (q < data.Q_LME_THRESHOLD)
+    assert (certify.flow_stability(ds, RELU, w, UNIFORM) < 0) == (q < data.Q_LME_THRESHOLD)
 
 
 def test_flow_jacobian_with_gaussian_alpha_matches_finite_differences(key):
@@ -87,10 +88,10 @@ def test_flow_jacobian_with_gaussian_alpha_matches_finite_differences(key):
     act, pw = activations.get_activation("quadratic"), pairwise.get_pairwise("gaussian", 0.7)
     w = jnp.array([0.6, 0.64, 0.48])
     jac = one_layer.field_jacobian(ds, act, w, pw)
-    q = fixed_points.tangent_basis(w)
+    q = sphere.tangent_basis(w)
 
     def field(v):  # tangent field with alpha evaluated (under stop_gradient) at v itself
-        return one_layer.tangent(v[None], one_layer.ascent(ds, act, v[None], pw))[0]
+        return sphere.tangent(v[None], one_layer.ascent(ds, act, v[None], pw))[0]
 
     t = 1e-6
     for c in ([1.0, 0.0], [0.0, 1.0]):

@@ -9,7 +9,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from ccdyn import activations, data, landscape, pairwise
+from ccdyn import activations, data, pairwise
+from ccdyn.one_layer import landscape
 
 ROOT = Path(__file__).resolve().parents[1]
 UNIFORM = pairwise.get_pairwise("uniform")

@@ -6,7 +6,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from ccdyn import activations, data, fixed_points, one_layer, pairwise
+from ccdyn import activations, data, one_layer, pairwise
+from ccdyn.one_layer import certify
 
 
 def _unit_rows(key, n, d):
@@ -117,7 +118,7 @@ def test_power_iteration_near_um_thm3_fig1(key):
     assert float(moves[-1].max()) < 1e-12
     overlap = np.abs(np.sum(np.asarray(W) * u.T / np.linalg.norm(u, axis=0)[:, None], axis=1))
     assert np.all(overlap > 0.98), overlap
-    certs = jax.vmap(lambda w: fixed_points.certify(ds, act, w, pw))(W)
+    certs = jax.vmap(lambda w: certify.certify(ds, act, w, pw))(W)
     assert bool(jnp.all(certs.is_lme)) and bool(jnp.all(certs.is_stable))
     # The App. B.4 shift changes the path, not the fixed points (Eq. 104).
     W_b4, _, _ = one_layer.power_iteration(ds, act, w0, n_steps=60, pairwise=pw, shift="b4")

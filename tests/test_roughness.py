@@ -7,7 +7,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from ccdyn import activations, data, fixed_points, one_layer, pairwise
+from ccdyn import activations, data, one_layer, pairwise, sphere
+from ccdyn.one_layer import irregularity, roughness
 
 RELU = activations.get_activation("relu")
 UNIFORM = pairwise.get_pairwise("uniform")
@@ -31,7 +32,7 @@ def test_roughness_of_a_smooth_field_converges_to_the_closed_form(d):
     a_fn, exact, rng = _smooth_field(d)
     w = rng.standard_normal(d)
     w /= np.linalg.norm(w)
-    r = fixed_points.roughness_profile(a_fn, w, [1e-1, 1e-2, 1e-3, 1e-4])
+    r = roughness.roughness_profile(a_fn, w, [1e-1, 1e-2, 1e-3, 1e-4])
     chex.assert_shape([r.radii, r.rho_at, r.crossings, r.jacobian_max], (4,))
     assert np.all(r.resolved) and np.all(r.crossings == -1)
     errors = np.abs(r.rho_at - exact(w))
@@ -45,8 +46,8 @@ def test_flow_jacobian_from_differences_matches_autodiff():
     a_fn, _, rng = _smooth_field(5, seed=3)
     w = rng.standard_normal(5)
     w /= np.linalg.norm(w)
-    r = fixed_points.roughness_profile(a_fn, w, [1e-4])
-    q = np.asarray(one_layer.tangent_basis(jnp.asarray(w)))
+    r = roughness.roughness_profile(a_fn, w, [1e-4])
+    q = np.asarray(sphere.tangent_basis(jnp.asarray(w)))
     jac = np.asarray(jax.jacfwd(lambda v: a_fn(v) @ v)(jnp.asarray(w)))
     lam = w @ np.asarray(a_fn(jnp.asarray(w))) @ w
     ref = np.max(np.linalg.eigvals(q.T @ jac @ q - lam * np.eye(4)).real)
@@ -56,7 +57,7 @@ def test_flow_jacobian_from_differences_matches_autodiff():
 def test_constant_field_and_linear_activation_have_zero_roughness(key):
     ds = data.gaussian_mixture(key, 2 * np.eye(3), 0.3, 500)
     w = np.array([1.0, 0.2, 0.1])
-    r = fixed_points.roughness(ds, activations.get_activation("linear"), w, UNIFORM, [1e-1, 1e-3])
+    r = roughness.roughness(ds, activations.get_activation("linear"), w, UNIFORM, [1e-1, 1e-3])
     np.testing.assert_allclose(r.rho_at, 0.0, atol=1e-12)
     assert np.all(r.resolved)
 
@@ -65,7 +66,7 @@ def test_relu_on_an_exact_discrete_population_is_locally_flat(key):
     """Latent summation (Eq. 9): no support point near u_m's hyperplane, so A is constant nearby."""
     u = data.near_orthogonal_basis(key, 5, 5)
     ds = data.latent_summation(u, 0.2)
-    r = fixed_points.roughness(ds, RELU, u[:, 0], UNIFORM, [1e-2, 1e-3])
+    r = roughness.roughness(ds, RELU, u[:, 0], UNIFORM, [1e-2, 1e-3])
     np.testing.assert_allclose(r.rho_at, 0.0, atol=1e-12)
     assert np.all(r.crossings == 0) and not r.resolved.any() and np.isnan(r.rho)
     # the finite-difference flow Jacobian is then A - lambda* I on the tangent space: -(lambda1 - q)
@@ -78,7 +79,7 @@ def test_relu_roughness_on_sampled_data_is_resolved_and_stable_across_n():
     est = []
     for n in (8000, 32000):
         ds = data.gaussian_mixture(jax.random.PRNGKey(1), 2 * np.eye(3), 0.3, n)
-        r = fixed_points.roughness(ds, RELU, w, UNIFORM, np.geomspace(0.1, 1e-3, 5), min_crossings=100)
+        r = roughness.roughness(ds, RELU, w, UNIFORM, np.geomspace(0.1, 1e-3, 5), min_crossings=100)
         assert r.resolved[0] and not r.resolved[-1]
         assert np.all(np.diff(r.crossings) <= 0)
         est.append(r.rho)
@@ -89,9 +90,9 @@ def test_gaussian_z0_matches_its_definition_and_bounds(key):
     ds = data.gaussian_mixture(key, 2 * np.eye(3), 0.3, 400)
     w = np.array([0.6, 0.8, 0.0])
     ref = np.mean(np.exp(-np.maximum(np.asarray(ds.x) @ w, 0) ** 2 / (2 * 0.5)))
-    z0 = fixed_points.gaussian_z0(ds, RELU, w, 0.5)
+    z0 = roughness.gaussian_z0(ds, RELU, w, 0.5)
     np.testing.assert_allclose(z0, ref, rtol=1e-12)
-    assert 0 < fixed_points.gaussian_z0(ds, RELU, w, 0.05) < z0 < fixed_points.gaussian_z0(ds, RELU, w, 50) <= 1
+    assert 0 < roughness.gaussian_z0(ds, RELU, w, 0.05) < z0 < roughness.gaussian_z0(ds, RELU, w, 50) <= 1
 
 
 @pytest.mark.parametrize("d", [2, 4])
@@ -99,22 +100,22 @@ def test_plane_density_of_a_standard_gaussian(d):
     """max over a hyperplane through 0 of the N(0, I) density is (2 pi)^(-d/2)."""
     x = np.random.default_rng(1).standard_normal((20000, d))
     w = np.eye(d)[0]
-    est = fixed_points.plane_density_max(data.make_dataset(x), w)
+    est = roughness.plane_density_max(data.make_dataset(x), w)
     np.testing.assert_allclose(est, (2 * np.pi) ** (-d / 2), rtol=0.2)
 
 
 def test_theorem2_bound_scale():
     ds = data.make_dataset(np.array([[2.0, 0.0], [0.0, 1.0]]))
     # C0 = 2, vol of the disc of radius 2 = 4 pi: bound = 8 * 4 pi * r / pi = 32 r
-    np.testing.assert_allclose(fixed_points.theorem2_bound(ds, 0.5), 16.0)
+    np.testing.assert_allclose(roughness.theorem2_bound(ds, 0.5), 16.0)
 
 
 def test_irregularity_closed_forms():
-    mu, nu, omega = fixed_points.irregularity(1.0, 0.44, 0.64, 0.0, 5.0)
+    mu, nu, omega = irregularity.irregularity(1.0, 0.44, 0.64, 0.0, 5.0)
     np.testing.assert_allclose(mu, (0.2 / 0.64) ** 2)  # c = 1: mu = (lambda2/lambda1)^2
     np.testing.assert_allclose(nu, 0.0)
     c, gap, lam1, lip, kap = 0.9, 0.3, 1.0, 0.2, 2.0
-    mu, nu, omega = fixed_points.irregularity(c, gap, lam1, lip, kap)
+    mu, nu, omega = irregularity.irregularity(c, gap, lam1, lip, kap)
     mu_ref = 0.5 * (1 + c) / c ** 2 * 0.7 ** 2
     nu_ref = 2 * kap * lip ** 2 * (1 + mu_ref * c) + 2 * lip / gap * np.sqrt(mu_ref * (1 + mu_ref * c))
     np.testing.assert_allclose([mu, nu, omega], [mu_ref, nu_ref, mu_ref + nu_ref])
@@ -129,11 +130,11 @@ def test_lipschitz_and_kappa_of_a_linear_field():
     m = 0.05 * (m + m.T)
     c = rng.standard_normal(d)
     a_fn = lambda w: jnp.asarray(b) + jnp.dot(jnp.asarray(c), w) * jnp.asarray(m)
-    pts = fixed_points.sample_cap(np.eye(d)[0], 0.9, 64, rng)
+    pts = irregularity.sample_cap(np.eye(d)[0], 0.9, 64, rng)
     np.testing.assert_allclose(np.linalg.norm(pts, axis=1), 1.0)
     assert np.all(pts @ np.eye(d)[0] >= 0.9 - 1e-12)
-    a, lam, phi, _ = fixed_points.spectra(a_fn, pts)
-    lip, kappa = fixed_points.lipschitz_and_kappa(a, lam, phi, pts)
+    a, lam, phi, _ = irregularity.spectra(a_fn, pts)
+    lip, kappa = irregularity.lipschitz_and_kappa(a, lam, phi, pts)
     bound = np.abs(np.linalg.eigvalsh(m)).max() * np.linalg.norm(c)
     assert 0.5 * bound < lip <= bound + 1e-12
     assert 0 < kappa < 10
@@ -143,7 +144,7 @@ def test_cap_threshold_matches_eq_103():
     """w^T w0 >= threshold  <=>  ||w - w0|| <= sqrt(2 (1 + gamma)(1 - c0)) / (1 - sqrt gamma)."""
     for c0, g in [(0.99, 0.1), (0.9, 0.3), (0.999, 0.5)]:
         radius = np.sqrt(2 * (1 + g) * (1 - c0)) / (1 - np.sqrt(g))
-        np.testing.assert_allclose(fixed_points.cap_threshold(c0, g), 1 - radius ** 2 / 2, rtol=1e-12)
+        np.testing.assert_allclose(irregularity.cap_threshold(c0, g), 1 - radius ** 2 / 2, rtol=1e-12)
 
 
 def test_theorem3_certifies_starts_near_patterns_and_power_iteration_obeys_it(key):
@@ -152,18 +153,18 @@ def test_theorem3_certifies_starts_near_patterns_and_power_iteration_obeys_it(ke
     u = data.near_orthogonal_basis(key, 6, 6, 0.05)
     ds = data.latent_summation(u, 0.2)
     a_fn = lambda w: one_layer.a_matrix(ds, RELU, w, UNIFORM)
-    out = fixed_points.theorem3_check(a_fn, u[:, 0], [0.05, 0.1, 0.2, 0.4], n_samples=32, n_steps=60)
+    out = irregularity.theorem3_check(a_fn, u[:, 0], [0.05, 0.1, 0.2, 0.4], n_samples=32, n_steps=60)
     assert out["gamma_certified"] is not None and out["gamma_certified"] <= 0.2
     assert out["stays_in_ball"] and out["c_monotone"] and out["rate_holds"] and out["converged"]
     assert out["c0"] > 0.99 and out["c_final"] == pytest.approx(1.0, abs=1e-9)
     with pytest.raises(ValueError, match="gammas"):
-        fixed_points.theorem3_check(a_fn, u[:, 0], [1.5])
+        irregularity.theorem3_check(a_fn, u[:, 0], [1.5])
 
 
 def test_power_trajectory_matches_one_layer_power_iteration(key):
     u = data.near_orthogonal_basis(key, 5, 5, 0.1)
     ds = data.latent_summation(u, 0.2)
     w0 = jnp.asarray(u[:, 1] + 0.3 * u[:, 2])
-    traj = fixed_points.power_trajectory(lambda w: one_layer.a_matrix(ds, RELU, w, UNIFORM), w0, 10)
+    traj = irregularity.power_trajectory(lambda w: one_layer.a_matrix(ds, RELU, w, UNIFORM), w0, 10)
     w, _, _ = one_layer.power_iteration(ds, RELU, (w0 / jnp.linalg.norm(w0))[None], n_steps=10)
     np.testing.assert_allclose(traj[-1], np.asarray(w[0]), atol=1e-12)

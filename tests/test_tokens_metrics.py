@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from ccdyn import metrics
+from ccdyn.two_layer import metrics
 from ccdyn.data import tokens
 
 

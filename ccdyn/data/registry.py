@@ -7,7 +7,7 @@ import dataclasses
 import jax
 import numpy as np
 
-from ccdyn.data import models
+from ccdyn.data import files, models
 from ccdyn.data.dataset import Dataset, make_dataset
 
 __all__ = ["DataSpec", "DATA_MODELS", "AUGMENTATIONS", "augment", "build_dataset", "spec_from_dict"]
@@ -107,9 +107,7 @@ def build_dataset(spec: DataSpec, dtype=None) -> Dataset:
     else:
         if not spec.data_path:
             raise ValueError("--data=file needs --data_path")
-        from ccdyn import io  # io imports ccdyn.data: import it only when a file is read
-
-        ds = io.load_dataset(spec.data_path)
+        ds = files.load_dataset(spec.data_path)
     ds = augment(ds, spec, k_aug)
     return make_dataset(np.asarray(ds.x), ds.p, ds.x_aug, ds.p_aug, ds.patterns, dtype=dtype)
 

@@ -30,21 +30,23 @@ import functools
 import jax
 import jax.numpy as jnp
 
+from ccdyn import sphere
 from ccdyn.activations import Activation, get_activation
 from ccdyn.covariance import laplacian_apply
 from ccdyn.data.dataset import Dataset
 from ccdyn.pairwise import Pairwise, get_pairwise
 
 __all__ = [
-    "node_alpha", "gated_input", "a_matrix", "a_matrices", "field_jacobian", "ascent", "energy", "energy_given_alpha",
-    "tangent", "tangent_basis", "flow_step", "power_step", "min_eigenvalue", "flow", "power_iteration",
+    "UNIFORM", "check_w", "node_alpha", "gated_input", "a_matrix", "a_matrices", "field_jacobian", "ascent", "energy",
+    "energy_given_alpha", "flow_update", "power_update", "flow_step", "power_step", "min_eigenvalue", "flow",
+    "power_iteration",
 ]
 
 UNIFORM = Pairwise("uniform")
 GAUSSIAN_BATCH = 16  # inits whose (n, n) Gaussian alpha is held in memory at once
 
 
-def _check_w(ds: Dataset, w, ndim: int, name: str = "w") -> None:
+def check_w(ds: Dataset, w, ndim: int, name: str = "w") -> None:
     if w.ndim != ndim or w.shape[-1] != ds.dim:
         want = f"(n_init, {ds.dim})" if ndim == 2 else f"({ds.dim},)"
         raise ValueError(f"{name} has shape {w.shape}; expected {want} for data of dimension {ds.dim}")
@@ -94,7 +96,7 @@ def ascent(ds: Dataset, act: Activation, W, pairwise: Pairwise = UNIFORM):
     Equals A(w) w (Lemma 3) for a homogeneous activation of degree p, and grad E_alpha(w) for a
     non-homogeneous one. Two GEMMs with the init axis first: Z = W X^T, then U = G X.
     """
-    _check_w(ds, W, 2, "W")
+    check_w(ds, W, 2, "W")
     s, z, x = _features(ds, lambda z: act.degree * act.h(z), W)
     ls = _laplacian_rows(ds, act, pairwise, W, s)
     if ds.x_aug is None:
@@ -116,14 +118,14 @@ def energy_given_alpha(ds: Dataset, act: Activation, w, alpha=None):
 
 def energy(ds: Dataset, act: Activation, W, pairwise: Pairwise = UNIFORM):
     """E_alpha(w) for every row w of W (k, d) -> (k,), alpha evaluated at w (Cor. 2)."""
-    _check_w(ds, W, 2, "W")
+    check_w(ds, W, 2, "W")
     f, _, _ = _features(ds, act.h, W)
     return 0.5 * jnp.sum(f * _laplacian_rows(ds, act, pairwise, W, f), axis=1)
 
 
 def gated_input(ds: Dataset, act: Activation, w):
     """View-averaged gated input E_aug[x h'(w^T x) | x0_i] (Eq. 6) for one w (d,) -> (n, d)."""
-    _check_w(ds, w, 1)
+    check_w(ds, w, 1)
     xv, pv = ds.views()
     return jnp.einsum("nv,nvd->nd", pv * act.dh(xv @ w), xv)
 
@@ -148,7 +150,7 @@ def field_jacobian(ds: Dataset, act: Activation, w, pairwise: Pairwise = UNIFORM
     with the derivative taken *through* alpha(w) as well (the flow sees alpha move with w; only its
     update direction treats alpha as a constant). w is a linearly stable fixed point of the flow
     when every eigenvalue of J has a negative real part. For uniform alpha and an activation of
-    degree p, J = p times the Riemannian Hessian of E (``ccdyn.fixed_points``).
+    degree p, J = p times the Riemannian Hessian of E (:mod:`ccdyn.one_layer.certify`).
     """
 
     xv, pv = ds.views()
@@ -158,24 +160,18 @@ def field_jacobian(ds: Dataset, act: Activation, w, pairwise: Pairwise = UNIFORM
         alpha = node_alpha(ds, act, pairwise, v, stop_gradient=False)
         return gated_input(ds, act, v).T @ laplacian_apply(s, ds.p, alpha)
 
-    q = tangent_basis(w)
+    q = sphere.tangent_basis(w)
     return q.T @ jax.jacfwd(u)(w) @ q - jnp.dot(w, u(w)) * jnp.eye(q.shape[1], dtype=w.dtype)
 
 
-def tangent_basis(w):
-    """Orthonormal basis Q (d, d-1) of the tangent space {v : v^T w = 0} of the sphere at unit w."""
-    d = w.shape[0]
-    _, vecs = jnp.linalg.eigh(jnp.eye(d, dtype=w.dtype) - jnp.outer(w, w))
-    return vecs[:, 1:]  # eigenvalue 0 (direction w) comes first
+def flow_update(W, t, eta, fallback=None):
+    """The flow's Euler step with retraction: normalize(w + eta t) for tangent t = P^perp A(w) w."""
+    return sphere.normalize(W + eta * t, fallback)
 
 
-def tangent(W, U):
-    """P_w^perp u = u - (w^T u) w for unit w, along the last axis (the projection of Eq. 7)."""
-    return U - jnp.sum(U * W, axis=-1, keepdims=True) * W
-
-
-def _normalize(V):
-    return V / jnp.linalg.norm(V, axis=1, keepdims=True)
+def power_update(W, u, shift, fallback=None):
+    """The power-iteration step (Eq. PI, App. B.4 shift s): normalize(A(w) w + s w), u = A(w) w."""
+    return sphere.normalize(u + shift * W, fallback)
 
 
 def flow_step(ds: Dataset, act: Activation, W, step_size, pairwise: Pairwise = UNIFORM):
@@ -185,8 +181,8 @@ def flow_step(ds: Dataset, act: Activation, W, step_size, pairwise: Pairwise = U
       (W_next, residual): W_next = normalize(w + step_size P^perp u(w)) and the residual
       ||P_w^perp u(w)|| at the input W, both per init.
     """
-    t = tangent(W, ascent(ds, act, W, pairwise))
-    return _normalize(W + step_size * t), jnp.linalg.norm(t, axis=1)
+    t = sphere.tangent(W, ascent(ds, act, W, pairwise))
+    return flow_update(W, t, step_size), jnp.linalg.norm(t, axis=1)
 
 
 def power_step(ds: Dataset, act: Activation, W, pairwise: Pairwise = UNIFORM, shift=0.0):
@@ -207,12 +203,12 @@ def power_step(ds: Dataset, act: Activation, W, pairwise: Pairwise = UNIFORM, sh
     u = ascent(ds, act, W, pairwise)
     shift = jnp.asarray(shift, W.dtype)
     shift = shift[:, None] if shift.ndim == 1 else shift
-    return _normalize(u + shift * W), jnp.linalg.norm(tangent(W, u), axis=1)
+    return power_update(W, u, shift), jnp.linalg.norm(sphere.tangent(W, u), axis=1)
 
 
 def min_eigenvalue(ds: Dataset, act: Activation, W, pairwise: Pairwise = UNIFORM):
     """lambda_min(A(w)) for every row of W (dense A per init: for certification and the B.4 shift)."""
-    _check_w(ds, W, 2, "W")
+    check_w(ds, W, 2, "W")
     return jnp.linalg.eigvalsh(a_matrices(ds, act, W, pairwise))[:, 0]
 
 

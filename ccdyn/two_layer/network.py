@@ -44,7 +44,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from ccdyn import covariance, one_layer, pairwise
+from ccdyn import covariance, pairwise, sphere
 from ccdyn.activations import Activation, get_activation
 from ccdyn.data import tokens as tokens_lib
 
@@ -243,7 +243,7 @@ def lemma4_velocity(params, x1, x2, alpha, net: Net, project: bool = True) -> di
     w_dot = _cov_columns(x1, x2, za, zb, f1a @ s, f1b @ s, alpha, net.act)
     w_dot = net.act.degree * w_dot * scale.reshape(net.n_rf, net.n_filters, 1)
     if project:
-        w_dot = one_layer.tangent(w / jnp.linalg.norm(w, axis=-1, keepdims=True), w_dot)
+        w_dot = sphere.tangent(sphere.normalize(w), w_dot)
     return {"W": w_dot, "V": v_dot}
 
 

@@ -17,9 +17,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ccdyn import one_layer
+from ccdyn import sphere
 from ccdyn.activations import Activation
 from ccdyn.data.dataset import Dataset
+from ccdyn.one_layer import dynamics
 from ccdyn.pairwise import Pairwise
 
 __all__ = ["Maxima", "circle_weights", "energy_on_circle", "local_maxima", "grid_index", "prominence",
@@ -43,13 +44,13 @@ def circle_weights(theta):
 @functools.partial(jax.jit, static_argnames=("act", "pairwise"))
 def energy_on_circle(ds: Dataset, act: Activation, pairwise: Pairwise, theta):
     """E_alpha(w(theta)) for a 1-D array of angles."""
-    return one_layer.energy(ds, act, circle_weights(theta), pairwise)
+    return dynamics.energy(ds, act, circle_weights(theta), pairwise)
 
 
 @functools.partial(jax.jit, static_argnames=("act", "pairwise"))
 def _theta_derivatives(ds: Dataset, act: Activation, pairwise: Pairwise, theta):
     """dE/dtheta and d2E/dtheta2 per angle (alpha under stop_gradient, as in the flow)."""
-    e = lambda t: one_layer.energy(ds, act, circle_weights(t)[None], pairwise)[0]
+    e = lambda t: dynamics.energy(ds, act, circle_weights(t)[None], pairwise)[0]
     d1 = jax.vmap(jax.grad(e))(theta)
     d2 = jax.vmap(jax.grad(jax.grad(e)))(theta)
     return d1, d2
@@ -119,7 +120,7 @@ def local_maxima(ds: Dataset, act: Activation, pairwise: Pairwise, n_grid: int =
         t = jnp.where(ok, cand, t)
     t_max = np.asarray(t)
     w = circle_weights(t)
-    resid = np.asarray(jnp.linalg.norm(one_layer.tangent(w, one_layer.ascent(ds, act, w, pairwise)), axis=1))
+    resid = np.asarray(jnp.linalg.norm(sphere.tangent(w, dynamics.ascent(ds, act, w, pairwise)), axis=1))
     order = np.argsort(t_max)
     maxima = Maxima(t_max[order], np.asarray(f(jnp.asarray(t_max, dtype)))[order], resid[order],
                     at_kink[order])

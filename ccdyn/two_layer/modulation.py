@@ -31,7 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ccdyn import covariance, one_layer
+from ccdyn import covariance, sphere
 from ccdyn.activations import Activation
 
 __all__ = [
@@ -156,7 +156,7 @@ def top_eigen(d, b, p0p1, n_iter: int = 200):
 
 
 def _project(w, g):
-    return one_layer.tangent(w / jnp.linalg.norm(w, axis=-1, keepdims=True), g)
+    return sphere.tangent(sphere.normalize(w), g)
 
 
 def eq15_velocity(pop: ModulatedPopulation, w, act: Activation, batch_norm: bool = False):
@@ -222,7 +222,7 @@ def structured_flow(y0, b, *, eta: float = 0.05, n_steps: int = 2000):
     u_l u_l^T (g(x) = x + b_l), by normalized Euler steps for a batch of unit starts y0 (n, L)."""
 
     def step(y, _):
-        y = y + eta * one_layer.tangent(y, (y + b) * y)
+        y = y + eta * sphere.tangent(y, (y + b) * y)
         return y / jnp.linalg.norm(y, axis=-1, keepdims=True), None
 
     y, _ = jax.lax.scan(step, y0, None, length=n_steps)

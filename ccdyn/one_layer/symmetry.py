@@ -7,7 +7,7 @@ ascent field is equivariant, u(S w) = S u(w). So every optimum w comes with its 
 with equal basins. The orbit has d / |stab(w)| members, stab(w) = {s : S^s w = w} (e.g. 2 members for
 the alternating signal (1, -1, 1, ...)).
 
-These functions take the optima and basin counts of :func:`ccdyn.basins.analyze` and check that
+These functions take the optima and basin counts of :func:`ccdyn.one_layer.basins.analyze` and check that
 structure: which optima are shifts of each other, whether each orbit is complete, how much the
 energies differ inside an orbit, and whether the basin counts inside an orbit are compatible with
 equal probabilities (overlapping 95% Wilson intervals; Pearson's chi-square test).
@@ -15,13 +15,11 @@ equal probabilities (overlapping 95% Wilson intervals; Pearson's chi-square test
 
 from __future__ import annotations
 
-import jax.scipy.stats
 import numpy as np
 
-from ccdyn.basins import wilson_interval
+from ccdyn.stats import covering_intervals, equal_counts_pvalue, intervals_overlap
 
-__all__ = ["cyclic_shifts", "shift_stabilizer", "shift_orbits", "intervals_overlap", "covering_intervals",
-           "equal_counts_pvalue", "orbit_summary"]
+__all__ = ["cyclic_shifts", "shift_stabilizer", "shift_orbits", "orbit_summary"]
 
 
 def cyclic_shifts(w) -> np.ndarray:
@@ -53,42 +51,11 @@ def shift_orbits(optima, tol: float) -> np.ndarray:
     return labels
 
 
-def intervals_overlap(counts, n: int) -> bool:
-    """True when the 95% Wilson intervals of all the proportions counts / n share a common point."""
-    ci = wilson_interval(np.asarray(counts), n).reshape(-1, 2)
-    return bool(np.max(ci[:, 0]) <= np.min(ci[:, 1]))
-
-
-def covering_intervals(counts, n: int) -> int:
-    """How many of the 95% Wilson intervals of counts / n contain the mean proportion of all of them.
-
-    Under equal probabilities each interval covers the common value with probability ~0.95, so with k
-    members about 0.05 k misses are expected; :func:`equal_counts_pvalue` is the joint test.
-    """
-    c = np.asarray(counts, np.float64)
-    ci = wilson_interval(c, n).reshape(-1, 2)
-    mean = c.mean() / n
-    return int(np.sum((ci[:, 0] <= mean) & (mean <= ci[:, 1])))
-
-
-def equal_counts_pvalue(counts) -> float:
-    """p-value of Pearson's chi-square test that counts (k,) come from k equally likely outcomes.
-
-    1.0 for a single count (nothing to compare); small values reject equal basins.
-    """
-    c = np.asarray(counts, np.float64)
-    if c.size < 2 or c.sum() == 0:
-        return 1.0
-    expected = c.mean()
-    stat = float(np.sum((c - expected) ** 2) / expected)
-    return float(jax.scipy.stats.chi2.sf(stat, c.size - 1))
-
-
 def orbit_summary(rows: list, optima, n_init: int, tol: float) -> list:
     """One dict per shift orbit of the optima (largest basin mass first).
 
     Args:
-      rows: per-optimum dicts of :func:`ccdyn.basins.analyze` (``count``, ``energy``, ``stable``).
+      rows: per-optimum dicts of :func:`ccdyn.one_layer.basins.analyze` (``count``, ``energy``, ``stable``).
       optima: (k, d) the optima, in the order of ``rows``.
       n_init: number of inits (the denominator of the basin fractions).
       tol: distance under which two unit vectors are the same optimum (the clustering tolerance).

@@ -1,0 +1,148 @@
+"""What the absl scripts share: list-flag parsing and validators, the data flags, the run record and
+the run directory. Scripts read their flags only in ``main`` and hand the values to these helpers.
+
+- :func:`floats` / :func:`ints` parse a list flag; :func:`register_numbers` and :func:`register_subset`
+  register a validator whose one-line message names the flag and the accepted range.
+- :func:`define_data_flags` defines the flags of :class:`ccdyn.data.registry.DataSpec` (defaults from
+  a frozen spec) and :func:`data_spec` builds the spec back from the parsed flag values.
+- :func:`run_record` is the provenance every output carries: command line, versions, devices.
+- :func:`open_run_dir` creates (or, on resume, reopens) a run directory and pins its config;
+  :func:`fail` ends a script with one ``error:`` line and no traceback.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import platform
+import sys
+
+import jax
+import numpy as np
+from absl import flags
+
+import ccdyn
+from ccdyn import io
+from ccdyn.data.registry import AUGMENTATIONS, DATA_MODELS, DataSpec
+
+__all__ = ["floats", "ints", "register_numbers", "register_subset", "define_data_flags", "data_spec",
+           "run_record", "open_run_dir", "fail"]
+
+
+def _parse(values, kind):
+    try:
+        return tuple(kind(v) for v in values)
+    except (TypeError, ValueError):
+        return None
+
+
+def floats(values) -> tuple | None:
+    """A list flag as floats, or None when an entry is not a number."""
+    return _parse(values, float)
+
+
+def ints(values) -> tuple | None:
+    """A list flag as ints, or None when an entry is not an integer."""
+    return _parse(values, int)
+
+
+def register_numbers(name: str, kind=float, lo=None, hi=None, *, lo_open=False, hi_open=True, min_len=1,
+                     allow_none=False, what=None) -> None:
+    """Validator of a list flag whose entries are ``kind`` in [lo, hi) (ends per ``lo_open``/``hi_open``;
+    None: unbounded), at least ``min_len`` of them. ``what`` overrides the range text of the message."""
+    def ok(values):
+        if values is None:
+            return allow_none
+        v = _parse(values, kind)
+        return (v is not None and len(v) >= min_len
+                and all((lo is None or (x > lo if lo_open else x >= lo)) and
+                        (hi is None or (x < hi if hi_open else x <= hi)) for x in v))
+
+    noun = "integers" if kind is int else "numbers"
+    if what is None:
+        parts = ([f"{'>' if lo_open else '>='} {lo:g}"] if lo is not None and hi is None else
+                 [f"{'<' if hi_open else '<='} {hi:g}"] if hi is not None and lo is None else
+                 [f"in {'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"] if lo is not None else [])
+        what = " ".join([noun] + parts)
+    count = f" of at least {min_len}" if min_len > 1 else ""
+    flags.register_validator(name, ok, f"--{name} must be a comma-separated list{count} of {what}")
+
+
+def register_subset(name: str, allowed) -> None:
+    """Validator of a non-empty list flag whose entries come from ``allowed``."""
+    flags.register_validator(name, lambda v: bool(v) and all(x in allowed for x in v),
+                             f"--{name} must be a comma-separated list from {', '.join(allowed)}")
+
+
+def define_data_flags(defaults: DataSpec = DataSpec()) -> None:
+    """Defines one flag per :class:`DataSpec` field (the basins / landscape data flags) with validators."""
+    D = defaults
+    flags.DEFINE_enum("data", D.data, DATA_MODELS, "Data model.")
+    flags.DEFINE_integer("d", D.d, "Input dimension (latent models, gaussian_mixture).", lower_bound=1)
+    flags.DEFINE_integer("m", D.m, "Number of patterns M (<= d).", lower_bound=1)
+    flags.DEFINE_list("q", [str(v) for v in D.q], "Latent summation q_m in (0, 1): one value or M values.")
+    flags.DEFINE_float("ortho_eps", D.ortho_eps, "||U^T U - I||_2 of the pattern basis, in [0, 1).")
+    flags.DEFINE_list("probs", None, "Probabilities of the categories / circle points / mixture components.")
+    flags.DEFINE_list("angles", [repr(a) for a in D.angles], "Circle angles in units of pi.")
+    flags.DEFINE_float("std", D.std, "Gaussian mixture standard deviation (>= 0).")
+    flags.DEFINE_integer("n_samples", D.n_samples, "Sample this many points (gaussian_mixture; latent_summation, "
+                         "required beyond M = 16) instead of the exact population.")
+    flags.DEFINE_string("data_path", D.data_path, "--data=file: a .npz with x (n, d); optional p, x_aug, p_aug, "
+                        "patterns.")
+    flags.DEFINE_integer("data_seed", D.data_seed, "Seed of the data model (basis, samples, views).")
+    flags.DEFINE_enum("aug", D.aug, AUGMENTATIONS, "Augmentation: none, noise (Gaussian views), rotation (2-D data: "
+                      "x = R(t) x0, t ~ U[-aug_range pi, aug_range pi], App. B.5) or shift (cyclic shifts by "
+                      "|s| <= aug_range; all d shifts when 2 aug_range + 1 >= d, App. B.5).")
+    flags.DEFINE_integer("aug_views", D.aug_views, "Views per point for --aug=noise; quadrature angles of t for "
+                         "--aug=rotation.", lower_bound=1)
+    flags.DEFINE_float("aug_std", D.aug_std, "Noise std for --aug=noise (>= 0).")
+    flags.DEFINE_float("aug_range", D.aug_range, "--aug=rotation: half-range of t in units of pi, in (0, 1] (1: "
+                       "the whole circle); --aug=shift: the largest shift, an integer >= 1.")
+    register_numbers("q", float, 0, 1, lo_open=True)
+    register_numbers("angles", float, min_len=2, what="numbers (units of pi)")
+    register_numbers("probs", float, allow_none=True)
+    flags.register_validator("ortho_eps", lambda v: 0 <= v < 1, "--ortho_eps must lie in [0, 1)")
+    flags.register_validator("std", lambda v: v >= 0, "--std must be >= 0")
+    flags.register_validator("aug_std", lambda v: v >= 0, "--aug_std must be >= 0")
+    flags.register_validator("n_samples", lambda v: v is None or v >= 2, "--n_samples must be >= 2")
+    flags.register_multi_flags_validator(
+        ["aug", "aug_range"], lambda f: f["aug"] != "rotation" or 0 < f["aug_range"] <= 1,
+        "--aug_range must lie in (0, 1] for --aug=rotation (half-range of the angle in units of pi)")
+    flags.register_multi_flags_validator(
+        ["aug", "aug_range"],
+        lambda f: f["aug"] != "shift" or (f["aug_range"] >= 1 and f["aug_range"] == int(f["aug_range"])),
+        "--aug_range must be an integer >= 1 for --aug=shift (the largest cyclic shift)")
+    flags.register_multi_flags_validator(["m", "d"], lambda f: f["m"] <= f["d"], "--m must be <= --d")
+
+
+def data_spec(values) -> DataSpec:
+    """The :class:`DataSpec` of parsed data flags (``values``: the scripts' ``FLAGS``)."""
+    kw = {f.name: values[f.name].value for f in dataclasses.fields(DataSpec)}
+    kw.update(q=floats(kw["q"]), angles=floats(kw["angles"]), probs=floats(kw["probs"]) if kw["probs"] else None)
+    return DataSpec(**kw)
+
+
+def run_record(script: str, argv=None, num_processes: int = 1) -> dict:
+    """Provenance of an output: the command line, package versions, devices and process count."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    return {"command": " ".join(["python", script] + argv),
+            "versions": {"ccdyn": ccdyn.__version__, "jax": jax.__version__, "numpy": np.__version__,
+                         "python": platform.python_version()},
+            "devices": [str(d) for d in jax.devices()],
+            "num_processes": num_processes}
+
+
+def open_run_dir(path, config: dict, *, overwrite: bool = False, resume: bool = False):
+    """Creates the run directory (``io.prepare_output_dir``) and writes ``config.json``; on resume, a
+    directory written with a different config is refused (``ValueError`` naming the file)."""
+    out = io.prepare_output_dir(path, overwrite=overwrite, resume=resume)
+    old = out / "config.json"
+    if old.exists() and io.read_json(old) != io.as_json(config):
+        raise ValueError(f"--resume: {old} was written with a different configuration; "
+                         "use the same flags or a new --output_dir")
+    io.write_json(old, config)
+    return out
+
+
+def fail(message) -> None:
+    """Ends the script with one ``error: ...`` line on stderr and exit status 1 (no traceback)."""
+    sys.exit(f"error: {message}")

@@ -1,0 +1,196 @@
+"""Basins of attraction of the 1-layer flow over many random initializations (Sec. 3.3).
+
+Pipeline: the engine (:mod:`ccdyn.one_layer.engine`) runs random unit inits to a stop -> cluster the
+converged endpoints into distinct optima -> refine every optimum in float64 and certify it
+(:func:`ccdyn.one_layer.certify.assess`) -> basin fractions with 95% Wilson intervals. This module also
+owns the run's ``summary.json`` (:func:`summary`, :func:`read_summary`) and its text table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import jax.numpy as jnp
+import numpy as np
+
+from ccdyn import io, report
+from ccdyn.activations import Activation
+from ccdyn.data.dataset import Dataset
+from ccdyn.one_layer import certify, engine
+from ccdyn.one_layer.engine import Dynamics, Status
+from ccdyn.pairwise import Pairwise
+from ccdyn.stats import wilson_interval
+
+__all__ = ["cluster", "refine", "describe_optima", "merge_duplicates", "basin_mass_on_patterns", "analyze",
+           "summary", "write_summary", "read_summary", "table"]
+
+
+def _odd_distance(W, c, odd: bool):
+    d = np.linalg.norm(W - c[None], axis=1)
+    return np.minimum(d, np.linalg.norm(W + c[None], axis=1)) if odd else d
+
+
+def cluster(W: np.ndarray, tol: float, odd: bool = False):
+    """Greedy clustering of unit vectors in row order: each unassigned row starts a cluster that takes
+    every unassigned row within Euclidean distance ``tol`` (w and -w together if ``odd``).
+
+    Returns:
+      (labels (n,), centers (k, d)): clusters ordered by size (largest first), centers = normalized
+      mean of the members (sign-aligned for odd activations).
+    """
+    n = W.shape[0]
+    labels = np.full((n,), -1, np.int64)
+    centers = []
+    for i in range(n):
+        if labels[i] >= 0:
+            continue
+        free = np.flatnonzero(labels < 0)
+        near = free[_odd_distance(W[free], W[i], odd) <= tol]
+        labels[near] = len(centers)
+        members = W[near]
+        if odd:
+            members = members * np.sign(members @ W[i])[:, None]
+        c = members.mean(axis=0)
+        centers.append(c / np.linalg.norm(c))
+    centers = np.asarray(centers).reshape(-1, W.shape[1])
+    order, rank = _largest_first(np.bincount(labels, minlength=len(centers)))
+    return rank[labels], centers[order]
+
+
+def _largest_first(counts):
+    """(order, rank): indices sorted by decreasing count (stable), and each index's position."""
+    order = np.argsort(-np.asarray(counts), kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return order, rank
+
+
+def refine(ds64: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, centers, *,
+           tol: float = 1e-12, max_steps: int = 20000) -> dict:
+    """Continues the dynamics from each cluster center in float64 down to ``tol``."""
+    fine = dataclasses.replace(dyn, tol=tol, max_steps=max_steps)
+    return engine.converge(ds64, act, pw, fine, jnp.asarray(centers, ds64.x.dtype))
+
+
+def describe_optima(ds64: Dataset, act: Activation, pw: Pairwise, optima, counts, n_init: int, *,
+                    smooth_tol: float = 1e-8) -> list:
+    """Per optimum: basin fraction + Wilson interval, certificate and stability
+    (:func:`ccdyn.one_layer.certify.assess`), and the best planted pattern."""
+    rows = []
+    ci = wilson_interval(counts, n_init)
+    patterns = None if ds64.patterns is None else np.asarray(ds64.patterns)
+    if patterns is not None:
+        patterns = patterns / np.linalg.norm(patterns, axis=1, keepdims=True)
+    for k, w in enumerate(np.asarray(optima)):
+        row = {"optimum": k, "fraction": counts[k] / n_init, "ci95": ci[k].tolist(), "count": int(counts[k]),
+               **certify.assess(ds64, act, pw, w, smooth_tol=smooth_tol), "pattern": None, "overlap": None,
+               "w": w.tolist()}
+        if patterns is not None:
+            cos = patterns @ w
+            score = np.abs(cos) if act.odd else cos
+            best = int(np.argmax(score))
+            row["pattern"], row["overlap"] = best, float(score[best])
+        rows.append(row)
+    return rows
+
+
+def merge_duplicates(optima: np.ndarray, counts: np.ndarray, tol: float, odd: bool):
+    """Merges refined optima closer than ``tol``; returns (optima, counts, mapping old -> new)."""
+    labels, centers = cluster(optima, tol, odd)
+    k = centers.shape[0]
+    new_counts = np.bincount(labels, weights=counts, minlength=k).astype(np.int64)
+    # Keep the refined optimum of the largest member cluster, not the mean of refined points.
+    keep = np.stack([optima[max(np.flatnonzero(labels == j), key=lambda i: counts[i])] for j in range(k)])
+    order, rank = _largest_first(new_counts)
+    return keep[order], new_counts[order], rank[labels]
+
+
+def basin_mass_on_patterns(rows: list, min_overlap: float = 0.9) -> float:
+    """Total basin fraction of stable optima whose best planted pattern has overlap >= min_overlap."""
+    return float(sum(r["fraction"] for r in rows
+                     if r["stable"] and r["overlap"] is not None and r["overlap"] >= min_overlap))
+
+
+def analyze(ds64: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, result: dict, *,
+            cluster_tol: float) -> dict:
+    """Clusters the converged endpoints, refines and certifies each optimum, labels every init.
+
+    Args:
+      ds64: the dataset in float64 (refinement and certificates are always float64).
+      result: output of :func:`collect` (w, status, steps, residual for every init).
+
+    Returns:
+      dict with ``rows`` (one per optimum, largest basin first: see :func:`describe_optima`, plus
+      ``refined``), ``optima`` (k, d), ``labels`` (n_init,): the optimum of each converged init, and
+      -status (:class:`ccdyn.one_layer.engine.Status`) for the others; and ``status_counts``.
+    """
+    status = result["status"]
+    n_init = status.shape[0]
+    conv = status == Status.CONVERGED
+    labels = -status.astype(np.int32)
+    rows, optima = [], np.zeros((0, ds64.dim))
+    if conv.any():
+        first, centers = cluster(np.asarray(result["w"][conv], np.float64), cluster_tol, act.odd)
+        ref = refine(ds64, act, pw, dyn, centers)
+        counts = np.bincount(first, minlength=centers.shape[0])
+        optima, counts, mapping = merge_duplicates(ref["w"], counts, cluster_tol, act.odd)
+        refined = np.zeros(optima.shape[0], bool)
+        refined[mapping] = ref["status"] == Status.CONVERGED
+        labels[conv] = mapping[first]
+        rows = describe_optima(ds64, act, pw, optima, counts, n_init)
+        for r, ok in zip(rows, refined):
+            r["refined"] = bool(ok)
+    return {"rows": rows, "optima": optima, "labels": labels, "status_counts": engine.status_counts(status)}
+
+
+def summary(an: dict, result: dict, *, config: dict, record: dict, timings_s: dict) -> dict:
+    """The ``summary.json`` of a basins run: its config, per-status counts (``n_<status>``), the optima
+    rows of :func:`analyze`, and the run record (``command``, ``versions``, ``devices``: see
+    :func:`ccdyn.cli.run_record`)."""
+    rows, counts = an["rows"], an["status_counts"]
+    order = (Status.CONVERGED, Status.NONFINITE, Status.NOT_CONVERGED, Status.CYCLING, Status.DEAD)
+    return {
+        "command": record["command"],
+        "config": config,
+        "n_init": int(result["status"].shape[0]),
+        **{f"n_{s.key}": counts[s.key] for s in order},
+        "n_optima": len(rows),
+        "n_stable_optima": sum(r["stable"] for r in rows),
+        "basin_mass_on_patterns": basin_mass_on_patterns(rows),
+        "optima": rows,
+        "steps_median": float(np.median(result["steps"])),
+        "versions": record["versions"],
+        "devices": record["devices"],
+        "num_processes": record["num_processes"],
+        "timings_s": timings_s,
+        "init_steps_per_s": float(np.sum(result["steps"])) / timings_s["run"],
+    }
+
+
+def write_summary(run_dir, s: dict) -> None:
+    """Writes ``<run_dir>/summary.json`` atomically."""
+    io.write_json(Path(run_dir) / "summary.json", s)
+
+
+def read_summary(run_dir) -> dict:
+    """Reads ``<run_dir>/summary.json`` of a basins run (``ValueError`` if it is missing)."""
+    path = Path(run_dir) / "summary.json"
+    if not path.is_file():
+        raise ValueError(f"{path} does not exist")
+    return io.read_json(path)
+
+
+def table(s: dict) -> str:
+    """The stdout summary of a basins run: one row per optimum, then the status counts."""
+    rows = s["optima"]
+    body = [[r["optimum"], f"{r['fraction']:.4f}", f"[{r['ci95'][0]:.4f}, {r['ci95'][1]:.4f}]", r["count"],
+             r["energy"], r["eigengap"], f"{r['residual']:.1e}", r["smooth"], r["stable"], r["is_lme"],
+             "-" if r["pattern"] is None else f"u{r['pattern']}",
+             "-" if r["overlap"] is None else f"{r['overlap']:.4f}"] for r in rows]
+    text = report.format_table(["optimum", "fraction", "95% CI", "count", "energy", "gap", "residual",
+                                "smooth", "stable", "LME", "pattern", "cos"], body)
+    counts = ", ".join(f"{st.text} {s.get('n_' + st.key, 0)}" for st in engine.FINAL_STATUSES)
+    return "\n".join([text, "", f"inits {s['n_init']}: {counts}",
+                      f"optima {len(rows)}, stable {s['n_stable_optima']}, basin mass on planted "
+                      f"patterns (stable, cos >= 0.9): {s['basin_mass_on_patterns']:.4f}"])

@@ -1,0 +1,287 @@
+"""The engine that runs many 1-layer initializations to a stop (Sec. 3.3): per-init stopping rules
+and :class:`Status`, compiled blocks of steps, chunks tiled and sharded over devices, resume.
+
+Random unit inits (``ccdyn.parallel.init_weights``) are advanced by the flow (Eq. 7) or power
+iteration (Eq. PI), one step of :mod:`ccdyn.one_layer.dynamics` per method, until each stops.
+:mod:`ccdyn.one_layer.basins` turns the stopped inits into optima and basins.
+
+Per-init dynamics (each init is frozen once it stops, so its result never depends on the others):
+
+- flow: w <- normalize(w + eta_i P_w^perp A(w) w). eta_i starts at ``step_size`` and is halved each
+  time the tangent direction reverses (t_k . t_{k-1} < 0). Smooth optima are unaffected, and the
+  iterate converges onto a *kink* maximum (a point where a data point crosses the ReLU hyperplane and
+  E is not differentiable) instead of oscillating around it. Converged: ||P^perp A w|| <= tol ||A w||
+  (a critical point: the angle between w and A(w) w is at most tol), or the direction reversed again
+  with a move <= tol (pinned on a kink; the refinement in float64 pins it further).
+- power: w <- normalize(A(w) w + shift w) (App. B.4); converged when one step moves w by at most
+  ``tol``. A period-2 cycle (||w(t+1) - w(t-1)|| <= tol < ||w(t+1) - w(t)||) is detected and
+  reported; longer or chaotic wandering (seen for ReLU) ends as not converged.
+
+Every init ends with one :class:`Status`; only converged runs enter the basins, the others are
+counted and reported, never averaged in.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ccdyn import parallel, sphere
+from ccdyn.activations import Activation
+from ccdyn.data.dataset import Dataset
+from ccdyn.one_layer import dynamics
+from ccdyn.pairwise import Pairwise
+
+__all__ = ["Status", "FINAL_STATUSES", "Dynamics", "State", "initial_state", "make_block", "converge", "ChunkRunner",
+           "collect", "status_counts"]
+
+
+class Status(enum.IntEnum):
+    """How an init's run ended (its code in ``optima.npz``'s ``status``; ``labels`` hold -code).
+
+    RUNNING only exists inside the engine. NOT_CONVERGED: still moving after ``max_steps``.
+    NONFINITE: NaN or overflow in w or its residual. CYCLING: power iteration in a period-2 cycle.
+    DEAD: A(w) w = 0 exactly (a flat region of E, e.g. no data point on the active side of a ReLU).
+    """
+
+    RUNNING = 0
+    CONVERGED = 1
+    NONFINITE = 2
+    CYCLING = 3
+    NOT_CONVERGED = 4
+    DEAD = 5
+
+    @property
+    def key(self) -> str:
+        """Machine name: ``status_counts`` keys, ``n_<key>`` in summary.json."""
+        return self.name.lower()
+
+    @property
+    def text(self) -> str:
+        """Human name for tables."""
+        return {"NONFINITE": "non-finite", "NOT_CONVERGED": "not converged",
+                "DEAD": "dead (A(w)w = 0)"}.get(self.name, self.name.lower())
+
+
+FINAL_STATUSES = tuple(s for s in Status if s is not Status.RUNNING)
+
+
+def status_counts(status) -> dict:
+    """Number of inits ending in each final status, keyed by :attr:`Status.key`."""
+    status = np.asarray(status)
+    return {s.key: int(np.sum(status == s)) for s in FINAL_STATUSES}
+
+
+@dataclasses.dataclass(frozen=True)
+class Dynamics:
+    """How each init is advanced (hashable; static under jit).
+
+    Attributes:
+      method: ``flow`` (Eq. 7, Euler + retraction) or ``power`` (Eq. PI).
+      step_size: initial Euler step of the flow (> 0).
+      tol: relative convergence threshold (dimensionless): power stops when ||w(t+1) - w(t)|| <= tol,
+        the flow when ||P^perp A(w) w|| <= tol ||A(w) w||.
+      max_steps: steps after which a running init is declared not converged.
+      block: steps per ``lax.scan`` block between host checks.
+      shift: power-iteration shift s in A(w) w + s w (App. B.4; populations have PSD A, s = 0).
+    """
+
+    method: str = "power"
+    step_size: float = 1.0
+    tol: float = 1e-6
+    max_steps: int = 2000
+    block: int = 50
+    shift: float = 0.0
+
+
+class State(NamedTuple):
+    w: jax.Array  # (k, d) current iterate
+    aux: jax.Array  # (k, d) flow: previous tangent step; power: previous iterate
+    eta: jax.Array  # (k,) flow step size
+    status: jax.Array  # (k,) int32
+    steps: jax.Array  # (k,) int32 steps taken
+    residual: jax.Array  # (k,) ||P^perp A(w) w|| at the last evaluated iterate
+
+
+def initial_state(W, dyn: Dynamics) -> State:
+    k = W.shape[0]
+    aux = jnp.zeros_like(W) if dyn.method == "flow" else W
+    return State(W, aux, jnp.full((k,), dyn.step_size, W.dtype), jnp.zeros((k,), jnp.int32),
+                 jnp.zeros((k,), jnp.int32), jnp.full((k,), jnp.inf, W.dtype))
+
+
+def _step(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State) -> State:
+    u = dynamics.ascent(ds, act, st.w, pw)
+    t = sphere.tangent(st.w, u)
+    res = jnp.linalg.norm(t, axis=1)
+    active = (st.status == int(Status.RUNNING)) & (st.steps < dyn.max_steps)
+    if dyn.method == "flow":
+        flip = jnp.sum(t * st.aux, axis=1) < 0
+        eta = jnp.where(active & flip, st.eta / 2, st.eta)
+        w_new = dynamics.flow_update(st.w, t, eta[:, None], fallback=st.w)
+        move = jnp.linalg.norm(w_new - st.w, axis=1)
+        # a critical point, or pinned on a kink: still reversing, but by steps below tol
+        done = (res <= dyn.tol * jnp.linalg.norm(u, axis=1)) | (flip & (move <= dyn.tol))
+        cycling = jnp.zeros_like(active)
+        aux_new = t
+    else:
+        eta = st.eta
+        w_new = dynamics.power_update(st.w, u, dyn.shift, fallback=st.w)
+        done = jnp.linalg.norm(w_new - st.w, axis=1) <= dyn.tol
+        cycling = jnp.linalg.norm(w_new - st.aux, axis=1) <= dyn.tol  # w(t+1) = w(t-1)
+        aux_new = st.w
+    finite = jnp.all(jnp.isfinite(w_new), axis=1) & jnp.isfinite(res)
+    dead = jnp.all(u == 0, axis=1)  # A(w) w = 0 exactly: e.g. no input active for ReLU
+    status = jnp.where(active & ~finite, int(Status.NONFINITE),
+             jnp.where(active & dead, int(Status.DEAD),
+             jnp.where(active & done, int(Status.CONVERGED),
+             jnp.where(active & cycling, int(Status.CYCLING), st.status))))
+    keep = active & finite
+    return State(
+        w=jnp.where(keep[:, None], w_new, st.w),
+        aux=jnp.where(keep[:, None], aux_new, st.aux),
+        eta=eta,
+        status=status.astype(jnp.int32),
+        steps=st.steps + active.astype(jnp.int32),
+        residual=jnp.where(active, res, st.residual),
+    )
+
+
+def make_block(act: Activation, pw: Pairwise, dyn: Dynamics):
+    """``block(ds, state) -> state`` advancing every init by ``dyn.block`` steps (one lax.scan)."""
+    if dyn.method not in ("flow", "power"):
+        raise ValueError(f"method={dyn.method!r} must be 'flow' or 'power'")
+    if dyn.method == "power" and not act.homogeneous:
+        raise ValueError(f"--method=power needs a homogeneous activation; act={act.name!r} is not")
+
+    def block(ds, st):
+        return jax.lax.scan(lambda s, _: (_step(ds, act, pw, dyn, s), None), st, None,
+                            length=dyn.block)[0]
+
+    return block
+
+
+def _running(st: State, dyn: Dynamics) -> bool:
+    status, steps = jax.device_get((st.status, st.steps))
+    return bool(np.any((status == int(Status.RUNNING)) & (steps < dyn.max_steps)))
+
+
+def _finish(st: State) -> dict:
+    out = {k: np.asarray(v) for k, v in st._asdict().items() if k in ("w", "status", "steps", "residual")}
+    out["status"] = np.where(out["status"] == int(Status.RUNNING), int(Status.NOT_CONVERGED), out["status"]).astype(np.int8)
+    return out
+
+
+def converge(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, W) -> dict:
+    """Runs every row of W to a stop (unsharded, one jit); returns numpy w, status, steps, residual."""
+    block = jax.jit(make_block(act, pw, dyn))
+    st = initial_state(W, dyn)
+    while _running(st, dyn):
+        st = block(ds, st)
+    return _finish(st)
+
+
+class ChunkRunner:
+    """Runs chunks of inits, tiled and sharded over the local devices (``ccdyn.parallel``).
+
+    The compiled block is built once and reused by every chunk of the same padded size.
+    """
+
+    def __init__(self, ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, *, tile: int,
+                 mesh=None):
+        self.ds, self.dyn, self.tile = ds, dyn, int(tile)
+        self.mesh = parallel.local_mesh() if mesh is None else mesh
+        self.n_devices = self.mesh.devices.size
+        block = make_block(act, pw, dyn)
+        self._block = jax.jit(parallel.tiled_sharded(block, self.mesh, self.tile))
+
+    def padded(self, count: int) -> int:
+        return parallel.padded_chunk(count, self.tile, self.n_devices)
+
+    def run(self, key, start: int, count: int, dtype, on_block=None) -> dict:
+        """Inits start .. start+count-1 to a stop; numpy arrays of length ``count``.
+
+        ``on_block(n_running, max_steps_taken)``, if given, is called after every block.
+
+        Inits that stop are compacted away between blocks (the running ones are re-packed into
+        fewer tiles), which leaves every init's arithmetic unchanged: rows of a tile never mix.
+        """
+        total = self.padded(count)
+        W = parallel.init_weights(key, start, total, self.ds.dim, dtype)
+        st = initial_state(W, self.dyn)
+        rows = np.arange(total)
+        st = st._replace(status=jnp.where(jnp.asarray(rows < count), int(Status.RUNNING), int(Status.NOT_CONVERGED)))
+        result = {"w": np.zeros((count, self.ds.dim), np.dtype(dtype)), "status": np.zeros(count, np.int8),
+                  "steps": np.zeros(count, np.int32), "residual": np.zeros(count, np.dtype(dtype))}
+
+        def record(host, sel):
+            real = sel[rows[sel] < count]
+            fin = _finish(State(*[a[real] for a in host]))
+            for k in result:
+                result[k][rows[real]] = fin[k]
+
+        while True:
+            st = self._block(self.ds, st)
+            status, steps = jax.device_get((st.status, st.steps))
+            running = (status == int(Status.RUNNING)) & (steps < self.dyn.max_steps)
+            if on_block is not None:
+                on_block(int(np.sum(running & (rows < count))), int(steps.max()))
+            size = self.padded(int(running.sum())) if running.any() else 0
+            if size == 0 or size < rows.size:  # record the stopped rows, re-pack the running ones
+                host = State(*jax.device_get(tuple(st)))
+                record(host, np.flatnonzero(~running))
+                if size == 0:
+                    return result
+                keep = np.flatnonzero(running)
+                sel = np.concatenate([keep, np.full(size - keep.size, keep[0])])
+                packed = [a[sel] for a in host]
+                packed[3] = np.where(np.arange(size) < keep.size, packed[3], int(Status.NOT_CONVERGED))
+                st = State(*[jnp.asarray(a) for a in packed])
+                rows = np.concatenate([rows[keep], np.full(size - keep.size, count)])
+
+
+def collect(runner: ChunkRunner, key, n_init: int, chunk_size: int, dtype, *, store=None,
+            process_id: int = 0, num_processes: int = 1, progress=None, wait_timeout: float = 3600.0):
+    """Runs this process's chunks of inits 0 .. n_init-1 and gathers all of them on process 0.
+
+    Args:
+      store: a :class:`ccdyn.io.ChunkStore` (chunks already in it are skipped: resume), or ``None``
+        to keep results in memory (single process only).
+      progress: optional callback ``progress(done_inits, total_inits, running_in_chunk, steps)``,
+        called after every block of steps and at the end of every chunk (running_in_chunk = 0).
+
+    Returns:
+      On process 0, numpy arrays w (n_init, d), status, steps, residual in init order; else None.
+    """
+    ranges = parallel.chunk_ranges(n_init, chunk_size)
+    mine = parallel.chunks_of_process(len(ranges), process_id, num_processes)
+    if store is None and num_processes > 1:
+        raise ValueError("several processes need a shared store (an output directory)")
+    memory = {}
+    done = sum(ranges[c][1] for c in mine if store is not None and store.has(c))
+    for c in mine:
+        if store is not None and store.has(c):
+            continue
+        total = sum(ranges[i][1] for i in mine)
+        on_block = None if progress is None else (lambda r, k, d=done: r and progress(d, total, r, k))
+        out = runner.run(key, ranges[c][0], ranges[c][1], dtype, on_block)
+        if store is None:
+            memory[c] = out
+        else:
+            store.save(c, out)
+        done += ranges[c][1]
+        if progress is not None:
+            progress(done, total, 0, 0)
+    if process_id != 0:
+        return None
+    if store is not None:
+        store.wait(range(len(ranges)), timeout=wait_timeout)
+    parts = [memory[c] if store is None else store.load(c) for c in range(len(ranges))]
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+

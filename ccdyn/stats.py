@@ -1,0 +1,54 @@
+"""Statistics of basin counts: Wilson intervals, their overlaps, Pearson's chi-square test.
+
+A basin fraction is a binomial proportion count / n over random initializations; these functions
+turn counts into 95% intervals and test whether several counts are compatible with equal
+probabilities (e.g. the members of a shift orbit, App. B.5).
+"""
+
+from __future__ import annotations
+
+import jax.scipy.stats
+import numpy as np
+
+__all__ = ["wilson_interval", "intervals_overlap", "covering_intervals", "equal_counts_pvalue"]
+
+
+def wilson_interval(count, n, z: float = 1.959963984540054):
+    """95% Wilson score interval for a binomial proportion count / n."""
+    count, n = np.asarray(count, float), float(n)
+    p = count / n
+    denom = 1.0 + z * z / n
+    center = (p + z * z / (2 * n)) / denom
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return np.stack([np.maximum(center - half, 0.0), np.minimum(center + half, 1.0)], axis=-1)
+
+
+def intervals_overlap(counts, n: int) -> bool:
+    """True when the 95% Wilson intervals of all the proportions counts / n share a common point."""
+    ci = wilson_interval(np.asarray(counts), n).reshape(-1, 2)
+    return bool(np.max(ci[:, 0]) <= np.min(ci[:, 1]))
+
+
+def covering_intervals(counts, n: int) -> int:
+    """How many of the 95% Wilson intervals of counts / n contain the mean proportion of all of them.
+
+    Under equal probabilities each interval covers the common value with probability ~0.95, so with k
+    members about 0.05 k misses are expected; :func:`equal_counts_pvalue` is the joint test.
+    """
+    c = np.asarray(counts, np.float64)
+    ci = wilson_interval(c, n).reshape(-1, 2)
+    mean = c.mean() / n
+    return int(np.sum((ci[:, 0] <= mean) & (mean <= ci[:, 1])))
+
+
+def equal_counts_pvalue(counts) -> float:
+    """p-value of Pearson's chi-square test that counts (k,) come from k equally likely outcomes.
+
+    1.0 for a single count (nothing to compare); small values reject equal basins.
+    """
+    c = np.asarray(counts, np.float64)
+    if c.size < 2 or c.sum() == 0:
+        return 1.0
+    expected = c.mean()
+    stat = float(np.sum((c - expected) ** 2) / expected)
+    return float(jax.scipy.stats.chi2.sf(stat, c.size - 1))
