@@ -42,6 +42,10 @@ class Dataset:
     def dim(self) -> int:
         return self.x.shape[1]
 
+    def astype(self, dtype) -> "Dataset":
+        """The same population with every array in ``dtype`` (e.g. a float32 run of a float64 dataset)."""
+        return make_dataset(np.asarray(self.x), self.p, self.x_aug, self.p_aug, self.patterns, dtype=dtype)
+
     def views(self):
         """(x_views (n, V, d), p_views (n, V)); without augmentation V = 1 and x_views = x."""
         if self.x_aug is None:

@@ -5,10 +5,9 @@ from __future__ import annotations
 import dataclasses
 
 import jax
-import numpy as np
 
 from ccdyn.data import files, models
-from ccdyn.data.dataset import Dataset, make_dataset
+from ccdyn.data.dataset import Dataset
 
 __all__ = ["DataSpec", "DATA_MODELS", "AUGMENTATIONS", "augment", "build_dataset", "spec_from_dict"]
 
@@ -108,8 +107,7 @@ def build_dataset(spec: DataSpec, dtype=None) -> Dataset:
         if not spec.data_path:
             raise ValueError("--data=file needs --data_path")
         ds = files.load_dataset(spec.data_path)
-    ds = augment(ds, spec, k_aug)
-    return make_dataset(np.asarray(ds.x), ds.p, ds.x_aug, ds.p_aug, ds.patterns, dtype=dtype)
+    return augment(ds, spec, k_aug).astype(dtype)
 
 
 def spec_from_dict(fields: dict) -> DataSpec:

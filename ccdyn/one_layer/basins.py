@@ -9,21 +9,93 @@ owns the run's ``summary.json`` (:func:`summary`, :func:`read_summary`) and its 
 from __future__ import annotations
 
 import dataclasses
+import time
 from pathlib import Path
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ccdyn import io, report
+from ccdyn import activations, io, pairwise, report
 from ccdyn.activations import Activation
 from ccdyn.data.dataset import Dataset
+from ccdyn.data.registry import DataSpec, build_dataset, spec_from_dict
 from ccdyn.one_layer import certify, engine
 from ccdyn.one_layer.engine import Dynamics, Status
 from ccdyn.pairwise import Pairwise
 from ccdyn.stats import wilson_interval
 
-__all__ = ["cluster", "refine", "describe_optima", "merge_duplicates", "basin_mass_on_patterns", "analyze",
-           "summary", "write_summary", "read_summary", "table"]
+__all__ = ["BasinsConfig", "run", "cluster", "refine", "describe_optima", "merge_duplicates",
+           "basin_mass_on_patterns", "analyze", "summary", "write_summary", "read_summary", "table"]
+
+
+@dataclasses.dataclass(frozen=True)
+class BasinsConfig:
+    """Everything that determines a basins run's numbers (``config.json``; compared on ``--resume``).
+
+    Field names are ``scripts/basins.py``'s flags; ``data`` is the data model, ``dynamics`` how each
+    init is advanced. ``x64`` runs the dynamics in float64 (refinement and certificates always are).
+    """
+
+    data: DataSpec = DataSpec()
+    act: str = "relu"
+    leaky_slope: float = activations.DEFAULT_LEAKY_SLOPE
+    alpha: str = "uniform"
+    tau: float = 1.0
+    dynamics: Dynamics = Dynamics()
+    n_init: int = 10000
+    seed: int = 0
+    chunk_size: int = 16384
+    tile: int = 512
+    x64: bool = False
+    cluster_tol: float = 1e-2
+
+    @property
+    def activation(self) -> Activation:
+        return activations.get_activation(self.act, self.leaky_slope)
+
+    @property
+    def pairwise(self) -> Pairwise:
+        return pairwise.get_pairwise(self.alpha, self.tau)
+
+    @property
+    def dtype(self):
+        return jnp.float64 if self.x64 else jnp.float32
+
+    @classmethod
+    def from_dict(cls, fields: dict) -> "BasinsConfig":
+        """The config as saved in ``config.json`` / ``summary.json`` (lists back to tuples)."""
+        fields = dict(fields)
+        fields["data"] = spec_from_dict(fields["data"])
+        fields["dynamics"] = Dynamics(**fields["dynamics"])
+        return cls(**fields)
+
+
+def run(cfg: BasinsConfig, *, ds64: Dataset | None = None, store=None, mesh=None, process_id: int = 0,
+        num_processes: int = 1, progress=None) -> dict | None:
+    """The whole basins pipeline: engine over ``cfg.n_init`` inits -> :func:`analyze`.
+
+    Args:
+      ds64: the float64 dataset; default ``build_dataset(cfg.data)`` (pass one to study a dataset
+        that no flag describes). The dynamics run on ``ds64.astype(cfg.dtype)``.
+      store, process_id, num_processes, progress: as :func:`ccdyn.one_layer.engine.collect`.
+
+    Returns:
+      On process 0, ``{"result": per-init arrays, "analysis": analyze(...), "timings_s": {"run",
+      "analyze"}}``; on the other processes ``None`` (they only compute their chunks).
+    """
+    ds64 = build_dataset(cfg.data, jnp.float64) if ds64 is None else ds64
+    act, pw = cfg.activation, cfg.pairwise
+    runner = engine.ChunkRunner(ds64.astype(cfg.dtype), act, pw, cfg.dynamics, tile=cfg.tile, mesh=mesh)
+    t0 = time.time()
+    result = engine.collect(runner, jax.random.PRNGKey(cfg.seed), cfg.n_init, cfg.chunk_size, cfg.dtype, store=store,
+                            process_id=process_id, num_processes=num_processes, progress=progress)
+    run_s = time.time() - t0
+    if result is None:
+        return None
+    t0 = time.time()
+    an = analyze(ds64, act, pw, cfg.dynamics, result, cluster_tol=cfg.cluster_tol)
+    return {"result": result, "analysis": an, "timings_s": {"run": run_s, "analyze": time.time() - t0}}
 
 
 def _odd_distance(W, c, odd: bool):
