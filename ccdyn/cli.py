@@ -8,6 +8,9 @@ the run directory. Scripts read their flags only in ``main`` and hand the values
 - :func:`run_record` is the provenance every output carries: command line, versions, devices.
 - :func:`open_run_dir` creates (or, on resume, reopens) a run directory and pins its config;
   :func:`fail` ends a script with one ``error:`` line and no traceback.
+- :func:`log` and :func:`progress` print progress on stderr (stdout is the summary table).
+
+This is the scripts' layer: it may print and exit; the rest of the library does neither.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import platform
 import sys
+import time
 
 import jax
 import numpy as np
@@ -25,7 +29,7 @@ from ccdyn import io
 from ccdyn.data.registry import AUGMENTATIONS, DATA_MODELS, DataSpec
 
 __all__ = ["floats", "ints", "register_numbers", "register_subset", "define_data_flags", "data_spec",
-           "run_record", "open_run_dir", "fail"]
+           "run_record", "open_run_dir", "fail", "log", "progress"]
 
 
 def _parse(values, kind):
@@ -146,3 +150,25 @@ def open_run_dir(path, config: dict, *, overwrite: bool = False, resume: bool = 
 def fail(message) -> None:
     """Ends the script with one ``error: ...`` line on stderr and exit status 1 (no traceback)."""
     sys.exit(f"error: {message}")
+
+
+def log(message: str) -> None:
+    """One progress line on stderr, flushed."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def progress(t0: float, every_s: float = 2.0):
+    """A ``progress(done, total, running, steps)`` callback for :func:`ccdyn.one_layer.engine.collect`:
+    a line on stderr after every chunk, and at most every ``every_s`` seconds within one."""
+    last = [0.0]
+
+    def report_progress(done, total, running, steps):
+        now = time.time()
+        if running and now - last[0] < every_s:
+            return
+        last[0] = now
+        rate = done / max(now - t0, 1e-9)
+        inside = f", chunk: {running} inits still running after {steps} steps" if running else ""
+        log(f"  [{done}/{total} inits done] {rate:,.0f} inits/s, {now - t0:.1f} s{inside}")
+
+    return report_progress
