@@ -2,7 +2,7 @@
 
 A homogeneous activation satisfies h'(x) x = p h(x) for a degree p. Degree 1 is Assumption 1 of the
 paper (h(x) = h'(x) x: linear, ReLU, LeakyReLU); the quadratic monomial h(x) = x^2 has degree 2 and
-only rescales the flow by 1/p (DESIGN.md). For these, Eq. 6 holds up to the degree:
+only rescales the flow by 1/p (docs/conventions.md). For these, Eq. 6 holds up to the degree:
 h(w^T x) = w^T x~^w / p with the gated input x~^w = x h'(w^T x).
 
 ReLU uses h'(0) = 0 (App. B.1): a sample on the hyperplane w^T x = 0 is not active.

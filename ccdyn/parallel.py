@@ -1,6 +1,6 @@
 """Chunking, tiling and sharding of the init axis; multi-host start.
 
-Reproducibility rule (DESIGN.md): the initial weight of init i is drawn from
+Reproducibility rule (docs/reproducibility.md): the initial weight of init i is drawn from
 ``jax.random.fold_in(key, i)``, and every init is advanced inside a *tile* of fixed size, so the
 arithmetic an init sees is the same whatever the chunk size, the number of local devices or the
 number of processes. A chunk is padded up to a whole number of tiles per device, split over the

@@ -69,7 +69,7 @@ def test_energy_is_half_trace(key):
 
 
 def test_infonce_gradient_is_minus_2n2_energy_gradient(key):
-    """grad L_nce = -2 N^2 grad E_{sg(alpha)} for Eq. 1 with epsilon = 0 (DESIGN.md)."""
+    """grad L_nce = -2 N^2 grad E_{sg(alpha)} for Eq. 1 with epsilon = 0 (docs/conventions.md)."""
     ks = jax.random.split(key, 3)
     n, d, k, tau = 10, 5, 3, 0.4
     x1 = jax.random.normal(ks[0], (n, d))

@@ -1,4 +1,4 @@
-"""Token-generator data of Sec. 5 (Fig. 3) for the 2-layer experiments, as fixed in DESIGN.md.
+"""Token-generator data of Sec. 5 (Fig. 3) for the 2-layer experiments, as read in docs/two_layer_readings.md.
 
 There are d tokens with embeddings u_a in R^d and K positions (one receptive field R_k each). Each
 position k has a candidate set R_k^g of P tokens. Each of G generators fixes ``n_fixed`` random
@@ -12,7 +12,7 @@ zeta for the first floor(d/2) tokens and 1/zeta for the rest (App. E.2; zeta = 1
 
 R_k^g as used by the matching scores (Eq. 16, 180, 181) holds the candidates that some generator
 actually fixes at position k: a candidate that no generator uses only ever appears as a wildcard
-fill, so it is indistinguishable from noise (DESIGN.md). ``used`` is that (K, d) mask.
+fill, so it is indistinguishable from noise (docs/two_layer_readings.md). ``used`` is that (K, d) mask.
 """
 
 from __future__ import annotations

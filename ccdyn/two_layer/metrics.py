@@ -1,4 +1,4 @@
-"""Matching scores of the 2-layer experiments (Eq. 16, 180, 181), as fixed in DESIGN.md.
+"""Matching scores of the 2-layer experiments (Eq. 16, 180, 181), as read in docs/two_layer_readings.md.
 
 For receptive field R_k with filters w_km and the token embeddings u_a,
 
@@ -6,7 +6,7 @@ For receptive field R_k with filters w_km and the token embeddings u_a,
     chi_-(R_k) = mean_{a not in R_k^g} max_m cos(w_km, u_a),
 
 and chi_bar_+/- are their means over k. Eq. 181 prints 1/P in front of chi_-; we divide by the number
-of tokens outside R_k^g instead, so that both scores lie in [-1, 1] and are comparable (DESIGN.md).
+of tokens outside R_k^g instead, so that both scores lie in [-1, 1] and are comparable (docs/two_layer_readings.md).
 R_k^g is the ``used`` mask of :class:`ccdyn.data.tokens.TokenData`. For an odd activation (linear)
 w and -w compute the same feature, so ``odd=True`` scores |cos|.
 """

@@ -1,12 +1,12 @@
-"""Basins engine: clustering against the dense-grid landscape, one optimum per pattern, status
-flags, determinism across chunk sizes and tiles, Wilson intervals."""
+"""Basins: clustering against the dense-grid landscape, one optimum per pattern, PCA for linear,
+dead runs excluded, cluster / merge, and the pipeline entry ``basins.run``."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from ccdyn import activations, data, pairwise, stats
+from ccdyn import activations, data, pairwise
 from ccdyn.one_layer import basins, engine, landscape
 from ccdyn.data.registry import DataSpec, build_dataset
 
@@ -67,41 +67,6 @@ def test_headline_relu_finds_every_pattern_linear_only_pca():
     assert abs(np.dot(lin[0]["w"], phi1)) > 1 - 1e-9
 
 
-def test_same_results_for_any_chunk_size_and_tile_padding():
-    ds = build_dataset(DataSpec(d=6, m=6), jnp.float32)
-    act = activations.get_activation("relu")
-    dyn = engine.Dynamics(method="power")
-    a = _run(ds, act, dyn, n_init=700, chunk=700, dtype=jnp.float32)
-    b = _run(ds, act, dyn, n_init=700, chunk=128, dtype=jnp.float32)
-    for k in a:
-        np.testing.assert_array_equal(a[k], b[k])
-
-
-def test_power_iteration_cycling_is_detected():
-    """On the latent categorical model, plain power iteration falls into period-2 cycles."""
-    ds = build_dataset(DataSpec(data="latent_categorical", d=8, m=6, ortho_eps=0.0))
-    act = activations.get_activation("relu")
-    out = _run(ds, act, engine.Dynamics(method="power"), n_init=300, chunk=300)
-    counts = engine.status_counts(out["status"])
-    assert counts["cycling"] > 200, counts
-    an = basins.analyze(ds, act, UNIFORM, engine.Dynamics(method="power"), out, cluster_tol=1e-2)
-    assert np.all(an["labels"][out["status"] == engine.Status.CYCLING] == -3)
-
-
-def test_diverging_runs_are_counted_not_averaged():
-    """float32 overflow (quadratic h on inputs of size 1e13) gives non-finite runs: flagged, excluded."""
-    x = np.concatenate([np.eye(3) * 1e13, np.eye(3)[:1] * 1e-3])
-    ds = data.make_dataset(x, dtype=jnp.float32)
-    act = activations.get_activation("quadratic")
-    dyn = engine.Dynamics(method="flow")
-    out = _run(ds, act, dyn, n_init=256, chunk=256, tile=256, dtype=jnp.float32)
-    counts = engine.status_counts(out["status"])
-    assert counts["nonfinite"] > 0, counts
-    an = basins.analyze(data.make_dataset(x), act, UNIFORM, dyn, out, cluster_tol=1e-2)
-    assert np.all(an["labels"][out["status"] == engine.Status.NONFINITE] == -2)
-    assert sum(r["count"] for r in an["rows"]) == counts["converged"]
-
-
 def test_cluster_and_merge():
     rng = np.random.default_rng(0)
     c = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
@@ -115,9 +80,3 @@ def test_cluster_and_merge():
     optima, counts, mapping = basins.merge_duplicates(np.array([c[0], c[1], c[0] + 1e-5]), np.array([2, 4, 3]),
                                                        1e-2, odd=False)
     assert counts.tolist() == [5, 4] and mapping.tolist() == [0, 1, 0]
-
-
-def test_wilson_interval():
-    lo, hi = stats.wilson_interval(np.array([0, 50, 100]), 100).T
-    np.testing.assert_allclose([lo[1], hi[1]], [0.4038, 0.5962], atol=1e-4)  # textbook value
-    assert abs(lo[0]) < 1e-15 and abs(hi[2] - 1) < 1e-15 and 0 < hi[0] < 0.04
