@@ -1,0 +1,49 @@
+"""A script's flags and ``main`` in this process: bad flags and early errors are checked without
+starting a second Python and JAX (each script keeps one subprocess smoke test)."""
+
+import contextlib
+import importlib.util
+from pathlib import Path
+
+from absl import flags
+
+ROOT = Path(__file__).resolve().parents[2]
+FLAGS = flags.FLAGS
+
+
+@contextlib.contextmanager
+def script(name: str):
+    """``scripts/<name>.py`` imported as a fresh module; the flags it defines leave ``FLAGS`` on exit."""
+    before = set(FLAGS)
+    spec = importlib.util.spec_from_file_location(f"_inprocess_{name}", ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        FLAGS.unparse_flags()
+        for flag in set(FLAGS) - before:
+            delattr(FLAGS, flag)
+
+
+def flag_error(module, *argv) -> str | None:
+    """The message of the flag error that parsing ``argv`` raises (as ``app.run`` prints it), or None."""
+    try:
+        FLAGS([module.__file__, *argv])
+    except flags.Error as e:
+        return str(e)
+    finally:
+        FLAGS.unparse_flags()
+    return None
+
+
+def main_exit(module, *argv) -> str:
+    """Parses ``argv`` and runs ``main``, which must end the script; returns its exit message."""
+    FLAGS([module.__file__, *argv])
+    try:
+        module.main([])
+    except SystemExit as e:
+        return str(e.code)
+    finally:
+        FLAGS.unparse_flags()
+    raise AssertionError(f"{module.__file__} {' '.join(argv)} did not exit")
