@@ -5,7 +5,8 @@ the run directory. Scripts read their flags only in ``main`` and hand the values
   register a validator whose one-line message names the flag and the accepted range.
 - :func:`define_data_flags` defines the flags of :class:`ccdyn.data.registry.DataSpec` (defaults from
   a frozen spec) and :func:`data_spec` builds the spec back from the parsed flag values.
-- :func:`run_record` is the provenance every output carries: command line, versions, devices.
+- :func:`run_record` is the provenance every output carries: command line, versions, devices;
+  :func:`with_run_record` puts it in front of a study's record (``ccdyn.studies``) for its JSON.
 - :func:`open_run_dir` creates (or, on resume, reopens) a run directory and pins its config;
   :func:`fail` ends a script with one ``error:`` line and no traceback.
 - :func:`log` and :func:`progress` print progress on stderr (stdout is the summary table).
@@ -29,7 +30,10 @@ from ccdyn import io
 from ccdyn.data.registry import AUGMENTATIONS, DATA_MODELS, DataSpec
 
 __all__ = ["floats", "ints", "register_numbers", "register_subset", "define_data_flags", "data_spec",
-           "run_record", "open_run_dir", "fail", "log", "progress"]
+           "run_record", "with_run_record", "open_run_dir", "fail", "log", "progress"]
+
+# The flags that define_data_flags defines belong to the script calling it (its --helpshort lists them).
+flags.disclaim_key_flags()
 
 
 def _parse(values, kind):
@@ -67,8 +71,8 @@ def register_numbers(name: str, kind=float, lo=None, hi=None, *, lo_open=False, 
                  [f"{'<' if hi_open else '<='} {hi:g}"] if hi is not None and lo is None else
                  [f"in {'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"] if lo is not None else [])
         what = " ".join([noun] + parts)
-    count = f" of at least {min_len}" if min_len > 1 else ""
-    flags.register_validator(name, ok, f"--{name} must be a comma-separated list{count} of {what}")
+    count = f"at least {min_len} " if min_len > 1 else ""
+    flags.register_validator(name, ok, f"--{name} must be a comma-separated list of {count}{what}")
 
 
 def register_subset(name: str, allowed) -> None:
@@ -133,6 +137,12 @@ def run_record(script: str, argv=None, num_processes: int = 1) -> dict:
                          "python": platform.python_version()},
             "devices": [str(d) for d in jax.devices()],
             "num_processes": num_processes}
+
+
+def with_run_record(script: str, record: dict, *, omit=("tables",), argv=None, num_processes: int = 1) -> dict:
+    """A study's record as an output JSON: the :func:`run_record` first, then the record without the
+    keys in ``omit`` (the rows that the script writes as tables instead)."""
+    return {**run_record(script, argv, num_processes), **{k: v for k, v in record.items() if k not in omit}}
 
 
 def open_run_dir(path, config: dict, *, overwrite: bool = False, resume: bool = False):

@@ -8,12 +8,12 @@ Prints the table and writes <output_prefix>.md and <output_prefix>.csv.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from absl import app, flags
 
-from ccdyn import io, report
+from ccdyn import cli, io, report
+from ccdyn.one_layer import basins
 
 FLAGS = flags.FLAGS
 flags.DEFINE_list("runs", None, "Run directories (each with a summary.json).", required=True)
@@ -22,19 +22,17 @@ flags.DEFINE_string("output_prefix", None, "Write <prefix>.md and <prefix>.csv (
 
 def main(argv):
     del argv
-    named = []
-    for run in FLAGS.runs:
-        path = Path(run) / "summary.json"
-        if not path.is_file():
-            sys.exit(f"error: --runs: {path} does not exist")
-        named.append((Path(run).name, io.read_json(path)))
+    try:
+        named = [(Path(run).name, basins.read_summary(run)) for run in FLAGS.runs]
+    except ValueError as e:
+        cli.fail(f"--runs: {e}")
     rows = report.basins_comparison_rows(named)
     print(report.format_table(report.COMPARISON_COLUMNS, rows))
-    if FLAGS.output_prefix:
-        io.atomic_write_bytes(FLAGS.output_prefix + ".md",
-                              (report.markdown_table(report.COMPARISON_COLUMNS, rows) + "\n").encode())
-        io.write_csv(FLAGS.output_prefix + ".csv", report.COMPARISON_COLUMNS, rows)
-        print(f"\nwrote {FLAGS.output_prefix}.md and .csv")
+    prefix = FLAGS.output_prefix
+    if prefix:
+        io.atomic_write_bytes(prefix + ".md", (report.markdown_table(report.COMPARISON_COLUMNS, rows) + "\n").encode())
+        io.write_csv(prefix + ".csv", report.COMPARISON_COLUMNS, rows)
+        print(f"\nwrote {prefix}.md and .csv")
 
 
 if __name__ == "__main__":

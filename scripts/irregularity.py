@@ -18,8 +18,6 @@ Writes thm3.json (every start, with the command), starts.csv, summary.md/.csv, a
 
 from __future__ import annotations
 
-import functools
-import sys
 import time
 
 from absl import app, flags
@@ -30,8 +28,8 @@ jax.config.update("jax_enable_x64", True)
 
 import numpy as np  # noqa: E402
 
-from ccdyn import activations, data, io, one_layer, pairwise, report  # noqa: E402
-from ccdyn.one_layer import irregularity  # noqa: E402
+from ccdyn import activations, cli, data, io  # noqa: E402
+from ccdyn.studies import theorem3  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer("d", 10, "Input dimension (>= m).", lower_bound=1)
@@ -48,100 +46,34 @@ flags.DEFINE_integer("data_seed", 0, "Seed of the bases and of the start directi
 flags.DEFINE_string("output_dir", "results/theory/thm3", "Where the JSON and tables go.")
 flags.DEFINE_bool("overwrite", False, "Replace an existing non-empty output_dir.")
 
-
-def _numbers(values, lo, hi):
-    try:
-        v = [float(x) for x in values]
-    except ValueError:
-        return None
-    return v if v and all(lo <= x < hi for x in v) else None
-
-
-flags.register_validator("ortho_eps", lambda v: _numbers(v, 0, 1) is not None,
-                         "--ortho_eps must be a comma-separated list of numbers in [0, 1)")
-flags.register_validator("angles_deg", lambda v: _numbers(v, 0, 90) is not None,
-                         "--angles_deg must be a comma-separated list of numbers in [0, 90)")
-flags.register_validator("gammas", lambda v: _numbers(v, 1e-12, 1) is not None,
-                         "--gammas must be a comma-separated list of numbers in (0, 1)")
+cli.register_numbers("ortho_eps", float, 0, 1)
+cli.register_numbers("angles_deg", float, 0, 90)
+cli.register_numbers("gammas", float, 0, 1, lo_open=True)
 flags.register_validator("q", lambda v: 0 < v < 1, "--q must lie in (0, 1)")
 flags.register_multi_flags_validator(["m", "d"], lambda f: f["m"] <= f["d"] and f["m"] <= data.MAX_EXACT_M,
                                      f"--m must be <= --d and <= {data.MAX_EXACT_M} (exact population)")
 flags.register_multi_flags_validator(["n_patterns", "m"], lambda f: f["n_patterns"] <= f["m"],
                                      "--n_patterns must be <= --m")
 
-START_COLUMNS = ("ortho_eps", "pattern", "angle_deg", "c0", "gamma", "cap_deg", "sup_omega", "L", "kappa",
-                 "stays_in_ball", "c_monotone", "rate_holds", "converged", "steps", "cos_end_u_m")
-SUMMARY_COLUMNS = ("ortho_eps", "angle_deg", "starts", "certified", "certified_and_all_claims_hold",
-                   "converged", "uncertified_but_converged", "median_c0")
-
-
-def _start(u_m, angle_deg, rng):
-    w = u_m / np.linalg.norm(u_m)
-    t = rng.standard_normal(w.size)
-    t -= (t @ w) * w
-    a = np.radians(angle_deg)
-    return np.cos(a) * w + np.sin(a) * t / np.linalg.norm(t)
-
 
 def main(argv):
     del argv
     t0 = time.time()
+    cfg = theorem3.Theorem3Config(
+        d=FLAGS.d, m=FLAGS.m, q=FLAGS.q, ortho_eps=cli.floats(FLAGS.ortho_eps),
+        angles_deg=cli.floats(FLAGS.angles_deg), n_patterns=FLAGS.n_patterns, gammas=cli.floats(FLAGS.gammas),
+        n_samples=FLAGS.n_samples, n_steps=FLAGS.n_steps, act=FLAGS.act, data_seed=FLAGS.data_seed)
     try:
         out = io.prepare_output_dir(FLAGS.output_dir, overwrite=FLAGS.overwrite)
     except FileExistsError as e:
-        sys.exit(f"error: {e}")
-    act, pw = activations.get_activation(FLAGS.act), pairwise.get_pairwise("uniform")
-    gammas = _numbers(FLAGS.gammas, 1e-12, 1)
-    starts, table, summary = [], [], []
-    for eps in _numbers(FLAGS.ortho_eps, 0, 1):
-        u = data.near_orthogonal_basis(jax.random.PRNGKey(FLAGS.data_seed), FLAGS.d, FLAGS.m, eps)
-        ds = data.latent_summation(u, FLAGS.q)
-        a_fn = lambda w, ds=ds: one_layer.a_matrix(ds, act, w, pw)
-        batched = functools.partial(one_layer.a_matrices, ds, act, pairwise=pw)  # one compile per eps
-        rng = np.random.default_rng(FLAGS.data_seed)
-        for ang in _numbers(FLAGS.angles_deg, 0, 90):
-            rows = []
-            for m in range(FLAGS.n_patterns):
-                res = irregularity.theorem3_check(a_fn, _start(u[:, m], ang, rng), gammas,
-                                                  n_samples=FLAGS.n_samples, n_steps=FLAGS.n_steps,
-                                                  seed=FLAGS.data_seed + m, batched=batched)
-                cert = next((g for g in res["gammas"] if g["holds"]), res["gammas"][-1])
-                cos_end = float(np.dot(res["w_final"], u[:, m] / np.linalg.norm(u[:, m])))
-                res.update({"ortho_eps": eps, "pattern": m, "angle_deg": ang, "cos_end_u_m": cos_end})
-                starts.append(res)
-                rows.append(res)
-                table.append([eps, m, ang, res["c0"], res["gamma_certified"] or "-", cert["cap_angle_deg"],
-                              cert["sup_omega"], cert["L"], cert["kappa"], res.get("stays_in_ball", "-"),
-                              res.get("c_monotone", "-"), res.get("rate_holds", "-"), res["converged"],
-                              res["steps_to_tol"] or "-", cos_end])
-            ok = [r for r in rows if r["gamma_certified"] is not None]
-            summary.append([eps, ang, len(rows), len(ok),
-                            sum(r["stays_in_ball"] and r["c_monotone"] and r["rate_holds"] and r["converged"]
-                                for r in ok),
-                            sum(r["converged"] for r in rows),
-                            sum(r["converged"] for r in rows if r["gamma_certified"] is None),
-                            float(np.median([r["c0"] for r in rows]))])
-            print(f"  eps={eps} angle={ang}: {len(ok)}/{len(rows)} certified ({time.time() - t0:.1f} s)",
-                  file=sys.stderr, flush=True)
-    certified = sum(r[3] for r in summary)
-    held = sum(r[4] for r in summary)
-    word = "untested (no start certified)" if certified == 0 else "holds" if held == certified else "FAILS"
-    verdict = (f"Thm. 3 {word}: {held}/{certified} certified starts stayed "
-               f"in B_gamma, had c_t increasing at rate gamma and converged; "
-               f"{sum(r[6] for r in summary)}/{sum(r[2] - r[3] for r in summary)} uncertified starts "
-               f"converged anyway (the condition is sufficient, not necessary)")
-    io.write_csv(out / "starts.csv", START_COLUMNS, table)
-    io.write_csv(out / "summary.csv", SUMMARY_COLUMNS, summary)
-    io.atomic_write_bytes(out / "summary.md", "\n".join([
-        report.markdown_table(SUMMARY_COLUMNS, summary), "", f"Verdict: {verdict}", "", "## Every start", "",
-        report.markdown_table(START_COLUMNS, table), ""]).encode())
-    io.write_json(out / "thm3.json", {
-        "command": " ".join(["python", "scripts/irregularity.py"] + sys.argv[1:]),
-        "config": {"d": FLAGS.d, "m": FLAGS.m, "q": FLAGS.q, "act": FLAGS.act, "gammas": gammas,
-                   "n_samples": FLAGS.n_samples, "n_steps": FLAGS.n_steps, "data_seed": FLAGS.data_seed},
-        "verdict": verdict, "starts": starts})
-    print(report.format_table(SUMMARY_COLUMNS, summary))
-    print(f"\n{verdict}\nwrote {out}/thm3.json, starts.csv, summary.md/.csv ({time.time() - t0:.1f} s)")
+        cli.fail(e)
+    record = theorem3.run(cfg, log=cli.log)
+    io.write_csv(out / "starts.csv", theorem3.START_COLUMNS, record["tables"]["starts"])
+    io.write_csv(out / "summary.csv", theorem3.SUMMARY_COLUMNS, record["tables"]["summary"])
+    io.atomic_write_bytes(out / "summary.md", theorem3.markdown(record).encode())
+    io.write_json(out / "thm3.json", cli.with_run_record("scripts/irregularity.py", record))
+    print(theorem3.table(record))
+    print(f"\n{record['verdict']}\nwrote {out}/thm3.json, starts.csv, summary.md/.csv ({time.time() - t0:.1f} s)")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ Writes landscape.json (per activation: n_local_maxima, maxima_theta, ...) and fi
 
 from __future__ import annotations
 
-import sys
 import time
 
 from absl import app, flags
@@ -21,12 +20,9 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
-import numpy as np  # noqa: E402
-
-from ccdyn.data import files
-from ccdyn import activations, data, io, pairwise, plotting, report  # noqa: E402
-from ccdyn.one_layer import landscape  # noqa: E402
-from ccdyn.data.registry import DataSpec, augment  # noqa: E402
+from ccdyn import activations, cli, data, io, pairwise, plotting  # noqa: E402
+from ccdyn.data import files  # noqa: E402
+from ccdyn.studies import landscape_fig8  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_list("angles", [repr(a) for a in data.PAPER_ANGLES],
@@ -45,18 +41,8 @@ flags.DEFINE_integer("n_grid", 1 << 16, "Grid points over [-pi, pi) (>= 16).", l
 flags.DEFINE_string("output_dir", "results/landscape", "Where landscape.json and fig8.png go.")
 flags.DEFINE_bool("overwrite", False, "Replace an existing non-empty output_dir.")
 
-
-def _floats(values):
-    try:
-        return [float(v) for v in values]
-    except ValueError:
-        return None
-
-
-flags.register_validator("angles", lambda v: _floats(v) is not None and len(v) >= 2,
-                         "--angles must be a comma-separated list of at least 2 numbers (units of pi)")
-flags.register_validator("acts", lambda v: len(v) > 0 and all(a in activations.ACTIVATIONS for a in v),
-                         f"--acts must be a non-empty list from: {', '.join(activations.ACTIVATIONS)}")
+cli.register_numbers("angles", float, min_len=2, what="numbers (units of pi)")
+cli.register_subset("acts", activations.ACTIVATIONS)
 flags.register_validator("leaky_slope", lambda v: 0.0 <= v < 1.0, "--leaky_slope must lie in [0, 1)")
 flags.register_validator("tau", lambda v: v > 0, "--tau must be > 0")
 flags.register_validator("aug_range", lambda v: 0 < v <= 1,
@@ -66,46 +52,24 @@ flags.register_validator("aug_range", lambda v: 0 < v <= 1,
 def main(argv):
     del argv
     t0 = time.time()
+    cfg = landscape_fig8.Fig8Config(
+        angles=cli.floats(FLAGS.angles), data_path=FLAGS.data_path, acts=tuple(FLAGS.acts),
+        leaky_slope=FLAGS.leaky_slope, alpha=FLAGS.alpha, tau=FLAGS.tau, aug=FLAGS.aug, aug_range=FLAGS.aug_range,
+        aug_views=FLAGS.aug_views, n_grid=FLAGS.n_grid)
     try:
-        ds = files.load_dataset(FLAGS.data_path) if FLAGS.data_path else data.circle(_floats(FLAGS.angles))
-        if ds.dim != 2:
-            raise ValueError(f"--data_path must hold 2-D points, got x of shape {ds.x.shape}")
-        ds = augment(ds, DataSpec(aug=FLAGS.aug, aug_range=FLAGS.aug_range, aug_views=FLAGS.aug_views), None)
+        ds = landscape_fig8.points(cfg, files.load_dataset(cfg.data_path) if cfg.data_path else None)
         out = io.prepare_output_dir(FLAGS.output_dir, overwrite=FLAGS.overwrite)
     except (ValueError, FileExistsError) as e:
-        sys.exit(f"error: {e}")
-    pw = pairwise.get_pairwise(FLAGS.alpha, FLAGS.tau)
-    energies, maxima, per_act, rows = {}, {}, {}, []
-    for name in FLAGS.acts:
-        act = activations.get_activation(name, FLAGS.leaky_slope)
-        theta, e, m = landscape.local_maxima(ds, act, pw, n_grid=FLAGS.n_grid)
-        energies[name], maxima[name] = e, (m.theta, m.energy, m.at_kink)
-        per_act[name] = {
-            "n_local_maxima": int(m.theta.size),
-            "maxima_theta": m.theta,
-            "maxima_theta_over_pi": m.theta / np.pi,
-            "maxima_energy": m.energy,
-            "maxima_at_kink": m.at_kink,
-            "maxima_residual": m.residual,
-            "n_smooth_critical": int(np.sum(~m.at_kink)),
-        }
-        rows.append([name, int(m.theta.size), int(np.sum(~m.at_kink)), int(np.sum(m.at_kink)),
-                     " ".join(f"{t:+.4f}" for t in m.theta / np.pi)])
-    data_theta = np.arctan2(np.asarray(ds.x[:, 1]), np.asarray(ds.x[:, 0]))
-    fig = plotting.landscape_figure(theta, energies, maxima, data_theta)
-    io.save_figure(out / "fig8.png", fig)
-    summary = {
-        "command": " ".join(["python", "scripts/landscape.py"] + sys.argv[1:]),
-        "config": {"angles_over_pi": (data_theta / np.pi), "data_path": FLAGS.data_path,
-                   "alpha": FLAGS.alpha, "tau": FLAGS.tau, "leaky_slope": FLAGS.leaky_slope,
-                   "n_grid": FLAGS.n_grid, "dtype": "float64", "aug": FLAGS.aug,
-                   "aug_range": FLAGS.aug_range if FLAGS.aug != "none" else None,
-                   "aug_views": FLAGS.aug_views if FLAGS.aug != "none" else None},
-        "activations": per_act,
-        "wall_s": time.time() - t0,
-    }
-    io.write_json(out / "landscape.json", summary)
-    print(report.format_table(["activation", "maxima", "smooth", "on kink", "theta/pi of maxima"], rows))
+        cli.fail(e)
+    record = landscape_fig8.run(cfg, ds)
+    curves = record["curves"]
+    maxima = {name: (a["maxima_theta"], a["maxima_energy"], a["maxima_at_kink"])
+              for name, a in record["activations"].items()}
+    io.save_figure(out / "fig8.png", plotting.landscape_figure(curves["theta"], curves["energy"], maxima,
+                                                               curves["data_theta"]))
+    io.write_json(out / "landscape.json", {**cli.with_run_record("scripts/landscape.py", record, omit=("curves",)),
+                                           "wall_s": time.time() - t0})
+    print(landscape_fig8.table(record))
     print(f"\nwrote {out / 'landscape.json'} and {out / 'fig8.png'} ({time.time() - t0:.1f} s)")
 
 

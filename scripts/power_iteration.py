@@ -11,7 +11,6 @@ power_iteration.json (per eps: moves, overlap of the end point with u_m, certifi
 
 from __future__ import annotations
 
-import sys
 import time
 
 from absl import app, flags
@@ -20,11 +19,8 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
-
-from ccdyn import activations, data, io, one_layer, pairwise, plotting, report  # noqa: E402
-from ccdyn.one_layer import certify  # noqa: E402
+from ccdyn import activations, cli, data, io, plotting  # noqa: E402
+from ccdyn.studies import fig1  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer("d", 10, "Input dimension (>= m).", lower_bound=1)
@@ -37,17 +33,7 @@ flags.DEFINE_integer("data_seed", 0, "Seed of the random bases.")
 flags.DEFINE_string("output_dir", "results/theory/fig1", "Where the JSON and the PNG go.")
 flags.DEFINE_bool("overwrite", False, "Replace an existing non-empty output_dir.")
 
-
-def _eps_values(values):
-    try:
-        eps = [float(v) for v in values]
-    except ValueError:
-        return None
-    return eps if eps and all(0 <= e < 1 for e in eps) else None
-
-
-flags.register_validator("ortho_eps", lambda v: _eps_values(v) is not None,
-                         "--ortho_eps must be a comma-separated list of numbers in [0, 1)")
+cli.register_numbers("ortho_eps", float, 0, 1)
 flags.register_validator("q", lambda v: 0 < v < 1, "--q must lie in (0, 1)")
 flags.register_multi_flags_validator(["m", "d"], lambda f: f["m"] <= f["d"] and f["m"] <= data.MAX_EXACT_M,
                                      f"--m must be <= --d and <= {data.MAX_EXACT_M} (exact population)")
@@ -56,35 +42,18 @@ flags.register_multi_flags_validator(["m", "d"], lambda f: f["m"] <= f["d"] and 
 def main(argv):
     del argv
     t0 = time.time()
+    cfg = fig1.Fig1Config(d=FLAGS.d, m=FLAGS.m, q=FLAGS.q, ortho_eps=cli.floats(FLAGS.ortho_eps), act=FLAGS.act,
+                          n_steps=FLAGS.n_steps, data_seed=FLAGS.data_seed)
     try:
         out = io.prepare_output_dir(FLAGS.output_dir, overwrite=FLAGS.overwrite)
     except FileExistsError as e:
-        sys.exit(f"error: {e}")
-    act, pw = activations.get_activation(FLAGS.act), pairwise.get_pairwise("uniform")
-    moves, per_eps, rows = {}, {}, []
-    for eps in _eps_values(FLAGS.ortho_eps):
-        u = data.near_orthogonal_basis(jax.random.PRNGKey(FLAGS.data_seed), FLAGS.d, FLAGS.m, eps)
-        ds = data.latent_summation(u, FLAGS.q)
-        w0 = jnp.asarray((u / np.linalg.norm(u, axis=0)).T)
-        w, mv, _ = one_layer.power_iteration(ds, act, w0, n_steps=FLAGS.n_steps, pairwise=pw)
-        certs = jax.vmap(lambda v: certify.certify(ds, act, v, pw))(w)
-        overlap = np.sum(np.asarray(w) * np.asarray(w0), axis=1)
-        moves[eps] = np.asarray(mv).T
-        per_eps[str(eps)] = {"moves": moves[eps], "overlap_with_start": overlap,
-                             "residual": certs.residual, "is_lme": certs.is_lme, "stable": certs.is_stable,
-                             "steps_to_1e-12": [int(np.argmax(r < 1e-12)) + 1 if np.any(r < 1e-12) else None
-                                                for r in moves[eps]]}
-        rows.append([eps, f"{overlap.min():.4f}", int(np.sum(np.asarray(certs.is_stable))), FLAGS.m,
-                     f"{float(np.max(moves[eps][:, -1])):.1e}"])
-    fig = plotting.power_iteration_figure(moves, f"power iteration from u_m, {FLAGS.act}, latent summation "
-                                                 f"d={FLAGS.d} M={FLAGS.m} q={FLAGS.q}")
-    io.save_figure(out / "fig1_right.png", fig)
-    io.write_json(out / "power_iteration.json", {
-        "command": " ".join(["python", "scripts/power_iteration.py"] + sys.argv[1:]),
-        "config": {"d": FLAGS.d, "m": FLAGS.m, "q": FLAGS.q, "act": FLAGS.act, "n_steps": FLAGS.n_steps,
-                   "data_seed": FLAGS.data_seed, "dtype": "float64"},
-        "ortho_eps": per_eps})
-    print(report.format_table(["ortho_eps", "min cos(w*, u_m)", "stable optima", "starts", "last move"], rows))
+        cli.fail(e)
+    record = fig1.run(cfg)
+    moves = {eps: record["ortho_eps"][str(eps)]["moves"] for eps in cfg.ortho_eps}
+    title = f"power iteration from u_m, {cfg.act}, latent summation d={cfg.d} M={cfg.m} q={cfg.q}"
+    io.save_figure(out / "fig1_right.png", plotting.power_iteration_figure(moves, title))
+    io.write_json(out / "power_iteration.json", cli.with_run_record("scripts/power_iteration.py", record))
+    print(fig1.table(record))
     print(f"\nwrote {out / 'power_iteration.json'} and {out / 'fig1_right.png'} ({time.time() - t0:.1f} s)")
 
 

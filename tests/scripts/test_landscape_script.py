@@ -1,4 +1,5 @@
-"""scripts/landscape.py end to end (Fig. 8): outputs, a user's file, bad flags."""
+"""scripts/landscape.py (Fig. 8): one tiny end-to-end run on a user's file; the study is tested in
+tests/studies/test_landscape_fig8.py."""
 
 import json
 import subprocess
@@ -7,36 +8,35 @@ from pathlib import Path
 
 import numpy as np
 
+from tests.scripts import inprocess
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _run(tmp_path, *args):
-    return subprocess.run([sys.executable, str(ROOT / "scripts" / "landscape.py"), *args],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
-
-
-def test_landscape_script_writes_json_and_png(tmp_path):
-    out = tmp_path / "land"
-    r = _run(tmp_path, f"--output_dir={out}", "--n_grid=4096", "--acts=relu,linear")
-    assert r.returncode == 0, r.stderr
-    assert "relu" in r.stdout and "maxima" in r.stdout
-    summary = json.loads((out / "landscape.json").read_text())
-    assert summary["activations"]["linear"]["n_local_maxima"] == 2
-    assert summary["activations"]["relu"]["n_local_maxima"] >= 8
-    assert len(summary["activations"]["relu"]["maxima_theta"]) == summary["activations"]["relu"]["n_local_maxima"]
-    assert (out / "fig8.png").stat().st_size > 10_000
-    again = _run(tmp_path, f"--output_dir={out}", "--n_grid=4096", "--acts=relu")
-    assert again.returncode != 0 and "--overwrite" in again.stderr
-
-
-def test_landscape_script_user_file_and_bad_flags(tmp_path):
+def test_landscape_script_on_a_user_file(tmp_path):
     np.savez(tmp_path / "pts.npz", x=np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]]))
-    r = _run(tmp_path, "--data_path=pts.npz", "--output_dir=o", "--n_grid=1024", "--acts=relu")
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "landscape.py"), "--data_path=pts.npz",
+                        "--output_dir=land", "--n_grid=1024", "--acts=linear"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert r.returncode == 0, r.stderr
-    bad = _run(tmp_path, "--acts=relu,swish", "--output_dir=o2")
-    assert bad.returncode != 0 and "--acts must be a non-empty list from" in bad.stderr
-    bad = _run(tmp_path, "--angles=0,abc", "--output_dir=o3")
-    assert bad.returncode != 0 and "--angles must be a comma-separated list" in bad.stderr
+    assert "linear" in r.stdout and "maxima" in r.stdout
+    s = json.loads((tmp_path / "land" / "landscape.json").read_text())
+    assert s["command"].startswith("python scripts/landscape.py --data_path=pts.npz") and "versions" in s
+    assert list(s) == ["command", "versions", "devices", "num_processes", "config", "activations", "wall_s"]
+    assert s["config"]["data_path"] == "pts.npz" and len(s["config"]["angles_over_pi"]) == 3
+    assert s["activations"]["linear"]["n_local_maxima"] == 2
+    assert (tmp_path / "land" / "fig8.png").stat().st_size > 10_000
+
+
+def test_bad_flags_and_inputs(tmp_path):
     np.savez(tmp_path / "d3.npz", x=np.ones((4, 3)))
-    bad = _run(tmp_path, "--data_path=d3.npz", "--output_dir=o4")
-    assert bad.returncode != 0 and "--data_path must hold 2-D points" in bad.stderr
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "landscape.json").write_text("{}")
+    with inprocess.script("landscape") as script:
+        assert "--acts must be a comma-separated list from linear" in (inprocess.flag_error(script, "--acts=relu,swish") or "")
+        assert "--angles must be a comma-separated list of at least 2 numbers" in (
+            inprocess.flag_error(script, "--angles=0,abc") or "")
+        e = inprocess.main_exit(script, f"--data_path={tmp_path / 'd3.npz'}", f"--output_dir={tmp_path / 'o'}")
+        assert e.startswith("error: --data_path must hold 2-D points") and not (tmp_path / "o").exists()
+        e = inprocess.main_exit(script, "--n_grid=64", f"--output_dir={tmp_path / 'full'}")
+        assert "--overwrite" in e

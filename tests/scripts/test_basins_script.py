@@ -1,6 +1,8 @@
-"""scripts/basins.py end to end: outputs, device / process / chunk invariance, resume after kill -9,
-overwrite protection and bad input."""
+"""scripts/basins.py and scripts/basins_table.py: one end-to-end run each (device and chunk
+invariance against the library run), resume after kill -9 and several processes (slow), bad flags and
+bad input in-process."""
 
+import dataclasses
 import json
 import os
 import signal
@@ -13,7 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from ccdyn.data.registry import DataSpec
+from ccdyn.one_layer import basins
+from tests.scripts import inprocess
+
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = str(ROOT / "scripts" / "basins.py")
 SMALL = ["--d=6", "--m=6", "--n_init=2000", "--tile=128"]
 
@@ -43,36 +49,41 @@ def _same(a, b):
     assert [r["fraction"] for r in sa["optima"]] == [r["fraction"] for r in sb["optima"]]
 
 
-def test_outputs_and_invariance_to_chunks_and_devices(tmp_path):
-    r = _run(tmp_path, *SMALL, "--chunk_size=2000", "--output_dir=one")
+def test_script_on_four_devices_matches_the_library_run(tmp_path):
+    """The smoke test: the script on 4 devices with small chunks writes what one in-process
+    ``basins.run`` on 1 device in one chunk computes (same tile)."""
+    r = _run(tmp_path, *SMALL, "--chunk_size=300", "--output_dir=four", devices=4)
     assert r.returncode == 0, r.stderr
     assert "optimum" in r.stdout and "basin mass on planted patterns" in r.stdout
-    one = _load(tmp_path / "one")
-    s = one[0]
-    for key in ("n_init", "n_converged", "n_nonfinite", "config", "versions", "devices", "timings_s"):
+    s, npz = _load(tmp_path / "four")
+    for key in ("n_init", "n_converged", "n_nonfinite", "config", "command", "versions", "devices", "timings_s"):
         assert key in s
     for key in ("fraction", "ci95", "count", "energy", "eigengap", "residual", "stable", "is_lme", "pattern", "overlap"):
         assert key in s["optima"][0]
+    assert len(s["devices"]) == 4 and s["command"].startswith("python scripts/basins.py --d=6")
     assert s["n_optima"] == 6 and s["n_stable_optima"] == 6
     assert sorted(r["pattern"] for r in s["optima"]) == list(range(6))
-    assert (tmp_path / "one" / "basins.png").stat().st_size > 5000
-    assert one[1]["labels"].shape == (2000,)
+    assert (tmp_path / "four" / "basins.png").stat().st_size > 5000
+    assert npz["labels"].shape == (2000,)
+    cfg = basins.BasinsConfig.from_dict(s["config"])
+    assert cfg == basins.BasinsConfig(data=DataSpec(d=6, m=6), n_init=2000, tile=128, chunk_size=300)
+    one = basins.run(dataclasses.replace(cfg, chunk_size=2000))
+    an = one["analysis"]
+    np.testing.assert_array_equal(npz["labels"], an["labels"])
+    np.testing.assert_array_equal(npz["optima"], an["optima"])
+    assert [r["count"] for r in s["optima"]] == [r["count"] for r in an["rows"]]
 
-    r = _run(tmp_path, *SMALL, "--chunk_size=300", "--output_dir=four", devices=4)
-    assert r.returncode == 0, r.stderr
-    four = _load(tmp_path / "four")
-    assert len(four[0]["devices"]) == 4
-    _same(one, four)
 
-    again = _run(tmp_path, *SMALL, "--chunk_size=2000", "--output_dir=one")
-    assert again.returncode != 0 and "pass --overwrite to replace it or --resume" in again.stderr
-
-    table = subprocess.run([sys.executable, str(ROOT / "scripts" / "basins_table.py"), "--runs=one,four",
+def test_basins_table_script_on_committed_runs(tmp_path):
+    runs = ",".join(str(ROOT / "results" / "basins" / a) for a in ("relu", "linear"))
+    table = subprocess.run([sys.executable, str(ROOT / "scripts" / "basins_table.py"), f"--runs={runs}",
                             "--output_prefix=cmp"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert table.returncode == 0, table.stderr
     lines = (tmp_path / "cmp.csv").read_text().splitlines()
-    assert lines[0].startswith("run,act,alpha") and lines[1].split(",")[7:11] == ["6", "6", "6", "0"]
+    assert lines[0].startswith("run,act,alpha") and lines[1].split(",")[:2] == ["relu", "relu"]
+    assert lines[1].split(",")[7:11] == ["10", "10", "10", "0"] and lines[2].split(",")[7] == "1"
     assert (tmp_path / "cmp.md").read_text().startswith("| run | act |")
+    assert "relu" in table.stdout
 
 
 @pytest.mark.slow
@@ -125,22 +136,29 @@ def test_two_processes_on_localhost_match_one(tmp_path):
 @pytest.mark.parametrize("flag,message", [
     ("--tol=5", "--tol must lie in (0, 0.1)"),
     ("--act=softplus", "--act"),
-    ("--q=0.2,1.5", "--q must be numbers in (0, 1)"),
+    ("--q=0.2,1.5", "--q must be a comma-separated list of numbers in (0, 1)"),
+    ("--angles=0,x", "--angles must be a comma-separated list of at least 2 numbers (units of pi)"),
     ("--n_init=0", "--n_init"),
     ("--m=12", "--m must be <= --d"),
     ("--method=power --act=tanh", "--method=power needs a homogeneous --act"),
     ("--process_id=3", "--process_id must lie in [0, --num_processes - 1]"),
+    ("--resume --overwrite", "--resume and --overwrite exclude each other"),
 ])
-def test_bad_flags_exit_nonzero_naming_the_flag(tmp_path, flag, message):
-    r = _run(tmp_path, *flag.split(), "--output_dir=o")
-    assert r.returncode != 0
-    assert message in r.stderr, r.stderr[-1500:]
+def test_bad_flags_name_the_flag(flag, message):
+    with inprocess.script("basins") as script:
+        assert message in (inprocess.flag_error(script, *flag.split(), "--output_dir=o") or "")
 
 
-def test_nan_data_file_is_rejected(tmp_path):
+def test_bad_data_file_and_existing_output_dir_end_with_one_error_line(tmp_path):
     x = np.eye(4)
     x[2, 1] = np.nan
     np.savez(tmp_path / "bad.npz", x=x)
-    r = _run(tmp_path, "--data=file", "--data_path=bad.npz", "--output_dir=o")
-    assert r.returncode != 0 and "x has 1 non-finite entries (NaN or inf)" in r.stderr
-    assert not (tmp_path / "o" / "summary.json").exists()
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "summary.json").write_text("{}")
+    with inprocess.script("basins") as script:
+        e = inprocess.main_exit(script, "--data=file", f"--data_path={tmp_path / 'bad.npz'}",
+                                f"--output_dir={tmp_path / 'o'}")
+        assert e.startswith("error:") and "x has 1 non-finite entries (NaN or inf)" in e
+        assert not (tmp_path / "o").exists()
+        e = inprocess.main_exit(script, "--d=4", "--m=4", f"--output_dir={tmp_path / 'full'}")
+        assert "pass --overwrite to replace it or --resume" in e

@@ -1,0 +1,88 @@
+"""Fig. 8 (App. E.1): the energy E_alpha(theta) of one node on 2-D data, w = (cos theta, sin theta),
+and its local maxima for several activations.
+
+Always float64: the maxima are counted on a dense grid and refined by golden-section search
+(:func:`ccdyn.one_layer.landscape.local_maxima`). The data are the circle points at
+``Fig8Config.angles`` or a user's 2-D points (read by the script), optionally with rotation views
+(App. B.5). ``scripts/landscape.py`` writes the record as ``landscape.json`` and draws ``fig8.png``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ccdyn import activations, data, pairwise, report
+from ccdyn.data.dataset import Dataset
+from ccdyn.data.registry import DataSpec, augment
+from ccdyn.one_layer import landscape
+
+__all__ = ["Fig8Config", "points", "run", "table", "TABLE_COLUMNS"]
+
+TABLE_COLUMNS = ("activation", "maxima", "smooth", "on kink", "theta/pi of maxima")
+
+
+@dataclasses.dataclass(frozen=True)
+class Fig8Config:
+    """Data angles (units of pi; unused when ``data_path`` names the user's file the points came from),
+    activations, the leaky slope, alpha, the rotation augmentation (``aug``: none or rotation, half
+    range in units of pi, quadrature views) and the number of grid points over [-pi, pi)."""
+
+    angles: tuple = data.PAPER_ANGLES
+    data_path: str | None = None
+    acts: tuple = ("linear", "relu", "leaky_relu", "quadratic")
+    leaky_slope: float = activations.DEFAULT_LEAKY_SLOPE
+    alpha: str = "uniform"
+    tau: float = 1.0
+    aug: str = "none"
+    aug_range: float = 1.0
+    aug_views: int = 64
+    n_grid: int = 1 << 16
+
+
+def points(cfg: Fig8Config, ds: Dataset | None = None) -> Dataset:
+    """The study's data: ``ds`` (a user's points) or the circle at ``cfg.angles``, with the views of
+    ``cfg.aug``. ``ValueError`` when the points are not 2-D."""
+    ds = data.circle(list(cfg.angles)) if ds is None else ds
+    if ds.dim != 2:
+        raise ValueError(f"--data_path must hold 2-D points, got x of shape {ds.x.shape}")
+    return augment(ds, DataSpec(aug=cfg.aug, aug_range=cfg.aug_range, aug_views=cfg.aug_views), None)
+
+
+def run(cfg: Fig8Config, ds: Dataset | None = None) -> dict:
+    """Local maxima of E_alpha on the circle for every activation of ``cfg``.
+
+    Args:
+      ds: the data as :func:`points` returns them; default ``points(cfg)``.
+
+    Returns:
+      ``{"config", "activations": {name: n_local_maxima, maxima_theta (radians), maxima_theta_over_pi,
+      maxima_energy, maxima_at_kink, maxima_residual, n_smooth_critical}, "curves": {"theta" (grid),
+      "energy": {name: E on the grid}, "data_theta"}}`` (``curves`` is what the figure draws).
+    """
+    ds = points(cfg) if ds is None else ds
+    pw = pairwise.get_pairwise(cfg.alpha, cfg.tau)
+    per_act, energies, theta = {}, {}, None
+    for name in cfg.acts:
+        theta, e, m = landscape.local_maxima(ds, activations.get_activation(name, cfg.leaky_slope), pw,
+                                             n_grid=cfg.n_grid)
+        energies[name] = e
+        per_act[name] = {"n_local_maxima": int(m.theta.size), "maxima_theta": m.theta,
+                         "maxima_theta_over_pi": m.theta / np.pi, "maxima_energy": m.energy,
+                         "maxima_at_kink": m.at_kink, "maxima_residual": m.residual,
+                         "n_smooth_critical": int(np.sum(~m.at_kink))}
+    data_theta = np.arctan2(np.asarray(ds.x[:, 1]), np.asarray(ds.x[:, 0]))
+    aug = cfg.aug != "none"
+    config = {"angles_over_pi": data_theta / np.pi, "data_path": cfg.data_path, "alpha": cfg.alpha, "tau": cfg.tau,
+              "leaky_slope": cfg.leaky_slope, "n_grid": cfg.n_grid, "dtype": "float64", "aug": cfg.aug,
+              "aug_range": cfg.aug_range if aug else None, "aug_views": cfg.aug_views if aug else None}
+    return {"config": config, "activations": per_act,
+            "curves": {"theta": theta, "energy": energies, "data_theta": data_theta}}
+
+
+def table(record: dict) -> str:
+    """One row per activation: maxima, smooth ones, ones on a kink, and their theta / pi."""
+    rows = [[name, a["n_local_maxima"], a["n_smooth_critical"], a["n_local_maxima"] - a["n_smooth_critical"],
+             " ".join(f"{t:+.4f}" for t in a["maxima_theta_over_pi"])] for name, a in record["activations"].items()]
+    return report.format_table(TABLE_COLUMNS, rows)
