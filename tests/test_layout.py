@@ -1,0 +1,59 @@
+"""The layout's rules, checked on the source: only io / report / plotting / cli print, open files
+or exit; imports point one way (io imports nothing of ccdyn; core maths and data import nothing of
+the paper parts); every module says what it holds."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "ccdyn"
+MODULES = sorted(PACKAGE.rglob("*.py"))
+OUTPUT_MODULES = {"io.py", "report.py", "plotting.py", "cli.py"}
+PARTS = ("ccdyn.one_layer", "ccdyn.two_layer", "ccdyn.studies")
+
+
+def _name(path):
+    return str(path.relative_to(PACKAGE.parent))
+
+
+def _ccdyn_imports(tree) -> set:
+    out = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom) and n.module and n.module.startswith("ccdyn"):
+            out |= {n.module} | {f"{n.module}.{a.name}" for a in n.names}
+        elif isinstance(n, ast.Import):
+            out |= {a.name for a in n.names if a.name.startswith("ccdyn")}
+    return out
+
+
+def _side_effects(tree) -> list:
+    """Calls of print / open / sys.exit / input and uses of sys.stdout / sys.stderr."""
+    found = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("print", "open", "input"):
+            found.append((n.lineno, n.func.id))
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "sys" \
+                and n.attr in ("exit", "stdout", "stderr"):
+            found.append((n.lineno, f"sys.{n.attr}"))
+    return found
+
+
+@pytest.mark.parametrize("path", MODULES, ids=[_name(p) for p in MODULES])
+def test_module_rules(path):
+    tree = ast.parse(path.read_text())
+    assert ast.get_docstring(tree), f"{_name(path)} has no module docstring"
+    if path.name not in OUTPUT_MODULES:
+        assert _side_effects(tree) == [], f"{_name(path)} prints, opens files or exits"
+    imports = _ccdyn_imports(tree)
+    if path.name == "io.py":
+        assert imports == set(), "ccdyn.io must not import ccdyn (everything else may import it)"
+    if path.parent == PACKAGE / "data" or path.name in ("activations.py", "pairwise.py", "covariance.py",
+                                                        "sphere.py", "stats.py", "parallel.py"):
+        assert not any(i.startswith(PARTS) for i in imports), f"{_name(path)} imports a paper part: {imports}"
+
+
+def test_the_checks_see_violations():
+    tree = ast.parse("import sys\nfrom ccdyn.one_layer import basins\nprint(1)\nsys.exit(2)\n")
+    assert [k for _, k in _side_effects(tree)] == ["print", "sys.exit"]
+    assert "ccdyn.one_layer.basins" in _ccdyn_imports(tree)
