@@ -4,14 +4,25 @@ A row is one entry of ``results.json["rows"]`` written by ``scripts/two_layer.py
 (:func:`ccdyn.two_layer.experiment.run_setting` aggregated per grid point). Each check returns
 {"claim", "parts" (sub-claim -> bool), "holds" (all parts; None when the rows lack the cells),
 "numbers" (what was compared)}. Differences smaller than ``margin`` count as "no difference".
+
+:func:`check_grids` applies the checks to the finished grids of ``results/two_layer`` (which check
+on which grid), :func:`claims_markdown` / :func:`claims_table` render the verdicts and
+:func:`summary_markdown` tabulates every grid. :func:`table1_cells` puts our Table 1 next to the
+paper's (:data:`PAPER_TABLE1`), rendered by :func:`table1_markdown` and :func:`table1_csv`.
 """
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
+from ccdyn import io, report
+
 __all__ = ["verdict_word", "check_p1", "check_relu_beats_linear", "check_infonce_beats_quadratic",
-           "check_relu_lowest_chi_minus", "check_bn_helps", "check_sigma_backprop_hurts"]
+           "check_relu_lowest_chi_minus", "check_bn_helps", "check_sigma_backprop_hurts", "check_grids",
+           "claims_table", "claims_markdown", "grid_table", "summary_markdown", "TABLE1_VARIANTS", "PAPER_TABLE1",
+           "table1_cells", "table1_markdown", "table1_csv"]
 
 
 def _table(rows, score="chi_plus"):
@@ -153,3 +164,198 @@ def check_sigma_backprop_hurts(rows, zeta=10.0, loss="infonce", act="relu", max_
                      "wins": f"{sum(x > 0 for x in d)}/{len(d)}"}
         parts[f"{name}: sigma backprop lower in every cell"] = min(d) > 0
     return _verdict(claim, parts, out)
+
+
+def _train_cfg(res) -> str:
+    c = res["config"]["train"]
+    return f"lr={c['lr']:g} tau={c['tau']:g}"
+
+
+def check_grids(grids: dict, margin: float = 0.05) -> list:
+    """The claims checked on the finished grids of ``results/two_layer``.
+
+    Args:
+      grids: grid name (its directory relative to the root, ``/``-separated: ``fig4_infonce``,
+        ``sensitivity/lr0.02_bn-none_tau0.1``, ...) -> its ``results.json``; missing grids are skipped.
+      margin: differences below it count as none.
+
+    Returns:
+      [{"grid", "claim", "holds", "parts", "numbers"}] for the checks whose cells were present: Fig. 4/9
+      and Fig. 10 (P = 1, ReLU vs linear, lowest chi_-), InfoNCE vs quadratic, Table 1 (sigma backprop),
+      Fig. 11 (BN at zeta = 2, 5, 10) and the same checks on every ``sensitivity/*`` grid.
+    """
+    results, m = [], margin
+
+    def rows(name):
+        return grids[name]["rows"] if name in grids else None
+
+    def add(where, verdict):
+        if verdict["holds"] is not None:
+            results.append({"grid": where, **verdict})
+
+    fig4, fig10, table1, fig11 = rows("fig4_infonce"), rows("fig10_quadratic"), rows("table1"), rows("fig11")
+    if fig4:
+        where = f"fig4_infonce ({_train_cfg(grids['fig4_infonce'])})"
+        add(where, check_p1(fig4, margin=m))
+        add(where, check_relu_beats_linear(fig4, margin=m))
+        add(where, check_relu_lowest_chi_minus(fig4))
+    if fig10:
+        add("fig10_quadratic", check_p1(fig10, loss="quadratic", margin=m))
+        add("fig10_quadratic", check_relu_beats_linear(fig10, loss="quadratic", margin=m))
+        add("fig10_quadratic", check_relu_lowest_chi_minus(fig10, loss="quadratic"))
+    if fig4 and fig10:
+        add("fig4_infonce + fig10_quadratic", check_infonce_beats_quadratic(fig4 + fig10))
+    if table1:
+        add("table1 (zeta=10)", check_sigma_backprop_hurts(table1))
+    if rows("table1_lr0.02"):
+        add("table1_lr0.02 (zeta=10)", check_sigma_backprop_hurts(rows("table1_lr0.02")))
+    for zeta in (2.0, 5.0, 10.0):
+        add(f"fig11 (zeta={zeta:g})", check_bn_helps((fig11 or []) + (table1 or []), zeta=zeta))
+    infonce_by_bn = {}
+    for name in sorted(g for g in grids if g.count("/") == 1 and g.startswith("sensitivity/")):
+        grid_rows, where, cfg = rows(name), name, _train_cfg(grids[name])
+        if not grid_rows:
+            continue
+        loss, bn = grid_rows[0]["loss"], grid_rows[0]["bn"]
+        if loss == "infonce":
+            add(where, check_p1(grid_rows, bn=bn, margin=m))
+            add(where, check_relu_beats_linear(grid_rows, bn=bn, margin=m))
+            add(where, check_relu_lowest_chi_minus(grid_rows, bn=bn))
+            if "tau0.1" in name.split("/")[1]:
+                infonce_by_bn.setdefault((cfg.split()[0], bn), grid_rows)
+            continue
+        nce = infonce_by_bn.get((cfg.split()[0], bn))
+        if nce is None and fig4 and bn == "none" and cfg.startswith("lr=0.002"):
+            nce = fig4
+        if nce:
+            add(f"{where} vs infonce", check_infonce_beats_quadratic(nce + grid_rows, bn=bn))
+        if fig4 and bn == "none" and cfg.startswith("lr=0.02 "):
+            # InfoNCE's gradient carries 1/tau = 10x the scale of the quadratic loss's (see
+            # ccdyn.two_layer): InfoNCE at lr 2e-3 against quadratic at lr 2e-2 matches the step size.
+            acts = {q["act"] for q in grid_rows}
+            add(f"{where} vs fig4_infonce (lr 0.002: matched step)",
+                check_infonce_beats_quadratic([r for r in fig4 if r["act"] in acts] + grid_rows))
+    return results
+
+
+def _short(numbers) -> str:
+    text = json.dumps(io.as_json(numbers), separators=(",", ":"))
+    for a, b in [("\"", ""), ("chi_", "χ")]:
+        text = text.replace(a, b)
+    return text if len(text) < 400 else text[:397] + "..."
+
+
+def _rounded(numbers):
+    return json.loads(json.dumps(io.as_json(numbers)), parse_float=lambda s: round(float(s), 3))
+
+
+def claims_table(checks) -> tuple:
+    """(headers, rows) of the checks: grid, claim, verdict, parts (yes / no each) and the numbers
+    compared (rounded to 3 digits, cut at 400 characters)."""
+    body = [[r["grid"], r["claim"], verdict_word(r),
+             "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in r["parts"].items()), _short(_rounded(r["numbers"]))]
+            for r in checks]
+    return ["grid", "claim", "verdict", "parts", "numbers"], body
+
+
+def claims_markdown(checks) -> str:
+    """``claims.md``: the verdict per grid and claim, then the details of every check."""
+    claims = list(dict.fromkeys(r["claim"] for r in checks))
+    grids = list(dict.fromkeys(r["grid"] for r in checks))
+    verdicts = {(r["grid"], r["claim"]): verdict_word(r) for r in checks}
+    pivot = report.markdown_table(["grid"] + claims, [[g] + [verdicts.get((g, c), "") for c in claims] for g in grids])
+    return ("Verdict per grid and claim:\n\n" + pivot + "\n\nDetails:\n\n"
+            + report.markdown_table(*claims_table(checks)) + "\n")
+
+
+def grid_table(rows) -> str:
+    """A grid as a markdown table: a row per (loss, act, bn, zeta, P), a column per beta; each cell
+    chi_bar_+ (chi_bar_-) [chi_bar_+ of the untrained filters] and the mean angle turned, where recorded."""
+    betas = sorted({r["beta"] for r in rows})
+    keys = sorted({(r["loss"], r["act"], r["bn"], r["zeta"], r["n_candidates"]) for r in rows})
+    cell = {(r["loss"], r["act"], r["bn"], r["zeta"], r["n_candidates"], r["beta"]): r for r in rows}
+    body = []
+    for k in keys:
+        line = list(k)
+        for b in betas:
+            r = cell.get(k + (b,))
+            if r is None:
+                line.append("-")
+                continue
+            turn = "" if not r.get("turn_deg") else f", {r['turn_deg']['mean']:.0f}°"
+            init = r.get("chi_plus_init")
+            chance = "" if not init else f" [{init['mean']:.2f}]"
+            line.append(f"{r['chi_plus']['mean']:.2f} ({r['chi_minus']['mean']:.2f}){chance}{turn}")
+        body.append(line)
+    return report.markdown_table(["loss", "act", "bn", "ζ", "P"] + [f"β = {b}" for b in betas], body)
+
+
+def summary_markdown(grids: dict) -> str:
+    """``summary.md``: every grid (name -> ``results.json``, as in :func:`check_grids`), in path order,
+    with its training settings, command and :func:`grid_table`."""
+    parts = ["Each cell: χ̄₊ (χ̄₋) [χ̄₊ of the untrained filters], and the mean angle the filters turned "
+             "during training where recorded; means over seeds. Written by scripts/two_layer_claims.py."]
+    for name in sorted(grids, key=lambda g: g.split("/")):
+        res = grids[name]
+        c = res["config"]["train"]
+        parts.append(f"### {name}\n\nlr {c['lr']:g}, τ {c['tau']:g}, {c['steps']} steps, "
+                     f"{res['config']['n_seeds']} seeds; `{res['config']['command']}`\n\n" + grid_table(res["rows"]))
+    return "\n\n".join(parts) + "\n"
+
+
+# Column order of the paper's Table 1: (BN variant, (mu backprop?, sigma backprop?)).
+TABLE1_VARIANTS = (("none_backprop", "μ no bp, σ² no bp"), ("var_only", "μ no bp, σ² bp"),
+                   ("mean_only", "μ bp, σ² no bp"), ("vanilla", "μ bp, σ² bp"))
+
+# Table 1 of the paper (ReLU, zeta = 10, InfoNCE), (beta, P) -> chi_bar_+ mean, std in TABLE1_VARIANTS order.
+PAPER_TABLE1 = {
+    (1, 1): [(0.31, 0.24), (0.23, 0.06), (0.30, 0.24), (0.23, 0.06)],
+    (1, 3): [(0.65, 0.09), (-0.03, 0.01), (0.64, 0.07), (0.24, 0.11)],
+    (1, 5): [(0.61, 0.06), (-0.00, 0.00), (0.62, 0.02), (0.38, 0.04)],
+    (1, 10): [(0.66, 0.06), (0.53, 0.05), (0.70, 0.03), (0.56, 0.04)],
+    (2, 1): [(0.36, 0.13), (0.27, 0.06), (0.63, 0.11), (0.33, 0.12)],
+    (2, 3): [(0.78, 0.01), (0.00, 0.01), (0.80, 0.02), (0.41, 0.07)],
+    (2, 5): [(0.78, 0.02), (0.22, 0.21), (0.77, 0.07), (0.56, 0.02)],
+    (2, 10): [(0.83, 0.08), (0.72, 0.06), (0.80, 0.04), (0.71, 0.05)],
+    (5, 1): [(0.63, 0.06), (0.43, 0.12), (0.67, 0.06), (0.46, 0.06)],
+    (5, 3): [(0.90, 0.06), (0.45, 0.07), (0.90, 0.03), (0.60, 0.08)],
+    (5, 5): [(0.90, 0.01), (0.72, 0.01), (0.88, 0.06), (0.74, 0.02)],
+    (5, 10): [(0.88, 0.01), (0.88, 0.04), (0.92, 0.03), (0.90, 0.03)],
+    (10, 1): [(0.63, 0.12), (0.37, 0.15), (0.70, 0.17), (0.46, 0.15)],
+    (10, 3): [(0.95, 0.05), (0.72, 0.06), (0.94, 0.05), (0.80, 0.03)],
+    (10, 5): [(0.98, 0.02), (0.84, 0.05), (0.96, 0.06), (0.92, 0.01)],
+    (10, 10): [(0.90, 0.01), (0.97, 0.02), (0.89, 0.03), (0.97, 0.02)],
+}
+
+
+def table1_cells(rows, act: str = "relu") -> list:
+    """[(beta, P, [(ours, paper) per TABLE1_VARIANTS])] for the (beta, P) cells of ``act`` in ``rows``;
+    ours and paper are (mean, std) or None where missing."""
+    ours = {(r["beta"], r["n_candidates"], r["bn"]): r["chi_plus"] for r in rows if r["act"] == act}
+    out = []
+    for b, p in sorted({(b, p) for b, p, _ in ours}):
+        pairs = []
+        for j, (bn, _) in enumerate(TABLE1_VARIANTS):
+            o = ours.get((b, p, bn))
+            pairs.append((None if o is None else (o["mean"], o["std"]), PAPER_TABLE1.get((b, p), [None] * 4)[j]))
+        out.append((b, p, pairs))
+    return out
+
+
+def _mean_std(v) -> str:
+    return "-" if v is None or v[0] is None else f"{v[0]:.2f} ± {v[1]:.2f}"
+
+
+def table1_markdown(cells) -> str:
+    """Table 1 as markdown: a row per (beta, P), ours and the paper's mean ± std per variant side by side."""
+    headers = ["β", "P"] + [f"{name}: {who}" for _, name in TABLE1_VARIANTS for who in ("ours", "paper")]
+    return report.markdown_table(headers, [[b, p] + [_mean_std(x) for pair in pairs for x in pair]
+                                           for b, p, pairs in cells])
+
+
+def table1_csv(cells) -> tuple:
+    """(headers, rows) of ``table1.csv``: <variant>_<ours|paper>_<mean|std>, rounded to 4 digits, empty if missing."""
+    headers = ["beta", "P"] + [f"{bn}_{who}_{stat}" for bn, _ in TABLE1_VARIANTS for who in ("ours", "paper")
+                               for stat in ("mean", "std")]
+    return headers, [[b, p] + [("" if x is None or x[0] is None else round(x[i], 4)) for pair in pairs for x in pair
+                               for i in (0, 1)] for b, p, pairs in cells]

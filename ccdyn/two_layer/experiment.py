@@ -6,11 +6,18 @@ the minibatch stream and the initialization from three independent streams of ``
 the data instance and minibatches depend only on (seed, P, zeta), so every activation, beta, loss and
 BN variant of a seed sees the same data, which makes the comparisons paired. All seeds of a setting
 are trained together (:func:`ccdyn.net_lib.train`, vmapped).
+
+A grid (:class:`GridConfig`, ``scripts/two_layer.py``) is every combination of losses x BN variants x
+zetas x activations x P x beta; :func:`resume_plan` says which settings an earlier run finished,
+:func:`setting_result` is the per-setting record (the unit of resume), :func:`result_row` the
+aggregated row of ``results.json`` and :func:`results_csv` / :func:`results_table` /
+:func:`matching_curves` the tables and figure curves built from the rows.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 import jax
 import jax.numpy as jnp
@@ -21,7 +28,9 @@ from ccdyn.two_layer import metrics
 from ccdyn.two_layer import network as net_lib
 from ccdyn.data import tokens
 
-__all__ = ["Setting", "seed_keys", "network", "run_setting", "init_scores", "aggregate"]
+__all__ = ["Setting", "seed_keys", "network", "run_setting", "init_scores", "aggregate", "GridConfig", "READINGS",
+           "resume_plan", "setting_result", "nonfinite_seeds", "token_coords", "result_row", "results_csv",
+           "results_table", "matching_curves", "weights_label"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -148,3 +157,162 @@ def aggregate(values) -> dict:
     if v.size == 0:
         return {"mean": float("nan"), "std": float("nan"), "n": 0}
     return {"mean": float(v.mean()), "std": float(v.std()), "n": int(v.size)}
+
+
+# How the scores of results.json are to be read (written into its config).
+READINGS = ("R_k^g = candidates some generator fixes at position k",
+            "chi_- divided by the number of tokens outside R_k^g",
+            "odd activations (linear, tanh) score |cos|",
+            "init: PyTorch nn.Linear default U(+-1/sqrt(fan_in)), no biases")
+
+
+@dataclasses.dataclass(frozen=True)
+class GridConfig:
+    """A grid of settings trained over the same seeds (``scripts/two_layer.py``).
+
+    Attributes:
+      acts, betas, ps, losses, bns, zetas: the values of each axis (non-empty tuples); every
+        combination is a :class:`Setting`.
+      n_seeds, seed: seeds per setting (vmapped together) and the base seed (:func:`seed_keys`).
+      d_out, block: rows of V and steps per compiled block (:func:`run_setting`).
+      train: optimizer and loss (``train.loss`` is overridden per setting).
+      spec: token model; its ``n_candidates`` and ``zeta`` are overridden per setting.
+    """
+
+    acts: tuple = ("relu",)
+    betas: tuple = (1, 2, 5, 10)
+    ps: tuple = (1, 3, 5, 10)
+    losses: tuple = ("infonce",)
+    bns: tuple = ("none",)
+    zetas: tuple = (1.0,)
+    n_seeds: int = 3
+    seed: int = 0
+    d_out: int = 50
+    block: int = 500
+    train: net_lib.TrainConfig = net_lib.TrainConfig()
+    spec: tokens.TokenSpec = tokens.TokenSpec()
+
+    def __post_init__(self):
+        for name in ("acts", "betas", "ps", "losses", "bns", "zetas"):
+            if not getattr(self, name):
+                raise ValueError(f"{name} must not be empty")
+        if not all(1 <= p <= self.spec.n_tokens for p in self.ps):
+            raise ValueError(f"ps={self.ps} must be integers in [1, n_tokens={self.spec.n_tokens}]")
+        if not all(z > 0 for z in self.zetas):
+            raise ValueError(f"zetas={self.zetas} must be > 0")
+        for name in ("n_seeds", "d_out", "block"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name}={getattr(self, name)} must be >= 1")
+        self.settings()  # validates acts, betas, losses and bns
+
+    def settings(self) -> list:
+        """The grid's settings, losses x bns x zetas x acts x ps x betas (the last varies fastest)."""
+        grid = itertools.product(self.losses, self.bns, self.zetas, self.acts, self.ps, self.betas)
+        return [Setting(act=a, beta=b, n_candidates=p, loss=lo, bn=bn, zeta=z) for lo, bn, z, a, p, b in grid]
+
+    def results_config(self, command: str) -> dict:
+        """The ``config`` of ``results.json``: train, tokens, d_out, n_seeds, seed, command, readings."""
+        return {"train": dataclasses.asdict(self.train), "tokens": dataclasses.asdict(self.spec), "d_out": self.d_out,
+                "n_seeds": self.n_seeds, "seed": self.seed, "command": command, "readings": list(READINGS)}
+
+
+def resume_plan(settings, run_files, *, resume: bool, save_weights: bool) -> list:
+    """Per setting, whether its earlier result is kept (True) or it is trained (False).
+
+    ``run_files``: the names of the files in the run's ``runs/`` folder: ``<tag>.json`` is a finished
+    setting, ``<tag>.weights.npz`` its weights. Without ``resume`` every setting is trained; with it, a
+    finished setting is kept unless ``save_weights`` asks for weights it lacks. A setting trained earlier
+    in the same list counts as finished (and, with ``save_weights``, as having weights) for the ones
+    after it.
+    """
+    names = set(run_files)
+    plan = []
+    for s in settings:
+        keep = bool(resume and f"{s.tag}.json" in names and (not save_weights or f"{s.tag}.weights.npz" in names))
+        plan.append(keep)
+        if not keep:
+            names.add(f"{s.tag}.json")
+            if save_weights:
+                names.add(f"{s.tag}.weights.npz")
+    return plan
+
+
+def setting_result(setting: Setting, result: dict, wall_s: float) -> dict:
+    """The per-setting record (``runs/<tag>.json``) of a :func:`run_setting` result."""
+    out = {k: result[k] for k in ("chi_plus", "chi_minus", "chi_plus_rf", "chi_minus_rf", "turn_deg", "finite",
+                                  "stopped_at", "loss")}
+    out.update(setting=dataclasses.asdict(setting), wall_s=wall_s)
+    return out
+
+
+def nonfinite_seeds(result: dict) -> list:
+    """[(seed index, step it stopped at)] of the runs of a :func:`run_setting` result that went non-finite."""
+    bad = np.flatnonzero(~np.asarray(result["finite"], bool))
+    return [(int(k), int(result["stopped_at"][k])) for k in bad]
+
+
+def token_coords(result: dict) -> dict:
+    """Seed 0's filters in the unit token basis, each filter scaled to max |coordinate| 1 (Fig. 5):
+    ``coords`` (K, M, d), ``used`` (K, d) and the raw ``W``."""
+    e = result["embeddings"][0]
+    coords = result["W"][0] @ (e / np.linalg.norm(e, axis=1, keepdims=True)).T
+    coords = coords / np.maximum(np.abs(coords).max(axis=-1, keepdims=True), 1e-30)
+    return {"coords": coords, "used": result["used"][0], "W": result["W"][0]}
+
+
+def result_row(setting: Setting, result: dict, grid: GridConfig) -> dict:
+    """A row of ``results.json``: the setting, M, mean and std over the finite seeds of chi_+, chi_-
+    and turn_deg, the chance level of the untrained filters, seed counts and wall time.
+
+    ``result`` is a :func:`setting_result` (possibly read back from JSON; ``turn_deg`` may be absent)."""
+    init = init_scores(setting, n_seeds=grid.n_seeds, seed=grid.seed, spec=grid.spec, d_out=grid.d_out)
+    return {**dataclasses.asdict(setting), "M": setting.beta * setting.n_candidates,
+            "chi_plus": aggregate(result["chi_plus"]), "chi_minus": aggregate(result["chi_minus"]),
+            "chi_plus_init": aggregate(init["chi_plus"]), "chi_minus_init": aggregate(init["chi_minus"]),
+            "turn_deg": aggregate(result["turn_deg"]) if "turn_deg" in result else None,
+            "n_seeds": len(result["finite"]), "n_nonfinite": int(np.sum(~np.asarray(result["finite"], bool))),
+            "wall_s": result["wall_s"]}
+
+
+def results_csv(rows) -> tuple:
+    """(headers, rows) of ``results.csv``."""
+    headers = ["loss", "act", "bn", "zeta", "P", "beta", "M", "chi_plus_mean", "chi_plus_std", "chi_minus_mean",
+               "chi_minus_std", "chi_plus_init", "chi_minus_init", "turn_deg", "n_finite", "n_seeds", "wall_s"]
+    body = [[r["loss"], r["act"], r["bn"], r["zeta"], r["n_candidates"], r["beta"], r["M"],
+             round(r["chi_plus"]["mean"], 4), round(r["chi_plus"]["std"], 4), round(r["chi_minus"]["mean"], 4),
+             round(r["chi_minus"]["std"], 4), round(r["chi_plus_init"]["mean"], 4),
+             round(r["chi_minus_init"]["mean"], 4), "" if r["turn_deg"] is None else round(r["turn_deg"]["mean"], 2),
+             r["chi_plus"]["n"], r["n_seeds"], round(r["wall_s"], 1)]
+            for r in rows]
+    return headers, body
+
+
+def results_table(rows) -> tuple:
+    """(headers, rows) of the printed summary: chi_bar_+/- mean +- std, chance level, finite seeds."""
+    headers = ["loss", "act", "bn", "ζ", "P", "β", "χ̄₊", "χ̄₋", "χ̄₊/χ̄₋ at init", "finite"]
+    body = [[r["loss"], r["act"], r["bn"], r["zeta"], r["n_candidates"], r["beta"],
+             f"{r['chi_plus']['mean']:.3f} ± {r['chi_plus']['std']:.3f}",
+             f"{r['chi_minus']['mean']:.3f} ± {r['chi_minus']['std']:.3f}",
+             f"{r['chi_plus_init']['mean']:.2f}/{r['chi_minus_init']['mean']:.2f}",
+             f"{r['chi_plus']['n']}/{r['n_seeds']}"] for r in rows]
+    return headers, body
+
+
+def matching_curves(rows) -> dict:
+    """(loss, zeta) -> the ``curves`` of :func:`ccdyn.plotting.matching_figure`: label (activation, and the
+    BN variant when the rows have several) -> {(P, beta): row}."""
+    bns = {r["bn"] for r in rows}
+    out = {}
+    for loss, zeta in sorted({(r["loss"], r["zeta"]) for r in rows}):
+        curves = out.setdefault((loss, zeta), {})
+        for r in rows:
+            if (r["loss"], r["zeta"]) == (loss, zeta):
+                label = r["act"] + (f" bn={r['bn']}" if len(bns) > 1 else "")
+                curves.setdefault(label, {})[(r["n_candidates"], r["beta"])] = r
+    return out
+
+
+def weights_label(setting: Setting) -> str:
+    """The panel title of a setting in the Fig. 5 weights figure."""
+    return (f"{setting.act} β={setting.beta} P={setting.n_candidates}"
+            + (f" bn={setting.bn}" if setting.bn != "none" else ""))
