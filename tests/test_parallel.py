@@ -71,6 +71,7 @@ def test_two_forced_devices_give_the_one_device_result():
         np.testing.assert_array_equal(outs[0], outs[1])
         print("ok")
     """)
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2", JAX_PLATFORMS="cpu")
+    flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=2".strip()
+    env = dict(os.environ, XLA_FLAGS=flags, JAX_PLATFORMS="cpu")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr

@@ -26,7 +26,7 @@ SMALL = ["--d=6", "--m=6", "--n_init=2000", "--tile=128"]
 
 def _env(devices=1):
     env = dict(os.environ)
-    env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+    env["XLA_FLAGS"] = f"{env.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={devices}".strip()
     return env
 
 
