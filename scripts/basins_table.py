@@ -26,12 +26,12 @@ def main(argv):
         named = [(Path(run).name, basins.read_summary(run)) for run in FLAGS.runs]
     except ValueError as e:
         cli.fail(f"--runs: {e}")
-    rows = report.basins_comparison_rows(named)
-    print(report.format_table(report.COMPARISON_COLUMNS, rows))
+    rows = basins.comparison_rows(named)
+    print(report.format_table(basins.COMPARISON_COLUMNS, rows))
     prefix = FLAGS.output_prefix
     if prefix:
-        io.atomic_write_bytes(prefix + ".md", (report.markdown_table(report.COMPARISON_COLUMNS, rows) + "\n").encode())
-        io.write_csv(prefix + ".csv", report.COMPARISON_COLUMNS, rows)
+        io.atomic_write_bytes(prefix + ".md", (report.markdown_table(basins.COMPARISON_COLUMNS, rows) + "\n").encode())
+        io.write_csv(prefix + ".csv", basins.COMPARISON_COLUMNS, rows)
         print(f"\nwrote {prefix}.md and .csv")
 
 

@@ -26,7 +26,8 @@ from ccdyn.pairwise import Pairwise
 from ccdyn.stats import wilson_interval
 
 __all__ = ["BasinsConfig", "run", "cluster", "refine", "describe_optima", "merge_duplicates",
-           "basin_mass_on_patterns", "analyze", "summary", "write_summary", "read_summary", "table"]
+           "basin_mass_on_patterns", "analyze", "summary", "write_summary", "read_summary", "table",
+           "COMPARISON_COLUMNS", "comparison_rows"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -266,3 +267,22 @@ def table(s: dict) -> str:
     return "\n".join([text, "", f"inits {s['n_init']}: {counts}",
                       f"optima {len(rows)}, stable {s['n_stable_optima']}, basin mass on planted "
                       f"patterns (stable, cos >= 0.9): {s['basin_mass_on_patterns']:.4f}"])
+
+
+_COMPARED = (Status.CONVERGED, Status.NOT_CONVERGED, Status.CYCLING, Status.DEAD, Status.NONFINITE)
+COMPARISON_COLUMNS = ("run", "act", "alpha", "tau", "method", "data", "n_init", "optima", "stable_optima",
+                      "stable_smooth", "stable_on_kink", "mass_on_patterns") + tuple(s.key for s in _COMPARED)
+
+
+def comparison_rows(named_summaries) -> list:
+    """One row per basins run (``[(name, summary.json dict)]``) under :data:`COMPARISON_COLUMNS`."""
+    rows = []
+    for name, s in named_summaries:
+        c = s["config"]
+        rows.append([name, c["act"], c["alpha"], c["tau"] if c["alpha"] == "gaussian" else "-",
+                     c["dynamics"]["method"], f"{c['data']['data']} d={c['data']['d']} m={c['data']['m']}",
+                     s["n_init"], s["n_optima"], s["n_stable_optima"],
+                     sum(o["stable"] and o["smooth"] for o in s["optima"]),
+                     sum(o["stable"] and not o["smooth"] for o in s["optima"]),
+                     round(s["basin_mass_on_patterns"], 4)] + [s.get(f"n_{st.key}", 0) for st in _COMPARED])
+    return rows
