@@ -10,7 +10,7 @@ float32 (x64 mode is on, as in scripts/basins.py, so every dtype is explicit).
 For method in {flow, power} and each n_init, three jitted loops advance the same random unit inits
 by ``--steps`` steps; each is compiled and run once, then timed ``--repeats`` times (median):
 
-- engine: the production kernel, one compiled block of ``ccdyn.engine.make_block`` (tol = 0, so
+- engine: the production kernel, one compiled block of ``ccdyn.one_layer.engine.make_block`` (tol = 0, so
   every init keeps running), tiled and sharded by ``ccdyn.parallel.tiled_sharded`` over a chunk of
   ``padded_chunk(n_init)`` inits.
 - naive: vmap over inits of a dense per-init A(w) = ``one_layer.a_matrix`` (d x d) and the same
