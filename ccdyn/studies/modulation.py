@@ -28,7 +28,7 @@ import numpy as np
 
 from ccdyn import activations, report, stats
 from ccdyn.two_layer import modulation
-from ccdyn.two_layer.claims import verdict_word
+from ccdyn.two_layer.claims import verdict, verdict_word
 
 __all__ = ["ModulationConfig", "run", "markdown", "eq15_table", "eq155_table", "eq155_csv", "thm6_table",
            "cor3_table", "verdict_rows", "DEGREE_ONE", "FIG7_B", "FIG7_Y0", "EQ15_TOLERANCE", "FIG7_TOLERANCE",
@@ -96,12 +96,6 @@ class ModulationConfig:
         return (self.cor3_steps // 100, self.cor3_steps // 10, self.cor3_steps)
 
 
-def _verdict(claim, parts, numbers) -> dict:
-    """{"claim", "holds" (all parts; None without parts), "parts", "numbers"}."""
-    parts = {k: bool(v) for k, v in parts.items()}
-    return {"claim": claim, "holds": all(parts.values()) if parts else None, "parts": parts, "numbers": numbers}
-
-
 def _eq15(key, shapes, acts) -> dict:
     rows = []
     for i, (k, n, d) in enumerate(shapes):
@@ -122,9 +116,9 @@ def _eq15(key, shapes, acts) -> dict:
     parts = {f"Eq. 15 = Lemma 4 (relative difference < {EQ15_TOLERANCE:g})": worst[False] < EQ15_TOLERANCE}
     if worst[True] is not None:
         parts[f"BatchNorm: Cor. 3 = Lemma 6 (relative difference < {EQ15_TOLERANCE:g})"] = worst[True] < EQ15_TOLERANCE
-    verdict = _verdict("Thm. 5: Eq. 15 is Lemma 4's velocity", parts,
-                       {"worst_relative": max(r["relative"] for r in rows), "cases": len(rows)})
-    return {"rows": rows, "verdict": verdict}
+    v = verdict("Thm. 5: Eq. 15 is Lemma 4's velocity", parts,
+                {"worst_relative": max(r["relative"] for r in rows), "cases": len(rows)})
+    return {"rows": rows, "verdict": v}
 
 
 def _fig7() -> dict:
@@ -146,7 +140,7 @@ def _fig7() -> dict:
              "finite t* exactly when y(0) > 0 (Eq. 150)": all(np.isfinite(curves[y]["t_star"]) == (y > 0)
                                                              for y in FIG7_Y0)}
     return {"b": b, "per_y0": errors, "curves": curves, "y_grid": y_grid, "tstar": tstar,
-            "verdict": _verdict("Fig. 7: y' = (y + b) y blows up at t* when y(0) > 0", parts, {"worst_rel_err": worst})}
+            "verdict": verdict("Fig. 7: y' = (y + b) y blows up at t* when y(0) > 0", parts, {"worst_rel_err": worst})}
 
 
 def _binomial_tail(k: int, n: int, p: float) -> float:
@@ -165,7 +159,7 @@ def _eq155(key, cfg: ModulationConfig) -> dict:
                          "inside": bool(lo <= theory <= hi)})
     outside = sum(not r["inside"] for r in rows)
     chance = _binomial_tail(outside, len(rows), 0.05)
-    return {"rows": rows, "verdict": _verdict(
+    return {"rows": rows, "verdict": verdict(
         "Eq. 155: P[E_l] matches Monte Carlo",
         {f"values outside their 95% interval no more than chance allows (P >= {EQ155_ALPHA:g})": chance >= EQ155_ALPHA},
         {"inside": f"{len(rows) - outside}/{len(rows)}", "chance_of_as_many_outside": chance})}
@@ -196,10 +190,10 @@ def _thm6(key, cfg: ModulationConfig) -> dict:
     if by_c[0]["c"] == 0:
         lo, hi = by_c[0]["to_u0_ci95"]
         parts["at c = 0 it is 1/d (inside the 95% interval)"] = lo <= 1 / d <= hi
-    verdict = _verdict("Thm. 6: modulation enlarges the basin of u_0", parts,
-                       {"to_u0": {r["c"]: r["to_u0"] for r in rows},
-                        "predictor_agrees": {r["c"]: r["predictor_agrees"] for r in rows}})
-    return {"d": d, "b": cfg.b, "n": n, "rows": rows, "verdict": verdict}
+    v = verdict("Thm. 6: modulation enlarges the basin of u_0", parts,
+                {"to_u0": {r["c"]: r["to_u0"] for r in rows},
+                 "predictor_agrees": {r["c"]: r["predictor_agrees"] for r in rows}})
+    return {"d": d, "b": cfg.b, "n": n, "rows": rows, "verdict": v}
 
 
 def _cor3(key, cfg: ModulationConfig) -> dict:
@@ -228,7 +222,7 @@ def _cor3(key, cfg: ModulationConfig) -> dict:
     parts = {"BatchNorm narrows the spread (max/min) of the initial speeds more than 10x":
              spread["none"] > 10 * spread["bn"],
              "with BatchNorm every RF turns at least a third of the largest angle": ratio["bn"] >= 1 / 3}
-    out["verdict"] = _verdict("Cor. 3: BatchNorm lets RFs of every scale learn at comparable speed", parts,
+    out["verdict"] = verdict("Cor. 3: BatchNorm lets RFs of every scale learn at comparable speed", parts,
                               {"speed_spread": spread, "smallest_over_largest_angle": ratio})
     return out
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from ccdyn import io, report
 
-__all__ = ["verdict_word", "check_p1", "check_relu_beats_linear", "check_infonce_beats_quadratic",
+__all__ = ["verdict", "verdict_word", "check_p1", "check_relu_beats_linear", "check_infonce_beats_quadratic",
            "check_relu_lowest_chi_minus", "check_bn_helps", "check_sigma_backprop_hurts", "check_grids",
            "claims_table", "claims_markdown", "grid_table", "summary_markdown", "TABLE1_VARIANTS", "PAPER_TABLE1",
            "table1_cells", "table1_markdown", "table1_csv"]
@@ -38,11 +38,11 @@ def _axes(rows):
     return sorted({r["beta"] for r in rows}), sorted({r["n_candidates"] for r in rows})
 
 
-def _verdict(claim, parts, numbers):
-    if parts is None:
-        return {"claim": claim, "holds": None, "parts": {}, "numbers": {}}
-    parts = {k: bool(v) for k, v in parts.items()}
-    return {"claim": claim, "holds": all(parts.values()), "parts": parts, "numbers": numbers}
+def verdict(claim, parts, numbers) -> dict:
+    """{"claim", "parts" (sub-claim -> bool), "holds" (all parts; None when there is nothing to judge:
+    ``parts`` None or empty), "numbers" (what was compared)}."""
+    parts = {k: bool(v) for k, v in (parts or {}).items()}
+    return {"claim": claim, "holds": all(parts.values()) if parts else None, "parts": parts, "numbers": numbers}
 
 
 def verdict_word(v) -> str:
@@ -65,11 +65,11 @@ def check_p1(rows, loss="infonce", bn="none", zeta=1.0, margin=0.05):
     lin = [_get(t, loss, "linear", bn, zeta, 1, b) for b in betas]
     relu = [_get(t, loss, "relu", bn, zeta, 1, b) for b in betas]
     if not np.all(np.isfinite(lin + relu)) or len(betas) < 2:
-        return _verdict(claim, None, {})
+        return verdict(claim, None, {})
     parts = {"linear flat over beta": max(lin) - min(lin) < margin,
              "linear > ReLU at beta=1": lin[0] > relu[0] + margin,
              "ReLU improves with beta": relu[-1] - relu[0] > margin}
-    return _verdict(claim, parts, {"betas": betas, "linear": lin, "relu": relu})
+    return verdict(claim, parts, {"betas": betas, "linear": lin, "relu": relu})
 
 
 def check_relu_beats_linear(rows, loss="infonce", bn="none", zeta=1.0, margin=0.05):
@@ -89,12 +89,12 @@ def check_relu_beats_linear(rows, loss="infonce", bn="none", zeta=1.0, margin=0.
     lin_gain = {p: _get(t, loss, "linear", bn, zeta, p, betas[-1]) - _get(t, loss, "linear", bn, zeta, p, betas[0])
                 for p in ps if p > 1}
     if not cells or not np.all(np.isfinite(diffs)):
-        return _verdict(claim, None, {})
+        return verdict(claim, None, {})
     parts = {"ReLU > linear in every cell": min(diffs) > 0,
              "ReLU improves with beta at every P>1": min(gains.values()) > margin,
              "linear's change over beta smaller than ReLU's gain at every P>1":
                  all(abs(lin_gain[p]) < gains[p] for p in gains)}
-    return _verdict(claim, parts,
+    return verdict(claim, parts,
                     {"relu_minus_linear_min": min(diffs), "relu_minus_linear_mean": float(np.mean(diffs)),
                      "relu_wins": f"{sum(d > 0 for d in diffs)}/{len(diffs)}",
                      "relu_gain_beta_max_vs_min": gains, "linear_change_beta_max_vs_min": lin_gain})
@@ -112,8 +112,8 @@ def check_infonce_beats_quadratic(rows, bn="none", zeta=1.0):
         if d:
             per_act[a] = {"mean_diff": float(np.mean(d)), "infonce_wins": f"{sum(x > 0 for x in d)}/{len(d)}"}
     if not per_act:
-        return _verdict("InfoNCE beats the quadratic loss", None, {})
-    return _verdict("InfoNCE beats the quadratic loss",
+        return verdict("InfoNCE beats the quadratic loss", None, {})
+    return verdict("InfoNCE beats the quadratic loss",
                     {f"{a}: mean chi_+ higher with InfoNCE": v["mean_diff"] > 0 for a, v in per_act.items()}, per_act)
 
 
@@ -123,13 +123,13 @@ def check_relu_lowest_chi_minus(rows, loss="infonce", bn="none", zeta=1.0):
     acts = sorted({r["act"] for r in rows if r["loss"] == loss})
     betas, ps = _axes(rows)
     if "relu" not in acts or len(acts) < 2:
-        return _verdict("ReLU has the lowest chi_-", None, {})
+        return verdict("ReLU has the lowest chi_-", None, {})
     means = {a: float(np.nanmean([_get(t, loss, a, bn, zeta, p, b) for p in ps for b in betas])) for a in acts}
     wins = sum(min(acts, key=lambda a: _get(t, loss, a, bn, zeta, p, b)) == "relu" for p in ps for b in betas)
     parts = {"ReLU lowest mean chi_-": min(means, key=means.get) == "relu"}
     if "linear" in means and len(acts) > 2:
         parts["ReLU below linear"] = means["relu"] < means["linear"]
-    return _verdict("ReLU has the lowest chi_-", parts,
+    return verdict("ReLU has the lowest chi_-", parts,
                     {"mean_chi_minus": means, "relu_lowest_in_cells": f"{wins}/{len(ps) * len(betas)}"})
 
 
@@ -142,8 +142,8 @@ def check_bn_helps(rows, zeta=10.0, loss="infonce", act="relu", bn="mean_only", 
     diffs = [_get(t, loss, act, bn, zeta, p, b) - _get(t, loss, act, "none", zeta, p, b) for p, b in cells]
     allc = [_get(t, loss, act, bn, zeta, p, b) - _get(t, loss, act, "none", zeta, p, b) for p in ps for b in betas]
     if not cells or not np.all(np.isfinite(diffs)):
-        return _verdict(claim, None, {})
-    return _verdict(claim, {"BN higher chi_+ in every such cell": min(diffs) > 0},
+        return verdict(claim, None, {})
+    return verdict(claim, {"BN higher chi_+ in every such cell": min(diffs) > 0},
                     {"bn_minus_none": dict(zip([f"P{p}-beta{b}" for p, b in cells], diffs)),
                      "mean_over_all_cells": float(np.nanmean(allc))})
 
@@ -159,11 +159,11 @@ def check_sigma_backprop_hurts(rows, zeta=10.0, loss="infonce", act="relu", max_
     for name, (no_sig, sig) in pairs.items():
         d = [_get(t, loss, act, no_sig, zeta, p, b) - _get(t, loss, act, sig, zeta, p, b) for p, b in cells]
         if not cells or not np.all(np.isfinite(d)):
-            return _verdict(claim, None, {})
+            return verdict(claim, None, {})
         out[name] = {"no_sigma_minus_sigma": dict(zip([f"P{p}-beta{b}" for p, b in cells], d)),
                      "wins": f"{sum(x > 0 for x in d)}/{len(d)}"}
         parts[f"{name}: sigma backprop lower in every cell"] = min(d) > 0
-    return _verdict(claim, parts, out)
+    return verdict(claim, parts, out)
 
 
 def _train_cfg(res) -> str:
