@@ -38,15 +38,18 @@ from ccdyn.one_layer import dynamics
 from ccdyn.pairwise import Pairwise
 
 __all__ = ["Status", "FINAL_STATUSES", "Dynamics", "State", "initial_state", "make_block", "converge", "ChunkRunner",
-           "collect", "status_counts"]
+           "collect", "status_counts", "recheck_dead", "range_problems"]
 
 
 class Status(enum.IntEnum):
     """How an init's run ended (its code in ``optima.npz``'s ``status``; ``labels`` hold -code).
 
     RUNNING only exists inside the engine. NOT_CONVERGED: still moving after ``max_steps``.
-    NONFINITE: NaN or overflow in w or its residual. CYCLING: power iteration in a period-2 cycle.
-    DEAD: A(w) w = 0 exactly (a flat region of E, e.g. no data point on the active side of a ReLU).
+    NONFINITE: NaN in w or its residual without an overflow. CYCLING: power iteration in a period-2
+    cycle. DEAD: A(w) w = 0 exactly (a flat region of E, e.g. no data point on the active side of a
+    ReLU). OVERFLOW: A(w) w or the step left the dtype's range (an infinity, or a retraction whose norm
+    overflowed). UNDERFLOW: A(w) w is 0 in the run's dtype but not in float64 (:func:`recheck_dead`);
+    both say: use ``--x64`` or rescale the data / the step.
     """
 
     RUNNING = 0
@@ -55,6 +58,8 @@ class Status(enum.IntEnum):
     CYCLING = 3
     NOT_CONVERGED = 4
     DEAD = 5
+    OVERFLOW = 6
+    UNDERFLOW = 7
 
     @property
     def key(self) -> str:
@@ -66,6 +71,12 @@ class Status(enum.IntEnum):
         """Human name for tables."""
         return {"NONFINITE": "non-finite", "NOT_CONVERGED": "not converged",
                 "DEAD": "dead (A(w)w = 0)"}.get(self.name, self.name.lower())
+
+    @property
+    def hint(self) -> str | None:
+        """What to do about inits that end in this status (None: nothing)."""
+        return {"OVERFLOW": "use --x64, a smaller --step_size or rescale the data",
+                "UNDERFLOW": "use --x64 or rescale the data"}.get(self.name)
 
 
 FINAL_STATUSES = tuple(s for s in Status if s is not Status.RUNNING)
@@ -136,12 +147,16 @@ def _step(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State) 
         cycling = jnp.linalg.norm(w_new - st.aux, axis=1) <= dyn.tol  # w(t+1) = w(t-1)
         aux_new = st.w
     finite = jnp.all(jnp.isfinite(w_new), axis=1) & jnp.isfinite(res)
+    # an infinity in A(w) w or the new iterate, or a retraction that lost the unit norm (its norm overflowed)
+    lost = finite & (jnp.abs(jnp.linalg.norm(w_new, axis=1) - 1) > 0.5)
+    overflow = jnp.any(jnp.isinf(u), axis=1) | jnp.any(jnp.isinf(w_new), axis=1) | lost
     dead = jnp.all(u == 0, axis=1)  # A(w) w = 0 exactly: e.g. no input active for ReLU
-    status = jnp.where(active & ~finite, int(Status.NONFINITE),
+    status = jnp.where(active & overflow, int(Status.OVERFLOW),
+             jnp.where(active & ~finite, int(Status.NONFINITE),
              jnp.where(active & dead, int(Status.DEAD),
              jnp.where(active & done, int(Status.CONVERGED),
-             jnp.where(active & cycling, int(Status.CYCLING), st.status))))
-    keep = active & finite
+             jnp.where(active & cycling, int(Status.CYCLING), st.status)))))
+    keep = active & finite & ~lost
     return State(
         w=jnp.where(keep[:, None], w_new, st.w),
         aux=jnp.where(keep[:, None], aux_new, st.aux),
@@ -285,3 +300,46 @@ def collect(runner: ChunkRunner, key, n_init: int, chunk_size: int, dtype, *, st
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
 
+
+
+def recheck_dead(ds64: Dataset, act: Activation, pw: Pairwise, result: dict, *, batch: int = 4096) -> dict:
+    """``result`` with every DEAD init whose A(w) w is not 0 in float64 relabelled UNDERFLOW (its float32
+    A(w) w was 0 only because the products left float32's range). ``ds64``: the float64 dataset."""
+    dead = np.flatnonzero(result["status"] == Status.DEAD)
+    if dead.size == 0 or result["w"].dtype == np.float64:
+        return result
+    f = jax.jit(lambda W: jnp.any(dynamics.ascent(ds64, act, W, pw) != 0, axis=1))
+    status = result["status"].copy()
+    for lo in range(0, dead.size, batch):
+        idx = dead[lo:lo + batch]
+        W = np.zeros((batch, ds64.dim))
+        W[:idx.size] = result["w"][idx]
+        W[idx.size:, 0] = 1.0
+        status[idx[np.asarray(f(jnp.asarray(W)))[:idx.size]]] = int(Status.UNDERFLOW)
+    return {**result, "status": status}
+
+
+def range_problems(ds64: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, dtype, *, n_probe: int = 64,
+                   seed: int = 0) -> list:
+    """Start-up check of the run's dtype against the problem's scale: one line per problem (naming the
+    flag to change), empty if none. A(w) w is evaluated at ``n_probe`` random unit w in float64 and in
+    ``dtype``: its float64 size must be representable in ``dtype`` with room for the step
+    (``step_size * max ||A(w) w||`` squared must not overflow) and must not vanish there."""
+    if np.dtype(dtype) == np.float64:
+        return []
+    W = parallel.init_weights(jax.random.PRNGKey(seed), 0, n_probe, ds64.dim, jnp.float64)
+    u64 = np.linalg.norm(np.asarray(dynamics.ascent(ds64, act, W, pw)), axis=1)
+    u32 = np.linalg.norm(np.asarray(dynamics.ascent(ds64.astype(dtype), act, W.astype(dtype), pw), np.float64), axis=1)
+    info, scale = np.finfo(np.dtype(dtype)), float(np.max(u64))
+    problems = []
+    if scale > 0 and not np.all(np.isfinite(u32)) or scale > info.max / 1e3:
+        problems.append(f"||A(w) w|| reaches {scale:.1e}, beyond {np.dtype(dtype).name}'s range: use --x64 or rescale "
+                        "the data (--data_path / the data flags)")
+    elif scale > 0 and np.all(u32[u64 > 0] == 0):
+        problems.append(f"||A(w) w|| is about {scale:.1e}, which is 0 in {np.dtype(dtype).name}: use --x64 or rescale "
+                        "the data (--data_path / the data flags)")
+    elif dyn.method == "flow" and dyn.step_size * scale > np.sqrt(info.max) / 1e3:
+        problems.append(f"--step_size={dyn.step_size:g} times ||A(w) w|| (up to {scale:.1e}) overflows "
+                        f"{np.dtype(dtype).name} in the retraction; use --step_size <= "
+                        f"{np.sqrt(info.max) / 1e3 / scale:.1e} or --x64")
+    return problems

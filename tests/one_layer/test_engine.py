@@ -1,5 +1,5 @@
-"""Engine: per-init status flags (cycling, non-finite), results independent of chunk size and tile
-padding, the one Status enum."""
+"""Engine: per-init status flags (cycling, overflow, underflow, dead), results independent of chunk size
+and tile padding, the one Status enum, the start-up range check of the dtype."""
 
 import jax
 import jax.numpy as jnp
@@ -38,22 +38,57 @@ def test_power_iteration_cycling_is_detected():
     assert np.all(an["labels"][out["status"] == engine.Status.CYCLING] == -3)
 
 
-def test_diverging_runs_are_counted_not_averaged():
-    """float32 overflow (quadratic h on inputs of size 1e13) gives non-finite runs: flagged, excluded."""
+def test_overflowing_runs_are_named_counted_not_averaged():
+    """float32 overflow (quadratic h on inputs of size 1e13) is OVERFLOW, not dead: flagged, excluded."""
     x = np.concatenate([np.eye(3) * 1e13, np.eye(3)[:1] * 1e-3])
     ds = data.make_dataset(x, dtype=jnp.float32)
     act = activations.get_activation("quadratic")
     dyn = engine.Dynamics(method="flow")
     out = _run(ds, act, dyn, n_init=256, chunk=256, tile=256, dtype=jnp.float32)
     counts = engine.status_counts(out["status"])
-    assert counts["nonfinite"] > 0, counts
+    assert counts["overflow"] > 0 and counts["dead"] == 0, counts
     an = basins.analyze(data.make_dataset(x), act, UNIFORM, dyn, out, cluster_tol=1e-2)
-    assert np.all(an["labels"][out["status"] == engine.Status.NONFINITE] == -2)
+    assert np.all(an["labels"][out["status"] == engine.Status.OVERFLOW] == -6)
     assert sum(r["count"] for r in an["rows"]) == counts["converged"]
+    assert engine.range_problems(data.make_dataset(x), act, UNIFORM, dyn, jnp.float32)  # refused at start
+
+
+def test_a_step_whose_retraction_overflows_is_overflow_not_dead():
+    """Flow with step 1e20: ||w + eta t||^2 overflows float32, the retraction returns 0 (it used to be
+    reported as dead); the start-up check names --step_size."""
+    ds64 = build_dataset(DataSpec(d=4, m=4))
+    act, dyn = activations.get_activation("relu"), engine.Dynamics(method="flow", step_size=1e20, max_steps=5)
+    out = _run(ds64.astype(jnp.float32), act, dyn, n_init=64, chunk=64, tile=64, dtype=jnp.float32)
+    counts = engine.status_counts(out["status"])
+    assert counts["overflow"] >= 32 and counts["dead"] == counts["nonfinite"] == 0, counts
+    (problem,) = engine.range_problems(ds64, act, UNIFORM, dyn, jnp.float32)
+    assert "--step_size=1e+20" in problem
+    assert engine.range_problems(ds64, act, UNIFORM, engine.Dynamics(method="flow"), jnp.float32) == []
+    assert engine.range_problems(ds64, act, UNIFORM, dyn, jnp.float64) == []
+
+
+def test_underflow_is_told_apart_from_dead_in_float64():
+    """Data of size 1e-30: A(w) w ~ 1e-90 is 0 in float32 (DEAD in the engine) but not in float64, so
+    recheck_dead relabels it UNDERFLOW; a truly dead init (ReLU, no active point) stays DEAD."""
+    x64 = np.eye(3)
+    ds64 = data.make_dataset(x64 * 1e-30)
+    act, dyn = activations.get_activation("relu"), engine.Dynamics(method="power", max_steps=5)
+    out = _run(ds64.astype(jnp.float32), act, dyn, n_init=64, chunk=64, tile=64, dtype=jnp.float32)
+    assert engine.status_counts(out["status"])["dead"] == 64
+    rechecked = engine.recheck_dead(ds64, act, UNIFORM, out)
+    truly_dead = np.all(out["w"] <= 0, axis=1)  # no point on the active side of the ReLU
+    np.testing.assert_array_equal(rechecked["status"], np.where(truly_dead, engine.Status.DEAD, engine.Status.UNDERFLOW))
+    assert 0 < truly_dead.sum() < 20
+    assert "0 in float32" in engine.range_problems(ds64, act, UNIFORM, dyn, jnp.float32)[0]
+    dead = {"w": -np.ones((1, 3), np.float32) / np.sqrt(3), "status": np.array([engine.Status.DEAD], np.int8)}
+    assert engine.recheck_dead(data.make_dataset(x64), act, UNIFORM, dead)["status"][0] == engine.Status.DEAD
 
 
 def test_status_enum_is_the_one_vocabulary():
-    assert [s.key for s in engine.FINAL_STATUSES] == ["converged", "nonfinite", "cycling", "not_converged", "dead"]
+    assert [s.key for s in engine.FINAL_STATUSES] == ["converged", "nonfinite", "cycling", "not_converged", "dead",
+                                                     "overflow", "underflow"]
     assert engine.Status.NOT_CONVERGED.text == "not converged" and engine.Status.RUNNING not in engine.FINAL_STATUSES
-    counts = engine.status_counts(np.array([1, 1, 2, 3, 4, 5, 5], np.int8))
-    assert counts == {"converged": 2, "nonfinite": 1, "cycling": 1, "not_converged": 1, "dead": 2}
+    assert engine.Status.OVERFLOW.hint and engine.Status.DEAD.hint is None
+    counts = engine.status_counts(np.array([1, 1, 2, 3, 4, 5, 5, 6, 7], np.int8))
+    assert counts == {"converged": 2, "nonfinite": 1, "cycling": 1, "not_converged": 1, "dead": 2, "overflow": 1,
+                      "underflow": 1}
