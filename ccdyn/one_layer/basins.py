@@ -25,7 +25,7 @@ from ccdyn.one_layer.engine import Dynamics, Status
 from ccdyn.pairwise import Pairwise
 from ccdyn.stats import wilson_interval
 
-__all__ = ["BasinsConfig", "run", "cluster", "refine", "describe_optima", "merge_duplicates",
+__all__ = ["BasinsConfig", "memory_estimate", "run", "cluster", "refine", "describe_optima", "merge_duplicates",
            "basin_mass_on_patterns", "analyze", "summary", "write_summary", "read_summary", "table",
            "COMPARISON_COLUMNS", "comparison_rows"]
 
@@ -72,6 +72,20 @@ class BasinsConfig:
         return cls(**fields)
 
 
+def memory_estimate(cfg: BasinsConfig, shape) -> tuple:
+    """(bytes, flag, formula): a coarse upper estimate of a run's peak memory per device from the data's
+    (n, views, d) (:func:`ccdyn.data.registry.support_shape`) and the tile, naming the flag that drives
+    it. The dataset is held 3 times in float64; a tile holds about 8 arrays of tile x n x views."""
+    n, v, d = shape
+    item = 8 if cfg.x64 else 4
+    data, tile = 3.0 * n * v * d * 8, 8.0 * cfg.tile * n * v * item
+    if cfg.alpha != "uniform":
+        tile += 3.0 * min(cfg.tile, 16) * n * n * item  # dynamics.GAUSSIAN_BATCH inits at a time
+    if data >= tile:
+        return data + tile, "--aug_views" if v > 1 else "--n_samples", f"3 copies of {n} points x {v} views x d={d} float64"
+    return data + tile, "--tile", f"8 arrays of tile {cfg.tile} x {n} points x {v} views, {item} B each"
+
+
 def run(cfg: BasinsConfig, *, ds64: Dataset | None = None, store=None, mesh=None, process_id: int = 0,
         num_processes: int = 1, progress=None) -> dict | None:
     """The whole basins pipeline: engine over ``cfg.n_init`` inits -> :func:`analyze`.
@@ -95,6 +109,7 @@ def run(cfg: BasinsConfig, *, ds64: Dataset | None = None, store=None, mesh=None
     if result is None:
         return None
     t0 = time.time()
+    result = engine.recheck_dead(ds64, act, pw, result)
     an = analyze(ds64, act, pw, cfg.dynamics, result, cluster_tol=cfg.cluster_tol)
     return {"result": result, "analysis": an, "timings_s": {"run": run_s, "analyze": time.time() - t0}}
 
@@ -222,8 +237,10 @@ def summary(an: dict, result: dict, *, config: dict, record: dict, timings_s: di
     rows of :func:`analyze`, and the run record (``command``, ``versions``, ``devices``: see
     :func:`ccdyn.cli.run_record`)."""
     rows, counts = an["rows"], an["status_counts"]
-    order = (Status.CONVERGED, Status.NONFINITE, Status.NOT_CONVERGED, Status.CYCLING, Status.DEAD)
+    order = (Status.CONVERGED, Status.NONFINITE, Status.NOT_CONVERGED, Status.CYCLING, Status.DEAD, Status.OVERFLOW,
+             Status.UNDERFLOW)
     return {
+        "state": "complete",
         "command": record["command"],
         "config": config,
         "n_init": int(result["status"].shape[0]),
@@ -264,12 +281,15 @@ def table(s: dict) -> str:
     text = report.format_table(["optimum", "fraction", "95% CI", "count", "energy", "gap", "residual",
                                 "smooth", "stable", "LME", "pattern", "cos"], body)
     counts = ", ".join(f"{st.text} {s.get('n_' + st.key, 0)}" for st in engine.FINAL_STATUSES)
+    hints = [f"warning: {s['n_' + st.key]} inits ended in {st.text}: {st.hint}" for st in engine.FINAL_STATUSES
+             if st.hint and s.get("n_" + st.key, 0)]
     return "\n".join([text, "", f"inits {s['n_init']}: {counts}",
                       f"optima {len(rows)}, stable {s['n_stable_optima']}, basin mass on planted "
-                      f"patterns (stable, cos >= 0.9): {s['basin_mass_on_patterns']:.4f}"])
+                      f"patterns (stable, cos >= 0.9): {s['basin_mass_on_patterns']:.4f}", *hints])
 
 
-_COMPARED = (Status.CONVERGED, Status.NOT_CONVERGED, Status.CYCLING, Status.DEAD, Status.NONFINITE)
+_COMPARED = (Status.CONVERGED, Status.NOT_CONVERGED, Status.CYCLING, Status.DEAD, Status.NONFINITE, Status.OVERFLOW,
+             Status.UNDERFLOW)
 COMPARISON_COLUMNS = ("run", "act", "alpha", "tau", "method", "data", "n_init", "optima", "stable_optima",
                       "stable_smooth", "stable_on_kink", "mass_on_patterns") + tuple(s.key for s in _COMPARED)
 
