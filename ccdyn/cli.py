@@ -7,8 +7,14 @@ the run directory. Scripts read their flags only in ``main`` and hand the values
   a frozen spec) and :func:`data_spec` builds the spec back from the parsed flag values.
 - :func:`run_record` is the provenance every output carries: command line, versions, devices;
   :func:`with_run_record` puts it in front of a study's record (``ccdyn.studies``) for its JSON.
-- :func:`open_run_dir` creates (or, on resume, reopens) a run directory and pins its config;
-  :func:`fail` ends a script with one ``error:`` line and no traceback.
+- :func:`define_run_flags` defines ``--output_dir``, ``--overwrite`` (and ``--resume``);
+  :func:`open_run_dir` opens the run directory (:class:`ccdyn.rundir.RunDir`: manifest, lock, staged
+  overwrite, config fingerprint) or ends the script with the reason.
+- :func:`start` replaces ``app.run``: a flag error, a non-finite float flag, or any exception in
+  ``main`` ends the script with one ``error:`` line and exit status 2, never a traceback, and marks
+  the open run directory failed (or removes it if it never started); :func:`fail` is that exit.
+- :func:`seed_flag_range`, :func:`check_memory`, :func:`check_tolerance`: the start-up checks
+  against the key range, the machine's memory and the dtype's resolution.
 - :func:`log` and :func:`progress` print progress on stderr (stdout is the summary table).
 
 This is the scripts' layer: it may print and exit; the rest of the library does neither.
@@ -17,20 +23,25 @@ This is the scripts' layer: it may print and exit; the rest of the library does 
 from __future__ import annotations
 
 import dataclasses
+import math
+import os
 import platform
 import sys
 import time
 
 import jax
 import numpy as np
-from absl import flags
+from absl import app, flags
 
 import ccdyn
-from ccdyn import io
+from ccdyn import parallel, rundir
 from ccdyn.data.registry import AUGMENTATIONS, DATA_MODELS, DataSpec
 
 __all__ = ["floats", "ints", "register_numbers", "register_subset", "define_data_flags", "data_spec",
-           "run_record", "with_run_record", "open_run_dir", "fail", "log", "progress"]
+           "run_record", "with_run_record", "define_run_flags", "open_run_dir", "finish", "start", "or_fail", "fail",
+           "log", "progress", "SEED_MAX", "check_memory", "check_tolerance"]
+
+SEED_MAX = 2**32 - 1  # jax.random.PRNGKey(s) is distinct for s in [0, 2**32) with or without x64
 
 # The flags that define_data_flags defines belong to the script calling it (its --helpshort lists them).
 flags.disclaim_key_flags()
@@ -61,7 +72,7 @@ def register_numbers(name: str, kind=float, lo=None, hi=None, *, lo_open=False, 
         if values is None:
             return allow_none
         v = _parse(values, kind)
-        return (v is not None and len(v) >= min_len
+        return (v is not None and len(v) >= min_len and all(math.isfinite(x) for x in v)
                 and all((lo is None or (x > lo if lo_open else x >= lo)) and
                         (hi is None or (x < hi if hi_open else x <= hi)) for x in v))
 
@@ -85,7 +96,7 @@ def define_data_flags(defaults: DataSpec = DataSpec()) -> None:
     """Defines one flag per :class:`DataSpec` field (the basins / landscape data flags) with validators."""
     D = defaults
     flags.DEFINE_enum("data", D.data, DATA_MODELS, "Data model.")
-    flags.DEFINE_integer("d", D.d, "Input dimension (latent models, gaussian_mixture).", lower_bound=1)
+    flags.DEFINE_integer("d", D.d, "Input dimension (latent models, gaussian_mixture), >= 2.", lower_bound=2)
     flags.DEFINE_integer("m", D.m, "Number of patterns M (<= d).", lower_bound=1)
     flags.DEFINE_list("q", [str(v) for v in D.q], "Latent summation q_m in (0, 1): one value or M values.")
     flags.DEFINE_float("ortho_eps", D.ortho_eps, "||U^T U - I||_2 of the pattern basis, in [0, 1).")
@@ -96,7 +107,8 @@ def define_data_flags(defaults: DataSpec = DataSpec()) -> None:
                          "required beyond M = 16) instead of the exact population.")
     flags.DEFINE_string("data_path", D.data_path, "--data=file: a .npz with x (n, d); optional p, x_aug, p_aug, "
                         "patterns.")
-    flags.DEFINE_integer("data_seed", D.data_seed, "Seed of the data model (basis, samples, views).")
+    flags.DEFINE_integer("data_seed", D.data_seed, "Seed of the data model (basis, samples, views).", lower_bound=0,
+                         upper_bound=SEED_MAX)
     flags.DEFINE_enum("aug", D.aug, AUGMENTATIONS, "Augmentation: none, noise (Gaussian views), rotation (2-D data: "
                       "x = R(t) x0, t ~ U[-aug_range pi, aug_range pi], App. B.5) or shift (cyclic shifts by "
                       "|s| <= aug_range; all d shifts when 2 aug_range + 1 >= d, App. B.5).")
@@ -145,21 +157,125 @@ def with_run_record(script: str, record: dict, *, omit=("tables",), argv=None, n
     return {**run_record(script, argv, num_processes), **{k: v for k, v in record.items() if k not in omit}}
 
 
-def open_run_dir(path, config: dict, *, overwrite: bool = False, resume: bool = False):
-    """Creates the run directory (``io.prepare_output_dir``) and writes ``config.json``; on resume, a
-    directory written with a different config is refused (``ValueError`` naming the file)."""
-    out = io.prepare_output_dir(path, overwrite=overwrite, resume=resume)
-    old = out / "config.json"
-    if old.exists() and io.read_json(old) != io.as_json(config):
-        raise ValueError(f"--resume: {old} was written with a different configuration; "
-                         "use the same flags or a new --output_dir")
-    io.write_json(old, config)
-    return out
+def define_run_flags(default: str | None, *, resume: bool = True, what: str = "Run directory.") -> None:
+    """``--output_dir`` (default ``default``), ``--overwrite`` and, if ``resume``, ``--resume`` (the
+    two exclude each other)."""
+    flags.DEFINE_string("output_dir", default, what)
+    flags.DEFINE_bool("overwrite", False, "Replace output_dir if it holds a finished or failed ccdyn run of this "
+                      "script (never other files); the old run goes only once the new one has started.")
+    if resume:
+        flags.DEFINE_bool("resume", False, "Continue the run in output_dir (same configuration; refused otherwise).")
+        flags.register_multi_flags_validator(["resume", "overwrite"], lambda f: not (f["resume"] and f["overwrite"]),
+                                             "--resume and --overwrite exclude each other")
+
+
+_ACTIVE: list = []  # the run directory this process opened (marked failed by start() on an error)
+
+
+def open_run_dir(path, config: dict, *, script: str, outputs=(), overwrite: bool = False, resume: bool = False,
+                 can_resume: bool = True, ignore=()) -> rundir.RunDir:
+    """Opens the run directory (:meth:`ccdyn.rundir.RunDir.open`) and prints its notes; a refusal ends
+    the script with the reason (exit status 2, nothing created)."""
+    try:
+        run = rundir.RunDir.open(path, config, script=script, version=ccdyn.__version__, outputs=outputs,
+                                 overwrite=overwrite, resume=resume, can_resume=can_resume, ignore=ignore)
+    except rundir.RunDirError as e:
+        fail(e)
+    _ACTIVE.append(run)
+    for note in run.notes:
+        log(f"note: {note}")
+    return run
+
+
+def _parse_flags(argv):
+    try:
+        rest = flags.FLAGS(argv)
+    except flags.Error as e:
+        fail(e)
+    for name in list(flags.FLAGS):
+        f = flags.FLAGS[name]
+        if isinstance(f.value, float) and not math.isfinite(f.value):
+            fail(f"--{name}={f.value} must be a finite number")
+    return rest
+
+
+def start(main, argv=None) -> None:
+    """``app.run(main)`` with ccdyn's failure contract: every failure is one ``error:`` line and exit
+    status 2 (set ``CCDYN_TRACEBACK=1`` to see the traceback of an unexpected one). ``argv``: default
+    ``sys.argv``."""
+    def guarded(argv):
+        try:
+            return main(argv)
+        except SystemExit as e:
+            _close_active(f"exit {e.code}")
+            raise
+        except KeyboardInterrupt:
+            _close_active("interrupted")
+            fail("interrupted")
+        except BaseException as e:  # noqa: BLE001 -- the contract: one line, never a traceback
+            _close_active(f"{type(e).__name__}: {e}")
+            if os.environ.get("CCDYN_TRACEBACK"):
+                raise
+            fail(_one_line(e))
+
+    app.run(guarded, argv=argv, flags_parser=_parse_flags)
+
+
+def _one_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    first = text[0] if text else ""
+    if isinstance(e, MemoryError) or "RESOURCE_EXHAUSTED" in first or "out of memory" in first.lower():
+        return f"out of memory ({first[:200]}); use smaller sizes (set CCDYN_TRACEBACK=1 for details)"
+    if isinstance(e, OSError):
+        return f"{e.strerror or first} ({e.filename})" if e.filename else first
+    return f"{type(e).__name__}: {first[:300]} (set CCDYN_TRACEBACK=1 for the traceback)"
+
+
+def _close_active(error: str) -> None:
+    while _ACTIVE:
+        run = _ACTIVE.pop()
+        if run.manifest.get("state") == "running" and run._lock_fd is not None:
+            run.fail(error)
+
+
+def finish(run: rundir.RunDir):
+    """Marks ``run`` complete (after its last output) and forgets it; returns where it now lives."""
+    run.finish()
+    if run in _ACTIVE:
+        _ACTIVE.remove(run)
+    return run.path
+
+
+def check_memory(estimate_bytes: float, flag: str, formula: str) -> None:
+    """Ends the script if ``estimate_bytes`` exceeds the memory of the device the run uses
+    (:func:`ccdyn.parallel.device_memory`), naming ``flag`` and the estimate's ``formula``."""
+    have = parallel.device_memory()
+    if estimate_bytes > have:
+        fail(f"{flag} needs about {estimate_bytes / 2**30:,.1f} GiB ({formula}), more than the "
+             f"{have / 2**30:,.1f} GiB of the {jax.default_backend()} device; use a smaller {flag}")
+
+
+def check_tolerance(value: float, flag: str, dtype) -> None:
+    """Ends the script if a relative tolerance is below what ``dtype`` resolves (4 eps)."""
+    eps = float(np.finfo(np.dtype(dtype)).eps)
+    if value < 4 * eps:
+        fail(f"{flag}={value:g} is below what {np.dtype(dtype).name} resolves (4 eps = {4 * eps:.2g}); "
+             f"use a larger {flag}" + (" or --x64" if np.dtype(dtype) == np.float32 else ""))
+
+
+def or_fail(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``, or the end of the script with its ``ValueError`` / ``OSError`` as the
+    one ``error:`` line (the library's errors name the flag or file)."""
+    try:
+        return fn(*args, **kwargs)
+    except (ValueError, OSError) as e:
+        fail(e)
 
 
 def fail(message) -> None:
-    """Ends the script with one ``error: ...`` line on stderr and exit status 1 (no traceback)."""
-    sys.exit(f"error: {message}")
+    """Ends the script with one ``error: ...`` line on stderr and exit status 2 (no traceback)."""
+    print(f"error: {message}", file=sys.stderr, flush=True)
+    sys.exit(2)
 
 
 def log(message: str) -> None:

@@ -10,6 +10,7 @@ local devices with ``jax.shard_map`` and, on each device, walked tile by tile wi
 from __future__ import annotations
 
 import math
+import os
 
 import jax
 import jax.numpy as jnp
@@ -17,7 +18,9 @@ import numpy as np
 from jax.sharding import Mesh, PartitionSpec
 
 __all__ = ["init_weights", "local_mesh", "padded_chunk", "tiled_sharded", "initialize_distributed",
-           "chunk_ranges", "chunks_of_process"]
+           "chunk_ranges", "chunks_of_process", "device_memory", "MAX_INITS"]
+
+MAX_INITS = 2**31  # init indices stay below 2**31: exact in int32 keys and never wrapped by fold_in
 
 AXIS = "init"
 
@@ -78,8 +81,18 @@ def initialize_distributed(coordinator_address: str | None, num_processes: int, 
     if num_processes <= 1:
         return
     if not coordinator_address:
-        raise ValueError("--coordinator_address is required when --num_processes > 1")
+        raise ValueError("--coordinator_address is required when --num_processes > 1 (--coordinator_address)")
     if not (0 <= process_id < num_processes):
         raise ValueError(f"--process_id={process_id} must lie in [0, {num_processes - 1}]")
     jax.distributed.initialize(coordinator_address=coordinator_address,
                                num_processes=num_processes, process_id=process_id)
+
+
+def device_memory(device=None) -> int:
+    """Bytes one run may use on ``device`` (default: the first): an accelerator's memory limit, or the
+    host's physical memory for the CPU backend."""
+    device = jax.devices()[0] if device is None else device
+    stats = device.memory_stats() if device.platform != "cpu" else None
+    if stats and stats.get("bytes_limit"):
+        return int(stats["bytes_limit"])
+    return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import time
 
-from absl import app, flags
+from absl import flags
 
 import jax
 
@@ -26,6 +26,8 @@ from ccdyn.data import files  # noqa: E402
 from ccdyn.studies import augmentation  # noqa: E402
 
 FLAGS = flags.FLAGS
+OUTPUTS = ("shift_data.npz", "rotation.csv", "shift.csv",
+           "augmentation.md", "rotation.png", "shift.png", "augmentation.json")
 flags.DEFINE_list("ranges", ["0", "1/36", "1/18", "1/9", "1/6", "1/4", "1/2", "1"],
                   "Rotation half-ranges a in units of pi, in [0, 1] (0: no augmentation; fractions allowed).")
 flags.DEFINE_list("acts", ["relu", "leaky_relu", "linear"], "Activations of the rotation landscapes.")
@@ -55,8 +57,7 @@ flags.DEFINE_float("shift_amplitude", 3.0, "Norm of each shift-study pattern (> 
 flags.DEFINE_enum("shift_act", "gelu", activations.ACTIVATIONS, "Activation of the shift study.")
 flags.DEFINE_list("shift_ranges", ["0", "1", "4"], "Largest shifts r of the shift study (0: none; integers >= 0).")
 flags.DEFINE_integer("data_seed", 0, "Seed of the shift-study patterns.")
-flags.DEFINE_string("output_dir", "results/theory/augmentation", "Where the outputs go.")
-flags.DEFINE_bool("overwrite", False, "Replace an existing non-empty output_dir.")
+cli.define_run_flags("results/theory/augmentation", resume=False, what="Where the outputs go.")
 
 
 def main(argv):
@@ -66,9 +67,11 @@ def main(argv):
     values.update(ripple_views=cli.ints(FLAGS.ripple_views), shift_ranges=cli.ints(FLAGS.shift_ranges))
     try:  # the config validates every flag; its message names the flag
         cfg = augmentation.AugmentationConfig(**values)
-        out = io.prepare_output_dir(FLAGS.output_dir, overwrite=FLAGS.overwrite)
-    except (ValueError, FileExistsError) as e:
+    except ValueError as e:
         cli.fail(e)
+    run = cli.open_run_dir(FLAGS.output_dir, dataclasses.asdict(cfg), script="scripts/augmentation.py",
+                           outputs=OUTPUTS, overwrite=FLAGS.overwrite, can_resume=False)
+    out = run.path
     rec = cli.run_record("scripts/augmentation.py")
     cli.log(f"ccdyn augmentation (App. B.5) -> {out}")
     record = augmentation.run(cfg, cli.log, data_path=f"{FLAGS.output_dir}/shift_data.npz")
@@ -84,6 +87,7 @@ def main(argv):
     timings = {**record.pop("timings_s"), "total": time.time() - t_start}
     io.write_json(out / "augmentation.json", {"command": rec["command"], **record, "versions": rec["versions"],
                                               "devices": rec["devices"], "timings_s": timings})
+    out = cli.finish(run)
     verdicts = record["verdicts"]
     print(report.format_table(rot_head, rot_body))
     print()
@@ -96,4 +100,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.start(main)

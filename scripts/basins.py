@@ -11,8 +11,9 @@ Default data: latent summation (Eq. 9), d = M = 10, q = 0.2, ||U^T U - I||_2 = 0
 population (2^10 points), uniform alpha. Several hosts: run one process per host with
 --coordinator_address=HOST:PORT --num_processes=P --process_id=I and a shared --output_dir.
 
-Writes <output_dir>/summary.json, optima.npz, basins.png (and chunks/ for --resume) and prints a
-table of the optima.
+Writes <output_dir>/optima.npz, basins.png, then summary.json (last: its presence means complete),
+keeps chunks/ for --resume, and prints a table of the optima. The run directory is ccdyn's own
+(ccdyn-run.json, a lock while it runs): see docs/reproducibility.md.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import time
 
-from absl import app, flags
+from absl import flags
 
 import jax
 
@@ -28,9 +29,11 @@ jax.config.update("jax_enable_x64", True)  # certificates are float64; the run u
 
 import jax.numpy as jnp  # noqa: E402
 
-from ccdyn import activations, cli, io, pairwise, parallel, plotting  # noqa: E402
-from ccdyn.data.registry import build_dataset  # noqa: E402
+from ccdyn import activations, cli, io, pairwise, parallel, plotting, rundir  # noqa: E402
+from ccdyn.data.registry import build_dataset, support_shape  # noqa: E402
 from ccdyn.one_layer import basins, engine  # noqa: E402
+
+OUTPUTS = ("summary.json", "optima.npz", "basins.png", "chunks")
 
 FLAGS = flags.FLAGS
 cli.define_data_flags()
@@ -44,15 +47,15 @@ flags.DEFINE_float("shift", 0.0, "Power-iteration shift s: A(w) w + s w (App. B.
 flags.DEFINE_integer("max_steps", 2000, "Steps before a run is declared not converged.", lower_bound=1)
 flags.DEFINE_float("tol", 1e-6, "Relative convergence tolerance, in (0, 0.1).")
 flags.DEFINE_float("cluster_tol", 1e-2, "Endpoints closer than this are one optimum, in (0, 1).")
-flags.DEFINE_integer("n_init", 10000, "Number of random initializations.", lower_bound=1)
-flags.DEFINE_integer("seed", 0, "Seed of the initializations (init i uses fold_in(seed, i)).")
+flags.DEFINE_integer("n_init", 10000, "Number of random initializations.", lower_bound=1,
+                     upper_bound=parallel.MAX_INITS)
+flags.DEFINE_integer("seed", 0, "Seed of the initializations (init i uses fold_in(seed, i)).", lower_bound=0,
+                     upper_bound=cli.SEED_MAX)
 flags.DEFINE_integer("chunk_size", 16384, "Inits per chunk (bounds memory; unit of resume).", lower_bound=1)
 flags.DEFINE_integer("tile", 512, "Inits per tile: the fixed GEMM width (results do not depend on "
                      "chunk_size or device count at a fixed tile).", lower_bound=1)
 flags.DEFINE_bool("x64", False, "Run the dynamics in float64 (certificates are always float64).")
-flags.DEFINE_string("output_dir", None, "Run directory (default runs/basins-<act>-<data>-...).")
-flags.DEFINE_bool("resume", False, "Continue the run in an existing output_dir.")
-flags.DEFINE_bool("overwrite", False, "Replace an existing non-empty output_dir.")
+cli.define_run_flags(None, what="Run directory (default runs/basins-<act>-<data>-...).")
 flags.DEFINE_string("coordinator_address", None, "Multi-host: HOST:PORT of process 0.")
 flags.DEFINE_integer("num_processes", 1, "Multi-host: number of processes.", lower_bound=1)
 flags.DEFINE_integer("process_id", 0, "Multi-host: this process's index.", lower_bound=0)
@@ -69,54 +72,72 @@ flags.register_multi_flags_validator(
 flags.register_multi_flags_validator(
     ["method", "act"], lambda f: f["method"] != "power" or f["act"] in activations.HOMOGENEOUS,
     f"--method=power needs a homogeneous --act ({', '.join(activations.HOMOGENEOUS)}); use --method=flow")
-flags.register_multi_flags_validator(["resume", "overwrite"], lambda f: not (f["resume"] and f["overwrite"]),
-                                     "--resume and --overwrite exclude each other")
+flags.register_multi_flags_validator(
+    ["num_processes", "coordinator_address"], lambda f: f["num_processes"] == 1 or bool(f["coordinator_address"]),
+    "--num_processes > 1 needs --coordinator_address=HOST:PORT of process 0")
+
+
+def _check_memory(cfg, shape):
+    cli.check_memory(*basins.memory_estimate(cfg, shape))
 
 
 def main(argv):
     del argv
     t_start = time.time()
-    parallel.initialize_distributed(FLAGS.coordinator_address, FLAGS.num_processes, FLAGS.process_id)
     pid, n_proc = FLAGS.process_id, FLAGS.num_processes
+    cli.or_fail(parallel.initialize_distributed, FLAGS.coordinator_address, n_proc, pid)  # before any JAX work
     cfg = basins.BasinsConfig(
         data=cli.data_spec(FLAGS), act=FLAGS.act, leaky_slope=FLAGS.leaky_slope, alpha=FLAGS.alpha, tau=FLAGS.tau,
         dynamics=engine.Dynamics(method=FLAGS.method, step_size=FLAGS.step_size, tol=FLAGS.tol,
                                  max_steps=FLAGS.max_steps, shift=FLAGS.shift),
         n_init=FLAGS.n_init, seed=FLAGS.seed, chunk_size=FLAGS.chunk_size, tile=FLAGS.tile, x64=FLAGS.x64,
         cluster_tol=FLAGS.cluster_tol)
+    cli.check_tolerance(cfg.dynamics.tol, "--tol", cfg.dtype)
+    _check_memory(cfg, support_shape(cfg.data))
+    ds64 = cli.or_fail(build_dataset, cfg.data, jnp.float64)
+    if ds64.dim < 2:
+        cli.fail(f"the data has dimension {ds64.dim}; basins live on the sphere S^(d-1) and need d >= 2 "
+                 "(--d / --data_path)")
+    _check_memory(cfg, (ds64.n, 1 if ds64.x_aug is None else ds64.x_aug.shape[1], ds64.dim))
+    for problem in engine.range_problems(ds64, cfg.activation, cfg.pairwise, cfg.dynamics, cfg.dtype):
+        cli.fail(problem)
     out_name = FLAGS.output_dir or (f"runs/basins-{cfg.act}-{cfg.data.data}-{cfg.alpha}-{cfg.dynamics.method}"
                                     f"-n{cfg.n_init}-seed{cfg.seed}")
     config = dataclasses.asdict(cfg)  # everything that determines the numbers (compared on --resume)
-    try:
-        ds64 = build_dataset(cfg.data, jnp.float64)
-        if pid == 0:
-            out = cli.open_run_dir(out_name, config, overwrite=FLAGS.overwrite, resume=FLAGS.resume)
-        else:
-            out = io.wait_for_file(out_name, "config.json", timeout=600)
-    except (ValueError, FileExistsError, TimeoutError) as e:
-        cli.fail(e)
-
+    if pid == 0:
+        run = cli.open_run_dir(out_name, config, script="scripts/basins.py", outputs=OUTPUTS,
+                               overwrite=FLAGS.overwrite, resume=FLAGS.resume, ignore=("chunk_size",))
+    else:
+        try:
+            run = rundir.RunDir.join(out_name, config, ignore=("chunk_size",))
+        except rundir.RunDirError as e:
+            cli.fail(e)
+    cfg = dataclasses.replace(cfg, chunk_size=run.config["chunk_size"])  # a resumed run keeps its chunks
+    config, store = dataclasses.asdict(cfg), run.chunk_store()
+    if FLAGS.resume:
+        cli.log(f"resume: {store.verify()} chunk files of this run found in {store.dir}")
     cli.log(f"ccdyn basins: act={cfg.act} data={cfg.data.data} (n={ds64.n}, d={ds64.dim}) alpha={cfg.alpha} "
             f"method={cfg.dynamics.method} n_init={cfg.n_init} on {len(jax.local_devices())} "
-            f"{jax.default_backend()} device(s), process {pid}/{n_proc} -> {out}")
+            f"{jax.default_backend()} device(s), process {pid}/{n_proc} -> {out_name}")
     t_run = time.time()
-    done = basins.run(cfg, ds64=ds64, store=io.ChunkStore(out), process_id=pid, num_processes=n_proc,
+    done = basins.run(cfg, ds64=ds64, store=store, process_id=pid, num_processes=n_proc,
                       progress=cli.progress(time.time()))
     if done is None:  # other processes only compute their chunks
         cli.log(f"process {pid}: chunks done in {time.time() - t_run:.1f} s")
         return
-    result, an = done["result"], done["analysis"]
+    result, an, out = done["result"], done["analysis"], run.path  # (a replacement has moved into place)
     s = basins.summary(an, result, config=config, record=cli.run_record("scripts/basins.py", num_processes=n_proc),
                        timings_s={**done["timings_s"], "total": time.time() - t_start})
-    basins.write_summary(out, s)
     io.write_npz(out / "optima.npz", optima=an["optima"], labels=an["labels"], status=result["status"],
                  steps=result["steps"])
     title = (f"{cfg.act}, {cfg.data.data}, alpha={cfg.alpha}, {cfg.dynamics.method}: "
              f"{s['n_optima']} optima from {cfg.n_init} inits")
     io.save_figure(out / "basins.png", plotting.basins_figure(s["optima"], title))
+    basins.write_summary(out, s)  # last: a summary means every output is there
+    out = cli.finish(run)
     print(basins.table(s))
     print(f"\nwrote {out}/summary.json, optima.npz, basins.png ({time.time() - t_start:.1f} s)")
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.start(main)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from absl import app, flags
+from absl import flags
 
 from ccdyn import cli, io, report
 from ccdyn.one_layer import basins
@@ -36,4 +36,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.start(main)

@@ -18,9 +18,10 @@ Writes thm3.json (every start, with the command), starts.csv, summary.md/.csv, a
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
-from absl import app, flags
+from absl import flags
 
 import jax
 
@@ -32,6 +33,7 @@ from ccdyn import activations, cli, data, io  # noqa: E402
 from ccdyn.studies import theorem3  # noqa: E402
 
 FLAGS = flags.FLAGS
+OUTPUTS = ("starts.csv", "summary.csv", "summary.md", "thm3.json")
 flags.DEFINE_integer("d", 10, "Input dimension (>= m).", lower_bound=1)
 flags.DEFINE_integer("m", 10, "Number of patterns M (<= 16: exact population).", lower_bound=1)
 flags.DEFINE_float("q", 0.2, "q_m of every latent, in (0, 1).")
@@ -43,8 +45,7 @@ flags.DEFINE_integer("n_samples", 64, "Sample points of each B_gamma.", lower_bo
 flags.DEFINE_integer("n_steps", 200, "Power-iteration steps.", lower_bound=1)
 flags.DEFINE_enum("act", "relu", list(activations.HOMOGENEOUS), "Homogeneous activation.")
 flags.DEFINE_integer("data_seed", 0, "Seed of the bases and of the start directions.")
-flags.DEFINE_string("output_dir", "results/theory/thm3", "Where the JSON and tables go.")
-flags.DEFINE_bool("overwrite", False, "Replace an existing non-empty output_dir.")
+cli.define_run_flags("results/theory/thm3", resume=False, what="Where the JSON and tables go.")
 
 cli.register_numbers("ortho_eps", float, 0, 1)
 cli.register_numbers("angles_deg", float, 0, 90)
@@ -63,18 +64,18 @@ def main(argv):
         d=FLAGS.d, m=FLAGS.m, q=FLAGS.q, ortho_eps=cli.floats(FLAGS.ortho_eps),
         angles_deg=cli.floats(FLAGS.angles_deg), n_patterns=FLAGS.n_patterns, gammas=cli.floats(FLAGS.gammas),
         n_samples=FLAGS.n_samples, n_steps=FLAGS.n_steps, act=FLAGS.act, data_seed=FLAGS.data_seed)
-    try:
-        out = io.prepare_output_dir(FLAGS.output_dir, overwrite=FLAGS.overwrite)
-    except FileExistsError as e:
-        cli.fail(e)
+    run = cli.open_run_dir(FLAGS.output_dir, dataclasses.asdict(cfg), script="scripts/irregularity.py",
+                           outputs=OUTPUTS, overwrite=FLAGS.overwrite, can_resume=False)
+    out = run.path
     record = theorem3.run(cfg, log=cli.log)
     io.write_csv(out / "starts.csv", theorem3.START_COLUMNS, record["tables"]["starts"])
     io.write_csv(out / "summary.csv", theorem3.SUMMARY_COLUMNS, record["tables"]["summary"])
     io.atomic_write_bytes(out / "summary.md", theorem3.markdown(record).encode())
     io.write_json(out / "thm3.json", cli.with_run_record("scripts/irregularity.py", record))
+    out = cli.finish(run)
     print(theorem3.table(record))
     print(f"\n{record['verdict']}\nwrote {out}/thm3.json, starts.csv, summary.md/.csv ({time.time() - t0:.1f} s)")
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.start(main)

@@ -12,9 +12,10 @@ Writes landscape.json (per activation: n_local_maxima, maxima_theta, ...) and fi
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
-from absl import app, flags
+from absl import flags
 
 import jax
 
@@ -25,6 +26,7 @@ from ccdyn.data import files  # noqa: E402
 from ccdyn.studies import landscape_fig8  # noqa: E402
 
 FLAGS = flags.FLAGS
+OUTPUTS = ("fig8.png", "landscape.json")
 flags.DEFINE_list("angles", [repr(a) for a in data.PAPER_ANGLES],
                   "Data angles in units of pi (ignored with --data_path).")
 flags.DEFINE_string("data_path", None, "A user's .npz file with x of shape (n, 2); optional p, x_aug.")
@@ -38,8 +40,7 @@ flags.DEFINE_enum("aug", "none", ["none", "rotation"], "Augmentation: none, or r
 flags.DEFINE_float("aug_range", 1.0, "Half-range of the rotation angle in units of pi, in (0, 1].")
 flags.DEFINE_integer("aug_views", 64, "Quadrature angles of the rotation.", lower_bound=1)
 flags.DEFINE_integer("n_grid", 1 << 16, "Grid points over [-pi, pi) (>= 16).", lower_bound=16)
-flags.DEFINE_string("output_dir", "results/landscape", "Where landscape.json and fig8.png go.")
-flags.DEFINE_bool("overwrite", False, "Replace an existing non-empty output_dir.")
+cli.define_run_flags("results/landscape", resume=False, what="Where landscape.json and fig8.png go.")
 
 cli.register_numbers("angles", float, min_len=2, what="numbers (units of pi)")
 cli.register_subset("acts", activations.ACTIVATIONS)
@@ -56,11 +57,13 @@ def main(argv):
         angles=cli.floats(FLAGS.angles), data_path=FLAGS.data_path, acts=tuple(FLAGS.acts),
         leaky_slope=FLAGS.leaky_slope, alpha=FLAGS.alpha, tau=FLAGS.tau, aug=FLAGS.aug, aug_range=FLAGS.aug_range,
         aug_views=FLAGS.aug_views, n_grid=FLAGS.n_grid)
-    try:
-        ds = landscape_fig8.points(cfg, files.load_dataset(cfg.data_path) if cfg.data_path else None)
-        out = io.prepare_output_dir(FLAGS.output_dir, overwrite=FLAGS.overwrite)
-    except (ValueError, FileExistsError) as e:
-        cli.fail(e)
+    cli.check_memory(*landscape_fig8.memory_estimate(cfg))
+    user = cli.or_fail(files.load_dataset, cfg.data_path) if cfg.data_path else None
+    cli.check_memory(*landscape_fig8.memory_estimate(cfg, None if user is None else user.n))
+    ds = cli.or_fail(landscape_fig8.points, cfg, user)
+    run = cli.open_run_dir(FLAGS.output_dir, dataclasses.asdict(cfg), script="scripts/landscape.py",
+                           outputs=OUTPUTS, overwrite=FLAGS.overwrite, can_resume=False)
+    out = run.path
     record = landscape_fig8.run(cfg, ds)
     curves = record["curves"]
     maxima = {name: (a["maxima_theta"], a["maxima_energy"], a["maxima_at_kink"])
@@ -69,9 +72,10 @@ def main(argv):
                                                                curves["data_theta"]))
     io.write_json(out / "landscape.json", {**cli.with_run_record("scripts/landscape.py", record, omit=("curves",)),
                                            "wall_s": time.time() - t0})
+    out = cli.finish(run)
     print(landscape_fig8.table(record))
     print(f"\nwrote {out / 'landscape.json'} and {out / 'fig8.png'} ({time.time() - t0:.1f} s)")
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.start(main)

@@ -17,7 +17,8 @@ Writes into --output_dir:
 
 from __future__ import annotations
 
-from absl import app, flags
+import dataclasses
+from absl import flags
 
 import jax
 
@@ -27,6 +28,8 @@ from ccdyn import cli, io, plotting, report  # noqa: E402
 from ccdyn.studies import modulation  # noqa: E402
 
 FLAGS = flags.FLAGS
+OUTPUTS = ("eq15.json", "fig7.json", "fig7.png", "eq155.csv", "thm6.json",
+           "cor3.json", "eq15.md", "eq155.md", "thm6.md", "cor3.md")
 _C = modulation.ModulationConfig()
 flags.DEFINE_integer("n_mc", _C.n_mc, "Monte Carlo draws / random starts (>= 1000).", lower_bound=1000)
 flags.DEFINE_integer("d", _C.d, "Dimension of Eq. 155 and of the Thm. 6 flow (>= 2).", lower_bound=2)
@@ -36,8 +39,7 @@ flags.DEFINE_list("eps", ["-1.5", "-0.5", "-0.2", "0", "0.2", "0.5", "1", "1.5"]
 flags.DEFINE_list("eps_dims", ["5", "10", "20"], "Dimensions d of the Eq. 155 table (>= 2).")
 flags.DEFINE_list("scales", ["0.1", "1", "10"], "Input scales of the RFs in the BatchNorm study (> 0).")
 flags.DEFINE_integer("seed", _C.seed, "Seed.")
-flags.DEFINE_string("output_dir", "results/theory/modulation", "Where the outputs go.")
-flags.DEFINE_bool("overwrite", False, "Replace an existing non-empty output_dir.")
+cli.define_run_flags("results/theory/modulation", resume=False, what="Where the outputs go.")
 flags.register_validator("b", lambda v: v > 0, "--b must be > 0")
 cli.register_numbers("c", float, 0)
 cli.register_numbers("eps", float)
@@ -50,10 +52,9 @@ def main(argv):
     config = modulation.ModulationConfig(n_mc=FLAGS.n_mc, d=FLAGS.d, b=FLAGS.b, c=cli.floats(FLAGS.c),
                                          eps=cli.floats(FLAGS.eps), eps_dims=cli.ints(FLAGS.eps_dims),
                                          scales=cli.floats(FLAGS.scales), seed=FLAGS.seed)
-    try:
-        out = io.prepare_output_dir(FLAGS.output_dir, overwrite=FLAGS.overwrite)
-    except FileExistsError as e:
-        cli.fail(e)
+    run_dir = cli.open_run_dir(FLAGS.output_dir, dataclasses.asdict(config), script="scripts/modulation.py",
+                           outputs=OUTPUTS, overwrite=FLAGS.overwrite, can_resume=False)
+    out = run_dir.path
     rec = modulation.run(config, log=cli.log)
     run = cli.run_record("scripts/modulation.py")
     eq15, fig7, thm6, cor3 = rec["eq15"], rec["fig7"], rec["thm6"], rec["cor3"]
@@ -66,6 +67,7 @@ def main(argv):
     tables = modulation.markdown(rec)
     for name, md in tables.items():
         io.atomic_write_bytes(out / name, md.encode())
+    out = cli.finish(run_dir)
     print(f"Thm. 5: worst relative difference {eq15['verdict']['numbers']['worst_relative']:.1e} "
           f"over {len(eq15['rows'])} cases")
     print(f"Fig. 7: worst relative error {fig7['verdict']['numbers']['worst_rel_err']:.1e}")
@@ -76,4 +78,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.start(main)

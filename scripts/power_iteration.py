@@ -11,9 +11,10 @@ power_iteration.json (per eps: moves, overlap of the end point with u_m, certifi
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
-from absl import app, flags
+from absl import flags
 
 import jax
 
@@ -23,6 +24,7 @@ from ccdyn import activations, cli, data, io, plotting  # noqa: E402
 from ccdyn.studies import fig1  # noqa: E402
 
 FLAGS = flags.FLAGS
+OUTPUTS = ("fig1_right.png", "power_iteration.json")
 flags.DEFINE_integer("d", 10, "Input dimension (>= m).", lower_bound=1)
 flags.DEFINE_integer("m", 10, "Number of patterns M.", lower_bound=1)
 flags.DEFINE_float("q", 0.2, "q_m of every latent, in (0, 1).")
@@ -30,8 +32,7 @@ flags.DEFINE_list("ortho_eps", ["0", "0.05", "0.1", "0.2"], "Values of ||U^T U -
 flags.DEFINE_enum("act", "relu", list(activations.HOMOGENEOUS), "Homogeneous activation.")
 flags.DEFINE_integer("n_steps", 30, "Power-iteration steps.", lower_bound=1)
 flags.DEFINE_integer("data_seed", 0, "Seed of the random bases.")
-flags.DEFINE_string("output_dir", "results/theory/fig1", "Where the JSON and the PNG go.")
-flags.DEFINE_bool("overwrite", False, "Replace an existing non-empty output_dir.")
+cli.define_run_flags("results/theory/fig1", resume=False, what="Where the JSON and the PNG go.")
 
 cli.register_numbers("ortho_eps", float, 0, 1)
 flags.register_validator("q", lambda v: 0 < v < 1, "--q must lie in (0, 1)")
@@ -44,18 +45,18 @@ def main(argv):
     t0 = time.time()
     cfg = fig1.Fig1Config(d=FLAGS.d, m=FLAGS.m, q=FLAGS.q, ortho_eps=cli.floats(FLAGS.ortho_eps), act=FLAGS.act,
                           n_steps=FLAGS.n_steps, data_seed=FLAGS.data_seed)
-    try:
-        out = io.prepare_output_dir(FLAGS.output_dir, overwrite=FLAGS.overwrite)
-    except FileExistsError as e:
-        cli.fail(e)
+    run = cli.open_run_dir(FLAGS.output_dir, dataclasses.asdict(cfg), script="scripts/power_iteration.py",
+                           outputs=OUTPUTS, overwrite=FLAGS.overwrite, can_resume=False)
+    out = run.path
     record = fig1.run(cfg)
     moves = {eps: record["ortho_eps"][str(eps)]["moves"] for eps in cfg.ortho_eps}
     title = f"power iteration from u_m, {cfg.act}, latent summation d={cfg.d} M={cfg.m} q={cfg.q}"
     io.save_figure(out / "fig1_right.png", plotting.power_iteration_figure(moves, title))
     io.write_json(out / "power_iteration.json", cli.with_run_record("scripts/power_iteration.py", record))
+    out = cli.finish(run)
     print(fig1.table(record))
     print(f"\nwrote {out / 'power_iteration.json'} and {out / 'fig1_right.png'} ({time.time() - t0:.1f} s)")
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.start(main)

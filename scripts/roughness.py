@@ -21,10 +21,11 @@ with the run record) and rho_vs_gap.png.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 
-from absl import app, flags
+from absl import flags
 
 import jax
 
@@ -35,6 +36,7 @@ from ccdyn.one_layer import basins  # noqa: E402
 from ccdyn.studies import roughness_runs  # noqa: E402
 
 FLAGS = flags.FLAGS
+OUTPUTS = ("optima.csv", "runs.csv", "compare.csv", "roughness.md", "roughness.json", "rho_vs_gap.png")
 flags.DEFINE_list("runs", None, "Basins run directories (each with a summary.json).", required=True)
 flags.DEFINE_float("r_max", 0.2, "Largest perturbation radius (radians), in (0, 1).")
 flags.DEFINE_float("r_min", 1e-4, "Smallest perturbation radius (radians), in (0, --r_max).")
@@ -48,8 +50,8 @@ flags.DEFINE_integer("n_random", 16, "Random tangent probe directions per radius
 flags.DEFINE_float("min_fraction", 0.0, "Only optima with at least this basin fraction, in [0, 1).")
 flags.DEFINE_float("tau", 0.5, "tau of z0(alpha_g) for runs with uniform alpha (> 0).")
 flags.DEFINE_list("compare_taus", [], "Gaussian-alpha taus at which rho is re-measured at the first run's optima.")
-flags.DEFINE_string("output_dir", None, "Where the tables, JSON and PNG go.", required=True)
-flags.DEFINE_bool("overwrite", False, "Replace an existing non-empty output_dir.")
+cli.define_run_flags(None, resume=False, what="Where the tables, JSON and PNG go.")
+flags.mark_flag_as_required("output_dir")
 
 flags.register_validator("r_max", lambda v: 0 < v < 1, "--r_max must lie in (0, 1)")
 flags.register_validator("r_min", lambda v: v > 0, "--r_min must be > 0")
@@ -71,11 +73,10 @@ def main(argv):
         runs = [(Path(r).name, basins.read_summary(r)) for r in FLAGS.runs]
     except ValueError as e:
         cli.fail(f"--runs: {e}")
-    try:
-        out = io.prepare_output_dir(FLAGS.output_dir, overwrite=FLAGS.overwrite)
-        record = roughness_runs.run(cfg, runs, log=cli.log)
-    except (ValueError, FileExistsError) as e:
-        cli.fail(e)
+    run = cli.open_run_dir(FLAGS.output_dir, dataclasses.asdict(cfg), script="scripts/roughness.py",
+                           outputs=OUTPUTS, overwrite=FLAGS.overwrite, can_resume=False)
+    out = run.path
+    record = cli.or_fail(roughness_runs.run, cfg, runs, log=cli.log)
     t = record["tables"]
     io.write_csv(out / "optima.csv", roughness_runs.OPTIMA_COLUMNS, t["optima"])
     io.write_csv(out / "runs.csv", roughness_runs.RUN_COLUMNS, t["runs"])
@@ -86,9 +87,10 @@ def main(argv):
     io.save_figure(out / "rho_vs_gap.png", plotting.roughness_figure(
         {n: [(r["gap"], r["rho"], r["fd_stable"]) for r in v["optima"] if r["rho_radius"] is not None]
          for n, v in record["runs"].items()}))
+    out = cli.finish(run)
     print(roughness_runs.table(record))
     print(f"\nwrote {out}/roughness.md, .json, optima.csv, runs.csv, rho_vs_gap.png ({time.time() - t0:.1f} s)")
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.start(main)

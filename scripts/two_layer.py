@@ -7,11 +7,10 @@
 Every combination of --losses x --bn x --zeta x --acts x --Ps x --betas is a setting; the --n_seeds
 runs of a setting are vmapped and trained together (SGD, the paper's settings by default). Writes into
 --output_dir:
-  runs/<setting>.json   per-seed chi_+ / chi_- (overall and per RF), the mean angle each filter turned
-                        from its initialization (turn_deg), loss per block, finiteness;
-                        these are the unit of --resume
+  runs/<setting>.json   per-seed chi_+ / chi_- (overall and per RF), turn_deg, loss per block, finiteness;
+                        the unit of --resume (which may add settings, never change lr, seeds, ...)
   results.json, results.csv   mean and std over the finite seeds of every setting, and the scores of
-                        the untrained initial filters (the chance level, which grows with M)
+                        the untrained initial filters (chance level); results.json is written last
   chi_<loss>_zeta<z>.png      chi_bar_+ and chi_bar_- against beta, a panel per P (Fig. 4/9/10/11)
   weights.npz, weights.png    with --save_weights: seed-0 filters in the token basis (Fig. 5)
 """
@@ -21,7 +20,7 @@ from __future__ import annotations
 import sys
 import time
 
-from absl import app, flags
+from absl import flags
 
 import numpy as np
 
@@ -39,7 +38,7 @@ flags.DEFINE_list("losses", ["infonce"], f"Losses, from {', '.join(two_layer.LOS
 flags.DEFINE_list("bn", ["none"], f"BatchNorm variants, from {', '.join(two_layer.BN_VARIANTS)}.")
 flags.DEFINE_list("zeta", ["1"], "Embedding norm non-uniformity zeta (> 0), App. E.2.")
 flags.DEFINE_integer("n_seeds", 3, "Seeds per setting (vmapped together).", lower_bound=1)
-flags.DEFINE_integer("seed", 0, "Base seed: seed s uses fold_in(seed, s) for data, minibatches and init.")
+flags.DEFINE_integer("seed", 0, "Base seed (seed s: fold_in(seed, s)).", lower_bound=0, upper_bound=cli.SEED_MAX)
 flags.DEFINE_integer("steps", _T.steps, "Minibatches.", lower_bound=1)
 flags.DEFINE_integer("batch_size", _T.batch_size, "Positive pairs per minibatch (>= 2).")
 flags.DEFINE_float("lr", _T.lr, "SGD learning rate (> 0).")
@@ -52,19 +51,16 @@ flags.DEFINE_integer("n_generators", _S.n_generators, "Generators G.", lower_bou
 flags.DEFINE_integer("n_positions", _S.n_positions, "Positions / receptive fields K.", lower_bound=1)
 flags.DEFINE_integer("n_tokens", _S.n_tokens, "Tokens d (also the embedding dimension).", lower_bound=1)
 flags.DEFINE_integer("n_fixed", _S.n_fixed, "Positions each generator fixes, in [1, --n_positions].", lower_bound=1)
-flags.DEFINE_integer("block", 500, "Steps per compiled scan block (progress is reported between blocks).",
-                     lower_bound=1)
+flags.DEFINE_integer("block", 500, "Steps per compiled scan block (progress between blocks).", lower_bound=1)
 flags.DEFINE_bool("save_weights", False, "Write weights.npz and weights.png (seed-0 filters, Fig. 5).")
-flags.DEFINE_string("output_dir", "runs/two_layer", "Run directory.")
-flags.DEFINE_bool("resume", False, "Continue in an existing output_dir: finished settings are kept.")
-flags.DEFINE_bool("overwrite", False, "Replace an existing non-empty output_dir.")
+cli.define_run_flags("runs/two_layer")
 cli.register_subset("acts", activations.ACTIVATIONS)
 cli.register_subset("losses", two_layer.LOSSES)
 cli.register_subset("bn", two_layer.BN_VARIANTS)
 cli.register_numbers("betas", int, 1)
 cli.register_numbers("zeta", float, 0, lo_open=True)
 flags.register_validator("batch_size", lambda v: v >= 2, "--batch_size must be >= 2 (negatives are needed)")
-flags.register_validator("lr", lambda v: 0 < v < float("inf"), "--lr must be > 0")
+flags.register_validator("lr", lambda v: 0 < v < float("inf"), "--lr must be a finite number > 0")
 flags.register_validator("momentum", lambda v: 0 <= v < 1, "--momentum must lie in [0, 1)")
 flags.register_validator("weight_decay", lambda v: v >= 0, "--weight_decay must be >= 0")
 flags.register_validator("tau", lambda v: v > 0, "--tau must be > 0")
@@ -75,7 +71,10 @@ flags.register_multi_flags_validator(["n_fixed", "n_positions"], lambda f: f["n_
                                      "--n_fixed must be <= --n_positions")
 
 
-def _train(grid, out, s, i, n, save_weights):
+OUTPUTS = ("runs", "results.json", "results.csv", "chi_*.png", "weights.npz", "weights.png")
+
+
+def _train(grid, run, s, i, n, save_weights):
     """Trains one setting, writes runs/<tag>.json (and its weights) and returns the per-setting record."""
     t1, steps = time.time(), grid.train.steps
 
@@ -86,10 +85,11 @@ def _train(grid, out, s, i, n, save_weights):
 
     r = experiment.run_setting(s, grid.train, n_seeds=grid.n_seeds, seed=grid.seed, spec=grid.spec,
                                d_out=grid.d_out, block=grid.block, on_block=progress)
-    res = experiment.setting_result(s, r, time.time() - t1)
-    io.write_json(out / "runs" / f"{s.tag}.json", res)
+    res = {**experiment.setting_result(s, r, time.time() - t1), "fingerprint": run.fingerprint}
     if save_weights:
-        io.write_npz(out / "runs" / f"{s.tag}.weights.npz", **experiment.token_coords(r))
+        io.write_npz(run.path / "runs" / f"{s.tag}.weights.npz", **experiment.token_coords(r))
+    io.write_json(run.path / "runs" / f"{s.tag}.json", res)
+    run.started()
     for k, step in experiment.nonfinite_seeds(r):
         cli.log(f"  WARNING {s.tag} seed {k} went non-finite at step {step}; it is left out of the means")
     return res
@@ -120,30 +120,31 @@ def main(argv):
                                                  n_tokens=FLAGS.n_tokens, n_fixed=FLAGS.n_fixed),
         train=two_layer.TrainConfig(tau=FLAGS.tau, normalize=FLAGS.normalize, lr=FLAGS.lr, momentum=FLAGS.momentum,
                                     weight_decay=FLAGS.weight_decay, batch_size=FLAGS.batch_size, steps=FLAGS.steps))
-    try:
-        out = io.prepare_output_dir(FLAGS.output_dir, overwrite=FLAGS.overwrite, resume=FLAGS.resume)
-    except FileExistsError as e:
-        cli.fail(e)
-    (out / "runs").mkdir(exist_ok=True)
+    cli.check_memory(*experiment.memory_estimate(grid))
+    run = cli.open_run_dir(FLAGS.output_dir, grid.run_config(), script="scripts/two_layer.py", outputs=OUTPUTS,
+                           overwrite=FLAGS.overwrite, resume=FLAGS.resume)
+    (run.path / "runs").mkdir(exist_ok=True)
     settings = grid.settings()
-    plan = experiment.resume_plan(settings, [p.name for p in (out / "runs").iterdir()], resume=FLAGS.resume,
+    plan = experiment.resume_plan(settings, [p.name for p in (run.path / "runs").iterdir()], resume=FLAGS.resume,
                                   save_weights=FLAGS.save_weights)
     rows = []
     for i, (s, keep) in enumerate(zip(settings, plan)):
         if keep:
-            res = io.read_json(out / "runs" / f"{s.tag}.json")
+            res = cli.or_fail(experiment.read_setting, run.path / "runs" / f"{s.tag}.json", run.fingerprint)
             cli.log(f"[{i + 1}/{len(settings)}] {s.tag}: kept from an earlier run")
         else:
-            res = _train(grid, out, s, i, len(settings), FLAGS.save_weights)
+            res = _train(grid, run, s, i, len(settings), FLAGS.save_weights)
         rows.append(experiment.result_row(s, res, grid))
-    io.write_json(out / "results.json", {**cli.run_record("scripts/two_layer.py"),
-                                         "config": grid.results_config(" ".join(sys.argv)), "rows": rows,
-                                         "wall_s": time.time() - t0})
+    out = run.path
     io.write_csv(out / "results.csv", *experiment.results_csv(rows))
     _figures(out, grid, rows, settings, FLAGS.save_weights)
+    io.write_json(out / "results.json", {"state": "complete", **cli.run_record("scripts/two_layer.py"),
+                                         "config": grid.results_config(" ".join(sys.argv)), "rows": rows,
+                                         "wall_s": time.time() - t0})  # last: results.json means complete
+    out = cli.finish(run)
     print("\n" + report.format_table(*experiment.results_table(rows)))
     print(f"\nwrote {out}/results.json, results.csv and figures in {time.time() - t0:.1f} s")
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.start(main)

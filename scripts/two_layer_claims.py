@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from absl import app, flags
+from absl import flags
 
 from ccdyn import cli, io, report
 from ccdyn.two_layer import claims
@@ -44,4 +44,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.start(main)

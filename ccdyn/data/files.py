@@ -23,8 +23,8 @@ def load_dataset(path, dtype=None) -> Dataset:
         raise ValueError(f"data_path {str(path)!r} is not a file")
     try:
         fields = io.read_npz(path)
-    except (OSError, ValueError) as e:
-        raise ValueError(f"data_path {str(path)!r} is not a readable .npz file: {e}") from None
+    except ValueError as e:
+        raise ValueError(f"data_path {e}") from None
     if "x" not in fields:
         raise ValueError(f"data_path {str(path)!r} has no array 'x' (fields: {sorted(fields)})")
     unknown = sorted(set(fields) - set(FIELDS))

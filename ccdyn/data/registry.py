@@ -9,7 +9,7 @@ import jax
 from ccdyn.data import files, models
 from ccdyn.data.dataset import Dataset
 
-__all__ = ["DataSpec", "DATA_MODELS", "AUGMENTATIONS", "augment", "build_dataset", "spec_from_dict"]
+__all__ = ["DataSpec", "DATA_MODELS", "AUGMENTATIONS", "augment", "build_dataset", "spec_from_dict", "support_shape"]
 
 DATA_MODELS = ("latent_summation", "latent_categorical", "circle", "gaussian_mixture", "file")
 AUGMENTATIONS = ("none", "noise", "rotation", "shift")
@@ -108,6 +108,17 @@ def build_dataset(spec: DataSpec, dtype=None) -> Dataset:
             raise ValueError("--data=file needs --data_path")
         ds = files.load_dataset(spec.data_path)
     return augment(ds, spec, k_aug).astype(dtype)
+
+
+def support_shape(spec: DataSpec) -> tuple:
+    """(support points n, views per point V, dimension d) that :func:`build_dataset` would make, found
+    without building it (for memory checks before a run starts); a data file counts as (0, 1, 0)."""
+    d = 2 if spec.data == "circle" else spec.d
+    sampled = spec.n_samples is not None or spec.m > models.MAX_EXACT_M
+    n = {"latent_summation": (spec.n_samples or 20000) if sampled else 2 ** spec.m, "latent_categorical": spec.m,
+         "circle": len(spec.angles), "gaussian_mixture": spec.n_samples or 2000}.get(spec.data, 0)
+    views = {"noise": spec.aug_views, "rotation": spec.aug_views, "shift": min(2 * int(spec.aug_range) + 1, d)}
+    return n, views.get(spec.aug, 1), d if spec.data != "file" else 0
 
 
 def spec_from_dict(fields: dict) -> DataSpec:

@@ -18,7 +18,7 @@ from ccdyn.data.dataset import Dataset
 from ccdyn.data.registry import DataSpec, augment
 from ccdyn.one_layer import landscape
 
-__all__ = ["Fig8Config", "points", "run", "table", "TABLE_COLUMNS"]
+__all__ = ["Fig8Config", "points", "memory_estimate", "run", "table", "TABLE_COLUMNS"]
 
 TABLE_COLUMNS = ("activation", "maxima", "smooth", "on kink", "theta/pi of maxima")
 
@@ -48,6 +48,16 @@ def points(cfg: Fig8Config, ds: Dataset | None = None) -> Dataset:
     if ds.dim != 2:
         raise ValueError(f"--data_path must hold 2-D points, got x of shape {ds.x.shape}")
     return augment(ds, DataSpec(aug=cfg.aug, aug_range=cfg.aug_range, aug_views=cfg.aug_views), None)
+
+
+def memory_estimate(cfg: Fig8Config, n_points: int | None = None) -> tuple:
+    """(bytes, flag, formula): a coarse upper estimate of the peak memory: the energy on the grid is
+    evaluated at once, about 8 float64 arrays of n_grid x points x views (``n_points``: the data's
+    point count, default the number of ``angles``)."""
+    n = len(cfg.angles) if n_points is None else n_points
+    v = cfg.aug_views if cfg.aug == "rotation" else 1
+    flag = "--n_grid" if cfg.n_grid * 1e-3 >= v else "--aug_views"
+    return 8.0 * 8 * cfg.n_grid * n * v, flag, f"8 float64 arrays of n_grid {cfg.n_grid} x {n} points x {v} views"
 
 
 def run(cfg: Fig8Config, ds: Dataset | None = None) -> dict:

@@ -23,13 +23,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ccdyn import activations
+from ccdyn import activations, io
 from ccdyn.two_layer import metrics
 from ccdyn.two_layer import network as net_lib
 from ccdyn.data import tokens
 
 __all__ = ["Setting", "seed_keys", "network", "run_setting", "init_scores", "aggregate", "GridConfig", "READINGS",
-           "resume_plan", "setting_result", "nonfinite_seeds", "token_coords", "result_row", "results_csv",
+           "resume_plan", "read_setting", "memory_estimate", "setting_result", "nonfinite_seeds", "token_coords", "result_row", "results_csv",
            "results_table", "matching_curves", "weights_label"]
 
 
@@ -210,6 +210,13 @@ class GridConfig:
         grid = itertools.product(self.losses, self.bns, self.zetas, self.acts, self.ps, self.betas)
         return [Setting(act=a, beta=b, n_candidates=p, loss=lo, bn=bn, zeta=z) for lo, bn, z, a, p, b in grid]
 
+    AXES = ("acts", "betas", "ps", "losses", "bns", "zetas")
+
+    def run_config(self) -> dict:
+        """What determines each setting's numbers: every field but the grid axes (a setting's result does
+        not depend on which other settings are in the grid). The run directory's ``config.json``."""
+        return {k: v for k, v in dataclasses.asdict(self).items() if k not in self.AXES}
+
     def results_config(self, command: str) -> dict:
         """The ``config`` of ``results.json``: train, tokens, d_out, n_seeds, seed, command, readings."""
         return {"train": dataclasses.asdict(self.train), "tokens": dataclasses.asdict(self.spec), "d_out": self.d_out,
@@ -235,6 +242,30 @@ def resume_plan(settings, run_files, *, resume: bool, save_weights: bool) -> lis
             if save_weights:
                 names.add(f"{s.tag}.weights.npz")
     return plan
+
+
+def read_setting(path, fingerprint: str) -> dict:
+    """A finished setting's ``runs/<tag>.json``; ``ValueError`` naming the file if it is unreadable or
+    was written by a run of another configuration (its ``fingerprint`` differs)."""
+    try:
+        res = io.read_json(path)
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{path} is not readable ({e}); delete it to retrain that setting") from None
+    if not isinstance(res, dict) or res.get("fingerprint") != fingerprint:
+        got = res.get("fingerprint") if isinstance(res, dict) else None
+        raise ValueError(f"{path} belongs to another run (fingerprint {got}, this run {fingerprint}); "
+                         "delete it to retrain that setting")
+    return res
+
+
+def memory_estimate(grid: GridConfig) -> tuple:
+    """(bytes, flag, formula): a coarse upper estimate of the largest setting's training memory: about
+    16 float32 arrays of n_seeds x 2 views x batch x K x max(d, M, d_out) (one-hot tokens, activations,
+    their gradients)."""
+    width = max(grid.spec.n_tokens, max(grid.betas) * max(grid.ps), grid.d_out)
+    n = 16.0 * grid.n_seeds * 2 * grid.train.batch_size * grid.spec.n_positions * width * 4
+    return n, "--batch_size", (f"16 float32 arrays of {grid.n_seeds} seeds x 2 views x batch {grid.train.batch_size}"
+                               f" x {grid.spec.n_positions} positions x {width}")
 
 
 def setting_result(setting: Setting, result: dict, wall_s: float) -> dict:

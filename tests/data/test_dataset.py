@@ -125,15 +125,10 @@ def test_npz_round_trip_and_errors(tmp_path, key):
         files.load_dataset(tmp_path / "junk.npz")
 
 
-def test_atomic_json_and_output_dir(tmp_path):
+def test_atomic_json(tmp_path):
     io.write_json(tmp_path / "a" / "s.json", {"x": jnp.arange(3), "nan": float("nan")})
     assert io.read_json(tmp_path / "a" / "s.json") == {"x": [0, 1, 2], "nan": None}
     assert [p.name for p in (tmp_path / "a").iterdir()] == ["s.json"]  # no temporary left behind
-    with pytest.raises(FileExistsError, match="pass --overwrite to replace it or --resume"):
-        io.prepare_output_dir(tmp_path / "a")
-    assert io.prepare_output_dir(tmp_path / "a", resume=True).exists()
-    io.prepare_output_dir(tmp_path / "a", overwrite=True)
-    assert list((tmp_path / "a").iterdir()) == []
 
 
 def test_spec_says_whether_its_support_is_a_sample():

@@ -3,6 +3,7 @@ starting a second Python and JAX (each script keeps one subprocess smoke test)."
 
 import contextlib
 import importlib.util
+import io
 from pathlib import Path
 
 from absl import flags
@@ -38,12 +39,33 @@ def flag_error(module, *argv) -> str | None:
 
 
 def main_exit(module, *argv) -> str:
-    """Parses ``argv`` and runs ``main``, which must end the script; returns its exit message."""
+    """Parses ``argv`` and runs ``main``, which must end the script with exit status 2 and one
+    ``error:`` line on stderr; returns that line."""
     FLAGS([module.__file__, *argv])
+    err = io.StringIO()
     try:
-        module.main([])
+        with contextlib.redirect_stderr(err):
+            module.main([])
     except SystemExit as e:
-        return str(e.code)
+        lines = [line for line in err.getvalue().splitlines() if line.startswith("error: ")]
+        assert e.code == 2 and len(lines) == 1, (e.code, err.getvalue())
+        return lines[0]
+    finally:
+        FLAGS.unparse_flags()
+    raise AssertionError(f"{module.__file__} {' '.join(argv)} did not exit")
+
+
+def start_exit(module, *argv) -> tuple:
+    """Runs the script as its ``__main__`` does (``cli.start``: flag parsing, checks, ``main``) in this
+    process; returns (exit status, the ``error:`` lines on stderr)."""
+    from ccdyn import cli
+
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            cli.start(module.main, argv=[module.__file__, *argv])
+    except SystemExit as e:
+        return e.code, [line for line in err.getvalue().splitlines() if line.startswith("error: ")]
     finally:
         FLAGS.unparse_flags()
     raise AssertionError(f"{module.__file__} {' '.join(argv)} did not exit")

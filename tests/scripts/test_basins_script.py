@@ -1,6 +1,6 @@
 """scripts/basins.py and scripts/basins_table.py: one end-to-end run each (device and chunk
-invariance against the library run), resume after kill -9 and several processes (slow), bad flags and
-bad input in-process."""
+invariance against the library run), resume after kill -9, a concurrent run refused, and several
+processes (slow), bad flags and bad input in-process (more in test_bad_inputs.py)."""
 
 import dataclasses
 import json
@@ -87,10 +87,21 @@ def test_basins_table_script_on_committed_runs(tmp_path):
 
 
 @pytest.mark.slow
-def test_resume_after_kill_equals_uninterrupted(tmp_path):
+def test_resume_after_kill_and_a_concurrent_run_equal_uninterrupted(tmp_path):
     args = [*SMALL, "--n_init=6000", "--chunk_size=500", "--method=flow"]
     full = _run(tmp_path, *args, "--output_dir=full")
     assert full.returncode == 0, full.stderr
+    # Two runs started into one directory: the second is refused at once, the first completes.
+    first = subprocess.Popen([sys.executable, SCRIPT, *args, "--output_dir=busy"], cwd=tmp_path, env=_env(),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and not (tmp_path / "busy" / "ccdyn-run.json").exists():
+        time.sleep(0.05)
+    second = _run(tmp_path, *args, "--output_dir=busy", "--overwrite")
+    assert first.poll() is None, "the first run ended before the second was refused: make it longer"
+    assert second.returncode == 2 and "a ccdyn run is in progress there" in second.stderr, second.stderr
+    assert first.wait(timeout=300) == 0, first.stderr.read()
+    _same(_load(tmp_path / "full"), _load(tmp_path / "busy"))
     proc = subprocess.Popen([sys.executable, SCRIPT, *args, "--output_dir=cut"], cwd=tmp_path,
                             env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     chunks = tmp_path / "cut" / "chunks"
@@ -106,7 +117,7 @@ def test_resume_after_kill_equals_uninterrupted(tmp_path):
     assert resumed.returncode == 0, resumed.stderr
     _same(_load(tmp_path / "full"), _load(tmp_path / "cut"))
     changed = _run(tmp_path, *args, "--seed=1", "--output_dir=cut", "--resume")
-    assert changed.returncode != 0 and "different configuration" in changed.stderr
+    assert changed.returncode == 2 and "another configuration: seed: 0 -> 1" in changed.stderr
 
 
 def _free_port():

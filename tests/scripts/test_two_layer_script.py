@@ -43,6 +43,16 @@ def test_two_layer_grid_outputs_figures_and_weights(tmp_path):
     assert np.asarray(per_run["chi_plus_rf"]).shape == (2, 3) and np.asarray(per_run["loss"]).shape == (3, 2)
     assert len(per_run["turn_deg"]) == 2 and min(per_run["turn_deg"]) > 1.0  # lr 0.05: the filters turn
     assert "relu" in r.stdout and "χ̄₊" in r.stdout and "step 30/30" in r.stderr
+    assert json.loads((out / "ccdyn-run.json").read_text())["state"] == "complete" and res["state"] == "complete"
+    assert per_run["fingerprint"] == json.loads((out / "ccdyn-run.json").read_text())["fingerprint"]
+    args = SMALL + ["--betas=2", "--Ps=2", "--bn=mean_only", f"--output_dir={out}", "--resume"]
+    with inprocess.script("two_layer") as script:  # the resume contract, in this process
+        code, errors = inprocess.start_exit(script, *args, "--lr=0.1")
+        assert code == 2 and "another configuration: train.lr: 0.05 -> 0.1" in errors[0], errors
+        tag = out / "runs" / "infonce-relu-bn_mean_only-zeta1-P2-beta2.json"
+        tag.write_text(json.dumps({**per_run, "fingerprint": "0" * 20}))  # as if copied from another run
+        code, errors = inprocess.start_exit(script, *args)
+        assert code == 2 and "P2-beta2.json belongs to another run" in errors[0], errors
 
 
 def test_two_layer_table_on_the_committed_table1(tmp_path):

@@ -1,0 +1,379 @@
+"""Run directories that cannot lose data: a manifest, a lock, staged replacement, fingerprinted chunks.
+
+A *ccdyn run* is a directory holding ``ccdyn-run.json`` (the manifest: script, version, config
+fingerprint, state ``running`` / ``complete`` / ``failed``, the glob patterns of the files the script
+writes), ``config.json`` and the script's outputs. The rules (docs/reproducibility.md, "Run
+directories"):
+
+- A new run goes into a missing or empty directory. A non-empty one is refused unless ``resume``
+  (continue it: it must be a ccdyn run of the same script whose config differs at most in fields that
+  do not change results; those keep their stored values) or ``overwrite`` (replace it: only a ccdyn
+  run that is not live, holding no file its script does not write, never the working directory or one
+  of its parents). A directory written before manifests existed counts as a ccdyn run when every entry
+  in it matches the script's output patterns.
+- ``overwrite`` builds the new run in a hidden folder beside the old one and swaps the two only when
+  the new run has *started* (its first unit of results is on disk, :meth:`RunDir.started`): a new run
+  that fails to start leaves the old one untouched.
+- While a process writes a run it holds an OS lock (``flock``) on ``.ccdyn.lock`` in it, released on
+  exit or crash; a second process is refused at once. The processes of one multi-process run share
+  the directory by design: process 0 holds the lock, the others :meth:`RunDir.join` it.
+- Every chunk file carries the run's fingerprint; a chunk from another run, or an unreadable one, is
+  refused with the file's name.
+
+This module touches files; it imports nothing of ccdyn but :mod:`ccdyn.io`.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import fnmatch
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import socket
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ccdyn import io
+
+__all__ = ["MANIFEST", "LOCK", "RunDirError", "fingerprint", "differences", "RunDir", "ChunkStore"]
+
+MANIFEST = "ccdyn-run.json"
+LOCK = ".ccdyn.lock"
+CONFIG = "config.json"
+_OWN = (MANIFEST, LOCK, CONFIG)
+
+
+class RunDirError(ValueError):
+    """A run directory that cannot be used as asked; the message names the directory or file."""
+
+
+def fingerprint(config: dict) -> str:
+    """A short hash of a config as it reads back from JSON (key order does not matter)."""
+    text = json.dumps(io.as_json(config), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def differences(old, new, prefix: str = "") -> list:
+    """``["name: old -> new", ...]`` for every leaf where two JSON-like configs differ (dotted names)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out = []
+        for k in list(old) + [k for k in new if k not in old]:
+            name = f"{prefix}{k}"
+            if k not in old or k not in new:
+                out.append(f"{name}: {old.get(k, '(absent)')!r} -> {new.get(k, '(absent)')!r}")
+            else:
+                out += differences(old[k], new[k], name + ".")
+        return out
+    return [] if old == new else [f"{prefix.rstrip('.')}: {old!r} -> {new!r}"]
+
+
+def _without(config: dict, ignore) -> dict:
+    return {k: v for k, v in config.items() if k not in ignore}
+
+
+def _read_json(path: Path, what: str):
+    try:
+        return io.read_json(path)
+    except (OSError, ValueError) as e:
+        raise RunDirError(f"{path} is not readable {what} ({e.__class__.__name__}: {e}); "
+                          "delete the run or use a new --output_dir") from None
+
+
+def _lock(path: Path):
+    """An exclusive non-blocking flock on ``path/.ccdyn.lock``: the open fd, or None if another holds it."""
+    fd = os.open(path / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _is_protected(path: Path) -> bool:
+    """The working directory, one of its parents, the home directory or the root."""
+    p, cwd = path.resolve(), Path.cwd().resolve()
+    return p == cwd or p in cwd.parents or p == Path.home().resolve() or p == Path(p.anchor)
+
+
+class RunDir:
+    """An open run directory. ``path`` is where it lives now (it moves once, when a staged replacement
+    :meth:`started`); ``config`` the config in force (stored values of ignored fields on resume);
+    ``notes`` lines worth telling the user (e.g. an ignored field that kept its stored value)."""
+
+    def __init__(self, path: Path, *, fp: str, config: dict, manifest: dict, lock_fd=None, final: Path | None = None,
+                 old_lock_fd=None, created: bool = False, started: bool = False, notes=()):
+        self._path, self._final = Path(path), final
+        self.fingerprint, self.config, self.manifest = fp, config, manifest
+        self._lock_fd, self._old_lock_fd = lock_fd, old_lock_fd
+        self.created, self.is_started, self.notes = created, started, list(notes)
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    # -- opening ---------------------------------------------------------------------------------
+    @classmethod
+    def open(cls, path, config: dict, *, script: str, version: str, outputs=(), overwrite: bool = False,
+             resume: bool = False, can_resume: bool = True, ignore=()) -> "RunDir":
+        """Creates, resumes or (staged) replaces the run directory ``path`` for ``config``.
+
+        Args:
+          outputs: glob patterns of the top-level entries the script writes (``config.json``, the
+            manifest and the lock are always its own).
+          ignore: config keys that do not change results (e.g. ``chunk_size``): left out of the
+            fingerprint; on resume they keep the stored values (said in ``notes``).
+          can_resume: whether the script has ``--resume`` (the refusal suggests it only then).
+        Raises:
+          RunDirError naming the directory, the file or the differing field.
+        """
+        if resume and overwrite:
+            raise RunDirError("--resume and --overwrite exclude each other")
+        path, patterns = Path(path), tuple(outputs) + _OWN
+        fp = fingerprint(_without(config, ignore))
+        manifest = {"tool": "ccdyn", "script": script, "version": version, "fingerprint": fp, "state": "running",
+                    "outputs": list(outputs), "host": socket.gethostname(), "pid": os.getpid(),
+                    "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "error": None}
+        try:
+            if path.exists() and not path.is_dir():
+                raise RunDirError(f"output_dir {str(path)!r} exists and is not a directory (--output_dir)")
+            if not path.exists() or not any(path.iterdir()):
+                return cls._fresh(path, config, fp, manifest)
+            old = cls._inspect(path, script, patterns)
+            if resume:
+                return cls._resume(path, config, fp, manifest, old, ignore)
+            if not overwrite:
+                hint = " or --resume to continue the run in it" if can_resume else ""
+                raise RunDirError(f"output_dir {str(path)!r} exists and is not empty; pass --overwrite to "
+                                  f"replace it{hint} (--output_dir)")
+            return cls._staged(path, config, fp, manifest)
+        except OSError as e:
+            raise RunDirError(f"cannot use output_dir {str(path)!r}: {e.strerror or e} (--output_dir)") from None
+
+    @classmethod
+    def _fresh(cls, path, config, fp, manifest):
+        existed = path.exists()
+        path.mkdir(parents=True, exist_ok=True)
+        fd = _lock(path)
+        if fd is None:
+            raise RunDirError(f"output_dir {str(path)!r}: another ccdyn process is writing it (--output_dir)")
+        if any(p.name != LOCK for p in path.iterdir()):  # another process got in first
+            os.close(fd)
+            raise RunDirError(f"output_dir {str(path)!r} was filled by another process while starting (--output_dir)")
+        run = cls(path, fp=fp, config=config, manifest=manifest, lock_fd=fd, created=not existed)
+        run._write_start(config)
+        return run
+
+    @staticmethod
+    def _inspect(path: Path, script: str, patterns) -> dict | None:
+        """The manifest of an existing ccdyn run of ``script`` (None for a run from before manifests);
+        RunDirError for anything else."""
+        entries = sorted(p.name for p in path.iterdir())
+        if MANIFEST in entries:
+            old = _read_json(path / MANIFEST, "ccdyn run manifest")
+            if not isinstance(old, dict) or old.get("tool") != "ccdyn":
+                raise RunDirError(f"{path / MANIFEST} is not a ccdyn manifest; not touching {str(path)!r}")
+            if old.get("script") != script:
+                raise RunDirError(f"output_dir {str(path)!r} holds a run of {old.get('script')}, not {script} "
+                                  "(--output_dir)")
+            patterns = tuple(old.get("outputs", ())) + _OWN
+        else:
+            old = None
+        foreign = [e for e in entries if not any(fnmatch.fnmatch(e, p) for p in patterns)
+                   and not e.startswith(f".{CONFIG}.")]
+        if foreign:
+            what = "holds files that ccdyn did not write" if old else "is not a ccdyn run"
+            raise RunDirError(f"output_dir {str(path)!r} {what} ({', '.join(foreign[:3])}"
+                              f"{', ...' if len(foreign) > 3 else ''}); not touching it (--output_dir)")
+        return old
+
+    @classmethod
+    def _resume(cls, path, config, fp, manifest, old, ignore):
+        fd = _lock(path)
+        if fd is None:
+            raise RunDirError(f"output_dir {str(path)!r}: a ccdyn run is in progress there (its lock is held); "
+                              "wait for it or use another --output_dir")
+        try:
+            if not (path / CONFIG).exists():
+                raise RunDirError(f"--resume: {path / CONFIG} is missing; not a run that can be resumed")
+            stored = _read_json(path / CONFIG, "run config")
+            new = io.as_json(config)
+            diff = differences(_without(stored, ignore), _without(new, ignore))
+            if diff:
+                more = f" (and {len(diff) - 1} more)" if len(diff) > 1 else ""
+                raise RunDirError(f"--resume: {path / CONFIG} was written with another configuration: {diff[0]}{more}; "
+                                  "use the same flags or a new --output_dir")
+        except BaseException:
+            os.close(fd)
+            raise
+        notes = [f"{k} = {stored[k]!r} kept from the run (it does not change results)"
+                 for k in ignore if k in stored and stored[k] != new.get(k)]
+        merged = {**new, **{k: stored[k] for k in ignore if k in stored}}
+        run = cls(path, fp=fp, config=merged, manifest={**(old or {}), **manifest}, lock_fd=fd, started=True,
+                  notes=notes)
+        run._write_manifest()
+        return run
+
+    @classmethod
+    def _staged(cls, path, config, fp, manifest):
+        if _is_protected(path):
+            raise RunDirError(f"--overwrite refuses {str(path)!r}: it is the working directory, one of its "
+                              "parents, the home directory or the root (--output_dir)")
+        old_fd = _lock(path)
+        if old_fd is None:
+            raise RunDirError(f"output_dir {str(path)!r}: a ccdyn run is in progress there (its lock is held); "
+                              "wait for it or use another --output_dir")
+        try:
+            stage = path.parent / f".{path.name}.ccdyn-new-{os.getpid()}-{secrets.token_hex(3)}"
+            stage.mkdir()
+            fd = _lock(stage)
+        except BaseException:
+            os.close(old_fd)
+            raise
+        run = cls(stage, fp=fp, config=config, manifest=manifest, lock_fd=fd, final=path, old_lock_fd=old_fd,
+                  created=True)
+        run._write_start(config)
+        return run
+
+    @classmethod
+    def join(cls, path, config: dict, *, ignore=(), timeout: float = 600.0, poll: float = 0.2) -> "RunDir":
+        """For processes 1.. of a multi-process run: waits until process 0 has started the run of this
+        config in ``path`` (its manifest says running with this fingerprint) and returns it, unlocked."""
+        path, fp = Path(path), fingerprint(_without(config, ignore))
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                m = io.read_json(path / MANIFEST)
+                if m.get("fingerprint") == fp and m.get("state") == "running":
+                    stored = io.read_json(path / CONFIG)
+                    return cls(path, fp=fp, config={**io.as_json(config), **{k: stored[k] for k in ignore
+                                                                           if k in stored}}, manifest=m, started=True)
+            except (OSError, ValueError):
+                pass
+            if time.monotonic() > deadline:
+                raise RunDirError(f"{path / MANIFEST}: process 0 did not start this run within {timeout:.0f} s")
+            time.sleep(poll)
+
+    # -- life cycle ------------------------------------------------------------------------------
+    def _write_manifest(self) -> None:
+        io.write_json(self._path / MANIFEST, self.manifest)
+
+    def _write_start(self, config) -> None:
+        self._write_manifest()
+        io.write_json(self._path / CONFIG, config)
+
+    def started(self) -> None:
+        """The run has started cleanly: a staged replacement takes the old run's place (the old run is
+        deleted only now) and the directory is no longer removed if the run fails."""
+        if self.is_started:
+            return
+        self.is_started = True
+        if self._final is None:
+            return
+        final, trash = self._final, self._final.parent / f".{self._final.name}.ccdyn-old-{secrets.token_hex(3)}"
+        os.rename(final, trash)
+        try:
+            os.rename(self._path, final)
+        except OSError:
+            os.rename(trash, final)
+            raise RunDirError(f"output_dir {str(final)!r} changed while the new run replaced it; the new run is in "
+                              f"{self._path}") from None
+        self._path, self._final = final, None
+        shutil.rmtree(trash, ignore_errors=True)
+        os.close(self._old_lock_fd)
+        self._old_lock_fd = None
+
+    def finish(self) -> None:
+        """Marks the run complete (call after its last output is written) and releases the lock."""
+        self.started()
+        self.manifest.update(state="complete", finished_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+        self._write_manifest()
+        self.release()
+
+    def fail(self, error: str) -> None:
+        """Records a failure: a run that never started is removed (a replaced run stays as it was);
+        one that did says ``failed`` with ``error`` in its manifest. Best effort (the disk may be full)."""
+        try:
+            if not self.is_started and self.created:
+                shutil.rmtree(self._path, ignore_errors=True)
+            elif not self.is_started:  # a fresh run in a directory that was there, empty: empty it again
+                for name in (MANIFEST, CONFIG, "chunks", LOCK):
+                    p = self._path / name
+                    shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+            else:
+                self.manifest.update(state="failed", error=str(error))
+                self._write_manifest()
+        except OSError:
+            pass
+        self.release()
+
+    def release(self) -> None:
+        for name in ("_lock_fd", "_old_lock_fd"):
+            fd = getattr(self, name)
+            if fd is not None:
+                os.close(fd)
+                setattr(self, name, None)
+
+    def chunk_store(self) -> "ChunkStore":
+        """The run's :class:`ChunkStore`; its chunks are checked against this run's fingerprint."""
+        return ChunkStore(self, self.fingerprint)
+
+
+class ChunkStore:
+    """Per-chunk results of a run under ``<run>/chunks``: written atomically (a chunk file is complete
+    or absent), each stamped with the run's fingerprint, so an interrupted run resumes by skipping the
+    chunks present and a chunk from another run is refused. ``run``: a :class:`RunDir` (the first
+    saved chunk marks it started) or a plain directory."""
+
+    def __init__(self, run, fp: str = ""):
+        self.run, self.fingerprint = run, fp
+        self.dir.mkdir(parents=True, exist_ok=True)
+
+    @property
+    def dir(self) -> Path:
+        return Path(getattr(self.run, "path", self.run)) / "chunks"
+
+    def path(self, c: int) -> Path:
+        return self.dir / f"chunk_{c:06d}.npz"
+
+    def has(self, c: int) -> bool:
+        return self.path(c).exists()
+
+    def save(self, c: int, arrays: dict) -> None:
+        io.write_npz(self.path(c), **arrays, fingerprint=np.asarray(self.fingerprint))
+        if isinstance(self.run, RunDir):
+            self.run.started()
+
+    def load(self, c: int) -> dict:
+        path = self.path(c)
+        try:
+            arrays = io.read_npz(path)
+        except ValueError as e:
+            raise RunDirError(f"{path}: {e}; delete it to recompute that chunk") from None
+        got = str(arrays.pop("fingerprint", "(none)"))
+        if got != self.fingerprint:
+            raise RunDirError(f"{path} belongs to another run (fingerprint {got}, this run {self.fingerprint}); "
+                              "delete it to recompute that chunk")
+        return arrays
+
+    def verify(self) -> int:
+        """Checks every chunk file present (readable, this run's fingerprint); returns how many."""
+        files = sorted(self.dir.glob("chunk_*.npz"))
+        for p in files:
+            self.load(int(p.stem.split("_")[1]))
+        return len(files)
+
+    def wait(self, chunks, timeout: float, poll: float = 0.2) -> None:
+        """Blocks until every chunk in ``chunks`` exists (other processes write them)."""
+        deadline = time.monotonic() + timeout
+        missing = [c for c in chunks if not self.has(c)]
+        while missing:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"chunks {missing[:5]}... still missing in {self.dir} after {timeout:.0f} s")
+            time.sleep(poll)
+            missing = [c for c in missing if not self.has(c)]

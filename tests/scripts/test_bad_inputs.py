@@ -1,0 +1,106 @@
+"""Every bad input through the scripts' entry points (``cli.start``, in this process): one ``error:``
+line naming the flag or file, exit status 2, no traceback, and no output directory left behind. Also
+the run-directory contract from the scripts' side: a live run is never joined or replaced, a foreign
+directory is never touched, a resumed run refuses another config naming the field."""
+
+import numpy as np
+import pytest
+
+from ccdyn import io, rundir
+from tests.scripts import inprocess
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("data")
+    x = np.random.default_rng(0).normal(size=(40, 4))
+    np.savez(d / "small.npz", x=x * 1e-30)
+    np.savez(d / "big.npz", x=x * 1e20)
+    np.savez(d / "d1.npz", x=x[:, :1])
+    np.save(d / "a.npy", x)
+    (d / "zero.npz").write_bytes(b"")
+    io.write_npz(d / "ok.npz", x=x)
+    (d / "trunc.npz").write_bytes((d / "ok.npz").read_bytes()[:100])
+    (d / "plain_file").write_text("x")
+    return d
+
+
+BASINS = [
+    ("--seed=18446744073709551616", "--seed=18446744073709551616: 18446744073709551616 is not an integer in the range"),
+    ("--seed=-1", "--seed=-1: -1 is not an integer in the range [0, 4294967295]"),
+    ("--n_init=4294967297", "--n_init=4294967297"),
+    ("--tau=inf", "--tau=inf must be a finite number"),
+    ("--step_size=nan", "--step_size=nan: --step_size must be > 0"),
+    ("--num_processes=2", "--num_processes > 1 needs --coordinator_address"),
+    ("--d=1 --m=1", "--d=1: 1 is not integer >= 2"),
+    ("--data=file --data_path={d}/a.npy", "a.npy is not a readable .npz file (a single array (.npy)"),
+    ("--data=file --data_path={d}/zero.npz", "zero.npz is not a readable .npz file (empty file)"),
+    ("--data=file --data_path={d}/trunc.npz", "trunc.npz is not a readable .npz file"),
+    ("--data=file --data_path={d}/missing.npz", "missing.npz' is not a file"),
+    ("--data=file --data_path={d}/d1.npz", "need d >= 2 (--d / --data_path)"),
+    ("--data=file --data_path={d}/small.npz", "which is 0 in float32: use --x64 or rescale the data"),
+    ("--data=file --data_path={d}/big.npz", "beyond float32's range: use --x64 or rescale the data"),
+    ("--method=flow --step_size=1e20", "--step_size=1e+20 times ||A(w) w||"),
+    ("--tol=1e-9", "--tol=1e-09 is below what float32 resolves (4 eps = 4.8e-07)"),
+    ("--tile=10000000", "--tile needs about"),
+    ("--aug=noise --aug_views=1000000", "needs about"),
+    ("--resume --overwrite", "--resume and --overwrite exclude each other"),
+]
+
+
+@pytest.mark.parametrize("args, message", BASINS, ids=[a for a, _ in BASINS])
+def test_basins_bad_inputs(files, tmp_path, args, message):
+    out = tmp_path / "out"
+    with inprocess.script("basins") as script:
+        code, errors = inprocess.start_exit(script, *args.format(d=files).split(), f"--output_dir={out}")
+    assert code == 2 and len(errors) == 1 and message in errors[0], errors
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("where, message", [("plain_file", "exists and is not a directory"),
+                                            ("plain_file/sub", "cannot use output_dir")])
+def test_output_paths_that_cannot_be_run_directories(files, where, message):
+    with inprocess.script("basins") as script:
+        code, errors = inprocess.start_exit(script, "--n_init=4", f"--output_dir={files / where}")
+    assert code == 2 and message in errors[0] and "(--output_dir)" in errors[0]
+
+
+OTHERS = [
+    ("two_layer", "--batch_size=10000000", "--batch_size needs about"),
+    ("two_layer", "--lr=inf", "--lr=inf: --lr must be a finite number > 0"),
+    ("two_layer", "--tau=inf", "--tau=inf must be a finite number"),
+    ("two_layer", "--seed=4294967296", "is not an integer in the range [0, 4294967295]"),
+    ("two_layer", "--zeta=inf", "--zeta must be a comma-separated list of numbers > 0"),
+    ("two_layer", "--resume --overwrite", "--resume and --overwrite exclude each other"),
+    ("landscape", "--n_grid=100000000000", "--n_grid needs about"),
+    ("landscape", "--data_path={d}/zero.npz", "zero.npz is not a readable .npz file (empty file)"),
+    ("landscape", "--tau=inf", "--tau=inf must be a finite number"),
+]
+
+
+@pytest.mark.parametrize("name, args, message", OTHERS, ids=[f"{n} {a}" for n, a, _ in OTHERS])
+def test_two_layer_and_landscape_bad_inputs(files, tmp_path, name, args, message):
+    out = tmp_path / "out"
+    with inprocess.script(name) as script:
+        code, errors = inprocess.start_exit(script, *args.format(d=files).split(), f"--output_dir={out}")
+    assert code == 2 and len(errors) == 1 and message in errors[0], errors
+    assert not out.exists()
+
+
+def test_a_live_run_is_neither_replaced_nor_resumed_and_a_foreign_dir_is_kept(tmp_path):
+    live = rundir.RunDir.open(tmp_path / "live", {"any": 1}, script="scripts/basins.py", version="0",
+                              outputs=("summary.json", "chunks"))  # holds the lock, as a running process does
+    (tmp_path / "paper").mkdir()
+    (tmp_path / "paper" / "manuscript.tex").write_text("precious")
+    with inprocess.script("basins") as script:
+        for flag in ("--overwrite", "--resume"):
+            code, errors = inprocess.start_exit(script, "--n_init=4", f"--output_dir={tmp_path / 'live'}", flag)
+            assert code == 2 and "a ccdyn run is in progress there" in errors[0], errors
+        code, errors = inprocess.start_exit(script, "--n_init=4", f"--output_dir={tmp_path / 'paper'}", "--overwrite")
+        assert code == 2 and "is not a ccdyn run (manuscript.tex); not touching it" in errors[0]
+    with inprocess.script("landscape") as script:
+        code, errors = inprocess.start_exit(script, f"--output_dir={tmp_path / 'paper'}")
+        assert code == 2 and "--resume" not in errors[0]  # landscape has no --resume to suggest
+    assert (tmp_path / "paper" / "manuscript.tex").read_text() == "precious"
+    assert io.read_json(tmp_path / "live" / rundir.MANIFEST)["state"] == "running"
+    live.release()
