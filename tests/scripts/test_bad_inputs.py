@@ -104,3 +104,32 @@ def test_a_live_run_is_neither_replaced_nor_resumed_and_a_foreign_dir_is_kept(tm
     assert (tmp_path / "paper" / "manuscript.tex").read_text() == "precious"
     assert io.read_json(tmp_path / "live" / rundir.MANIFEST)["state"] == "running"
     live.release()
+
+
+def _disk_full(path, *args, **kwargs):
+    raise OSError(28, "No space left on device (writing)", str(path))
+
+
+def test_a_full_disk_while_writing_a_figure_keeps_the_old_run_and_says_so(tmp_path, monkeypatch):
+    args = ["--n_grid=1024", "--acts=linear", f"--output_dir={tmp_path / 'land'}"]
+    with inprocess.script("landscape") as script:
+        assert inprocess.start_exit(script, *args)[0] in (0, None)
+        old = (tmp_path / "land" / "landscape.json").read_bytes()
+        monkeypatch.setattr(io, "save_figure", _disk_full)
+        for extra in ([], ["--overwrite"]):  # a fresh run, then a replacement of the finished one
+            target = tmp_path / "fresh" if not extra else tmp_path / "land"
+            code, errors = inprocess.start_exit(script, *args[:-1], f"--output_dir={target}", *extra)
+            assert code == 2 and len(errors) == 1, errors
+            assert errors[0].startswith("error: No space left on device (writing)") and "fig8.png" in errors[0]
+    assert not (tmp_path / "fresh").exists()  # nothing left behind
+    assert (tmp_path / "land" / "landscape.json").read_bytes() == old  # the old run is untouched
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["land"]
+
+
+def test_a_full_disk_while_writing_a_chunk_names_the_chunk(tmp_path, monkeypatch):
+    monkeypatch.setattr(io, "write_npz", _disk_full)
+    with inprocess.script("basins") as script:
+        code, errors = inprocess.start_exit(script, "--d=3", "--m=3", "--n_init=8", "--tile=8",
+                                            f"--output_dir={tmp_path / 'b'}")
+    assert code == 2 and "No space left on device" in errors[0] and "chunk_000000.npz" in errors[0], errors
+    assert not (tmp_path / "b").exists()
