@@ -91,9 +91,15 @@ def read_npz(path) -> dict:
     """All arrays of an ``.npz`` file (no pickles), read eagerly. ``ValueError`` naming the file when it
     is missing, empty, truncated, not an ``.npz`` (e.g. a ``.npy``) or holds pickled objects."""
     try:
-        f = np.load(path, allow_pickle=False)
-        if not isinstance(f, np.lib.npyio.NpzFile):
+        with open(path, "rb") as raw:
+            magic = raw.read(6)
+        if not magic:
+            raise EOFError
+        if magic.startswith(b"\x93NUMPY"):
             raise ValueError("a single array (.npy), not an .npz archive of named arrays")
+        if not magic.startswith(b"PK"):
+            raise ValueError("no zip header")
+        f = np.load(path, allow_pickle=False)
         with f:
             return {k: f[k] for k in f.files}
     except (OSError, EOFError, zipfile.BadZipFile, KeyError, ValueError) as e:

@@ -354,7 +354,7 @@ class ChunkStore:
         try:
             arrays = io.read_npz(path)
         except ValueError as e:
-            raise RunDirError(f"{path}: {e}; delete it to recompute that chunk") from None
+            raise RunDirError(f"{e}; delete it to recompute that chunk") from None
         got = str(arrays.pop("fingerprint", "(none)"))
         if got != self.fingerprint:
             raise RunDirError(f"{path} belongs to another run (fingerprint {got}, this run {self.fingerprint}); "

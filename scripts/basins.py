@@ -115,7 +115,7 @@ def main(argv):
     cfg = dataclasses.replace(cfg, chunk_size=run.config["chunk_size"])  # a resumed run keeps its chunks
     config, store = dataclasses.asdict(cfg), run.chunk_store()
     if FLAGS.resume:
-        cli.log(f"resume: {store.verify()} chunk files of this run found in {store.dir}")
+        cli.log(f"resume: {cli.or_fail(store.verify)} chunk files of this run found in {store.dir}")
     cli.log(f"ccdyn basins: act={cfg.act} data={cfg.data.data} (n={ds64.n}, d={ds64.dim}) alpha={cfg.alpha} "
             f"method={cfg.dynamics.method} n_init={cfg.n_init} on {len(jax.local_devices())} "
             f"{jax.default_backend()} device(s), process {pid}/{n_proc} -> {out_name}")

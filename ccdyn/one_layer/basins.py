@@ -83,7 +83,8 @@ def memory_estimate(cfg: BasinsConfig, shape) -> tuple:
         tile += 3.0 * min(cfg.tile, 16) * n * n * item  # dynamics.GAUSSIAN_BATCH inits at a time
     if data >= tile:
         return data + tile, "--aug_views" if v > 1 else "--n_samples", f"3 copies of {n} points x {v} views x d={d} float64"
-    return data + tile, "--tile", f"8 arrays of tile {cfg.tile} x {n} points x {v} views, {item} B each"
+    flag = "--tile" if cfg.tile / 512 >= v / 8 else "--aug_views"  # the factor furthest above its default
+    return data + tile, flag, f"8 arrays of tile {cfg.tile} x {n} points x {v} views, {item} B each"
 
 
 def run(cfg: BasinsConfig, *, ds64: Dataset | None = None, store=None, mesh=None, process_id: int = 0,
