@@ -13,8 +13,9 @@ the run directory. Scripts read their flags only in ``main`` and hand the values
 - :func:`start` replaces ``app.run``: a flag error, a non-finite float flag, or any exception in
   ``main`` ends the script with one ``error:`` line and exit status 2, never a traceback, and marks
   the open run directory failed (or removes it if it never started); :func:`fail` is that exit.
-- :func:`seed_flag_range`, :func:`check_memory`, :func:`check_tolerance`: the start-up checks
-  against the key range, the machine's memory and the dtype's resolution.
+- :data:`SEED_MAX`, :func:`check_memory`, :func:`check_tolerance`: the start-up checks against the
+  key range, the device's memory and the dtype's resolution; :func:`or_fail` turns a library
+  ``ValueError`` / ``OSError`` (which names the flag or file) into that one-line exit.
 - :func:`log` and :func:`progress` print progress on stderr (stdout is the summary table).
 
 This is the scripts' layer: it may print and exit; the rest of the library does neither.
@@ -234,7 +235,7 @@ def _one_line(e: BaseException) -> str:
 def _close_active(error: str) -> None:
     while _ACTIVE:
         run = _ACTIVE.pop()
-        if run.manifest.get("state") == "running" and run._lock_fd is not None:
+        if run.manifest.get("state") == "running" and run.holds_lock:
             run.fail(error)
 
 

@@ -117,6 +117,11 @@ class RunDir:
     def path(self) -> Path:
         return self._path
 
+    @property
+    def holds_lock(self) -> bool:
+        """Whether this process holds the run's lock (it opened the run and has not finished it)."""
+        return self._lock_fd is not None
+
     # -- opening ---------------------------------------------------------------------------------
     @classmethod
     def open(cls, path, config: dict, *, script: str, version: str, outputs=(), overwrite: bool = False,
