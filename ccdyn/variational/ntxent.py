@@ -18,6 +18,8 @@ Readings (docs/variational.md): Eq. 4 keeps the y = x term (the paper drops the 
 
 from __future__ import annotations
 
+import functools
+
 import chex
 import jax
 import jax.numpy as jnp
@@ -52,6 +54,7 @@ def gaussian_eta(tau: float):
     return lambda t: jnp.exp(-t / tau)
 
 
+@functools.partial(jax.jit, static_argnames=("psi", "eta"))
 def eq4_loss(z, p, tau: float = 0.5, psi=log1p_psi, eta=None):
     """Eq. 4 for an invariant map (T = T' = Id): sum_i p_i Psi(sum_j p_j eta(||z_i - z_j||^2 / 2) / eta(0)).
 
@@ -67,6 +70,7 @@ def eq4_loss(z, p, tau: float = 0.5, psi=log1p_psi, eta=None):
     return jnp.dot(p, psi(g))
 
 
+@functools.partial(jax.jit, static_argnames=("psi", "eta"))
 def eq4_loss_views(z, p, q, tau: float = 0.5, psi=log1p_psi, eta=None):
     """Eq. 4 with augmentations: E_{x, T=v, T'=v'} Psi(E_y eta_f(T x, T' y) / eta_f(T x, T' x)).
 
@@ -99,6 +103,7 @@ def _mask(z_first_view, exclude: str):
     raise ValueError(f"exclude must be one of {', '.join(EXCLUDE)}, got {exclude!r}")
 
 
+@functools.partial(jax.jit, static_argnames=("exclude",))
 def eq1_loss_views(z, p, q, tau: float = 0.5, exclude: str = "self"):
     """The original NT-Xent of Eq. 1 on a discrete measure with views:
 
@@ -121,6 +126,7 @@ def eq1_loss_views(z, p, q, tau: float = 0.5, exclude: str = "self"):
     return q @ terms @ q
 
 
+@functools.partial(jax.jit, static_argnames=("exclude", "positive"))
 def latent_loss(u, r, tau: float = 0.5, exclude: str = "none", positive: bool = True):
     """Prop. 2.1's latent form: E_{x~rho} log(1 + 2 E_{y~rho}[1_{x != y} exp(sim(x, y)/tau)] / c),
 

@@ -11,6 +11,7 @@ are described in docs/variational.md.
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import chex
@@ -97,11 +98,13 @@ def linear_fit(x, y) -> dict:
     return {"slope": float(slope), "intercept": float(intercept), "r2": float(r2)}
 
 
+@jax.jit
 def euclidean_grad(z, p, tau):
     """The L^2(rho) gradient of Eq. 4 in R^d: d L / d z_i divided by p_i (Prop. 3.1's nabla L(f)(x))."""
     return jax.grad(ntxent.eq4_loss)(z, p, tau) / p[:, None]
 
 
+@jax.jit
 def riemannian_grad(z, p, tau):
     """The L^2(rho) gradient of Eq. 4 on the product of spheres: (I - z_i z_i^T) dL/dz_i / p_i."""
     g = euclidean_grad(z, p, tau)
@@ -116,6 +119,7 @@ def _tangent_basis(z):
     return jax.vmap(one)(z)
 
 
+@jax.jit
 def riemannian_hessian(z, p, tau):
     """The Riemannian Hessian of Eq. 4 (as a function of the n points) on (S^{d-1})^n, in the tangent
     bases of :func:`_tangent_basis`: E^T (nabla^2 L) E - diag((z_i . nabla_i L) I_{d-1})."""
@@ -138,17 +142,22 @@ def rotation_modes(z, E):
     for a, b in itertools.combinations(range(d), 2):
         om = jnp.zeros((d, d), z.dtype).at[a, b].set(1.0).at[b, a].set(-1.0)
         cols.append(E.T @ (z @ om.T).reshape(-1))
-    q, r = jnp.linalg.qr(jnp.stack(cols, 1))
-    return q[:, jnp.abs(jnp.diagonal(r)) > 1e-10]
+    q, _ = jnp.linalg.qr(jnp.stack(cols, 1))
+    return q  # the generators' fields are independent at the configurations used here (>= 2 distinct points)
 
 
 def min_hessian_eig(z, p, tau) -> float:
     """The smallest eigenvalue of the Riemannian Hessian on the complement of the rotation modes."""
+    return float(_min_hessian_eig(z, p, tau))
+
+
+@jax.jit
+def _min_hessian_eig(z, p, tau):
     h, E = riemannian_hessian(z, p, tau)
     r = rotation_modes(z, E)
     q, _ = jnp.linalg.qr(jnp.concatenate([r, jnp.eye(h.shape[0], dtype=h.dtype)], 1))
     c = q[:, r.shape[1]:h.shape[0]]
-    return float(jnp.linalg.eigvalsh(c.T @ h @ c)[0])
+    return jnp.linalg.eigvalsh(c.T @ h @ c)[0]
 
 
 def lemma_tau_max(K) -> float:
@@ -179,6 +188,18 @@ def lemma_check(K: int, tau: float, key, n_dirs: int = 4096) -> dict:
     condition (sigma(h) > 3 K^2 tau), the smallest second variation among them, and the smallest
     Riemannian Hessian eigenvalue without the rotation mode (the true local stability).
     """
+    sig, second = _lemma_core(K, tau, key, n_dirs)
+    ok = sig > 3 * K ** 2 * tau
+    z = evenly_spaced(K)
+    return {"K": K, "tau": float(tau), "lemma_region": bool(tau < lemma_tau_max(K)),
+            "n_admitted": int(ok.sum()), "n_dirs": n_dirs, "max_sigma": float(sig.max()),
+            "min_second_variation_admitted": float(jnp.min(jnp.where(ok, second, jnp.inf))) if ok.any() else None,
+            "min_second_variation_all": float(second.min()),
+            "min_riemannian_eig": min_hessian_eig(z, jnp.full((K,), 1.0 / K), tau) if K > 1 else 0.0}
+
+
+@functools.partial(jax.jit, static_argnames=("K", "n_dirs"))
+def _lemma_core(K, tau, key, n_dirs):
     z = evenly_spaced(K)
     p = jnp.full((K,), 1.0 / K)
     f = lambda flat: ntxent.eq4_loss(flat.reshape(K, 2), p, tau)
@@ -190,9 +211,4 @@ def lemma_check(K: int, tau: float, key, n_dirs: int = 4096) -> dict:
     sig = lemma_sigma(z, h)
     flat = h.reshape(n_dirs, -1)
     second = jnp.einsum("ni,ij,nj->n", flat, hess, flat) / jnp.sum(flat * flat, 1)
-    ok = sig > 3 * K ** 2 * tau
-    return {"K": K, "tau": float(tau), "lemma_region": bool(tau < lemma_tau_max(K)),
-            "n_admitted": int(ok.sum()), "n_dirs": n_dirs, "max_sigma": float(sig.max()),
-            "min_second_variation_admitted": float(jnp.min(jnp.where(ok, second, jnp.inf))) if ok.any() else None,
-            "min_second_variation_all": float(second.min()),
-            "min_riemannian_eig": min_hessian_eig(z, p, tau) if K > 1 else 0.0}
+    return sig, second
