@@ -59,6 +59,7 @@ class ClusterConfig:
     model: str = "net1"
     start: str = "net1"
     width: int = 128
+    act: str = "relu"
     tau: float = 0.2
     lr: float = 1.0
     steps: int = 2000
@@ -70,6 +71,8 @@ class ClusterConfig:
     def validate(self) -> "ClusterConfig":
         if self.model not in MODELS or self.start not in STARTS:
             raise ValueError(f"model must be one of {', '.join(MODELS)} and start one of {', '.join(STARTS)}")
+        if self.act not in kr.ACTIVATIONS:
+            raise ValueError(f"act must be one of {', '.join(kr.ACTIVATIONS)}")
         if self.dim < 2 or self.width < 1 or self.tau <= 0 or self.lr <= 0 or self.noise < 0:
             raise ValueError("need dim >= 2, width >= 1, tau > 0, lr > 0, noise >= 0")
         if len(self.sizes) != len(self.centers) or min(self.sizes) < 2:
@@ -101,10 +104,10 @@ def init_model(cfg: ClusterConfig, key, model=None):
     return [jax.random.normal(k, (a, b), dt) * jnp.sqrt(2.0 / a) for k, a, b in zip(keys, sizes[:-1], sizes[1:])]
 
 
-def embed(params, X, model: str):
-    """The embedding z_i = f(w, x_i) (net1: Eq. 18; mlp4: ReLU MLP)."""
+def embed(params, X, model: str, act: str = "relu"):
+    """The embedding z_i = f(w, x_i) (net1: Eq. 18 with activation ``act``; mlp4: ReLU MLP)."""
     if model == "net1":
-        return kr.net(params, X, "relu")
+        return kr.net(params, X, act)
     h = X
     for W in params[:-1]:
         h = jax.nn.relu(h @ W)
@@ -180,14 +183,14 @@ def _one_seed(cfg: ClusterConfig, key):
         if cfg.start == "random":
             params = jax.random.normal(kw, (n, cfg.dim), X.dtype)
         else:
-            params = embed(init_model(cfg, kw, cfg.start), X, cfg.start)
+            params = embed(init_model(cfg, kw, cfg.start), X, cfg.start, cfg.act)
         # Eq. 14: z_i <- z_i - lr grad L(z_i), grad L_i = n d(loss)/dz_i
         loss = lambda Z: n * kr.sphere_loss(Z, cfg.tau)
         out = lambda Z: Z
     else:
         params = init_model(cfg, kw)
-        loss = lambda p: kr.sphere_loss(embed(p, X, cfg.model), cfg.tau)
-        out = lambda p: embed(p, X, cfg.model)
+        loss = lambda p: kr.sphere_loss(embed(p, X, cfg.model, cfg.act), cfg.tau)
+        out = lambda p: embed(p, X, cfg.model, cfg.act)
     opt = optax.sgd(cfg.lr)
 
     def step(carry, _):

@@ -268,3 +268,148 @@ def kernel_study(c: KernelConfig = KernelConfig()) -> dict:
                         {"relative error decreases with M": all(b < a for a, b in zip(cor, cor[1:])),
                          "relative error < 0.05 at the largest M": cor[-1] < 0.05},
                         {"rel_err": dict(zip(map(str, c.cor_Ms), cor)), "slope_in_M": cor_slope})]}
+
+
+@dataclasses.dataclass(frozen=True)
+class ClusterStudyConfig:
+    """Figs. 5-6. ``models``: name -> (model, start, lr, width); every run uses ``steps``, ``tau``,
+    ``n_seeds``, ``per_cluster``; the grids (2-D, ``grid_steps``) vary one of width, tau and the size of
+    the cluster at x = 1 for net1 and for plain GD from net1's start."""
+    dims: tuple = (2, 3)
+    models: tuple = (("net1", "net1", 5.0, 128, "relu"), ("net1", "net1", 5.0, 128, "tanh"),
+                     ("mlp4", "mlp4", 0.2, 128, "relu"), ("points", "net1", 0.1, 128, "relu"),
+                     ("points", "net1", 0.1, 128, "tanh"), ("points", "mlp4", 0.1, 128, "relu"),
+                     ("points", "random", 0.1, 128, "relu"))
+    steps: int = 2000
+    record_every: int = 5
+    tau: float = 0.2
+    n_seeds: int = 32
+    per_cluster: int = 32
+    noise: float = 0.3
+    grid_steps: int = 1000
+    widths: tuple = (8, 32, 128, 512)
+    taus: tuple = (0.1, 0.2, 0.5)
+    small_sizes: tuple = (32, 8, 4)
+    at: tuple = (0, 15, 200, 1000, 2000)
+    share: float = 0.9            # a claim about "the clusters" holds for at least this share of seeds
+    seed: int = 0
+
+
+def _name(model, start, act):
+    tag = "" if act == "relu" else f" {act}"
+    if model == "points":
+        return f"points (start: {start}{tag if start == 'net1' else ''})"
+    return model + tag
+
+
+def _curves(res):
+    out = {}
+    for k in ("ratio", "silhouette", "uniformity"):
+        x = res[k]
+        m = np.nanmean(x, 0)
+        h = 1.96 * np.nanstd(x, 0, ddof=1) / np.sqrt(np.sum(np.isfinite(x), 0))
+        out[k] = {"mean": m, "lo": m - h, "hi": m + h}
+    return out
+
+
+def _share_at(summary, t):
+    j = min(summary["at"], key=lambda s: abs(int(s) - t))
+    r = summary["at"][j]
+    return r["kept"] / r["n"]
+
+
+def cluster_study(c: ClusterStudyConfig = ClusterStudyConfig(), log=None) -> dict:
+    """Runs the Figs. 5-6 settings and the grids; returns summaries, curves (mean and 95% interval per
+    recorded iteration), seed 0's snapshots, the grids' rows and the verdicts."""
+    log = log or (lambda m: None)
+    base = dict(steps=c.steps, record_every=c.record_every, tau=c.tau, n_seeds=c.n_seeds, noise=c.noise, seed=c.seed)
+    runs, summaries, curves, snaps = {}, {}, {}, {}
+    refs = {}
+    for dim in c.dims:
+        sizes = (c.per_cluster,) * 4
+        refs[dim] = cl.data_ratio(cl.ClusterConfig(dim=dim, sizes=sizes, noise=c.noise))
+        for model, start, lr, width, act in c.models:
+            cfg = cl.ClusterConfig(dim=dim, sizes=sizes, model=model, start=start, lr=lr, width=width, act=act, **base)
+            name = f"{dim}-D {_name(model, start, act)}"
+            log(f"  {name}: {c.n_seeds} seeds x {c.steps} steps")
+            res = cl.run(cfg)
+            summaries[name] = {"config": dataclasses.asdict(cfg), **cl.kept_summary(res, refs[dim], c.at)}
+            curves[name] = {"iters": res["iters"], **_curves(res)}
+            idx = [int(np.argmin(np.abs(res["iters"] - t))) for t in c.at]
+            snaps[name] = {"iters": [int(res["iters"][i]) for i in idx], "points": res["snapshots"][idx],
+                           "labels": res["labels"]}
+            runs[name] = res
+    grid = []
+    ref2 = refs[c.dims[0]]
+    variants = ([("width", w, dict(width=w)) for w in c.widths] + [("tau", t, dict(tau=t)) for t in c.taus]
+                + [("small cluster size", s, dict(sizes=(c.per_cluster, c.per_cluster, s, c.per_cluster)))
+                   for s in c.small_sizes])
+    by = {(m[0], m[1]): m for m in c.models if m[4] == "relu"}
+    _, _, lr_net, w_net, _ = by[("net1", "net1")]
+    _, _, lr_pts, _, _ = by[("points", "net1")]
+    for what, value, kw in variants:
+        for model, lr in (("net1", lr_net), ("points", lr_pts)):
+            args = dict(dim=c.dims[0], sizes=(c.per_cluster,) * 4, model=model, start="net1", lr=lr, width=w_net,
+                        **{**base, "steps": c.grid_steps})
+            args.update(kw)
+            cfg = cl.ClusterConfig(**args)
+            log(f"  grid {what} = {value}: {model}")
+            res = cl.run(cfg)
+            ref = cl.data_ratio(cfg) if what == "small cluster size" else ref2
+            s = cl.kept_summary(res, ref, (15, 200, c.grid_steps))
+            pcr = res["per_cluster_ratio"][:, -1, 2]
+            others = np.nanmean(res["per_cluster_ratio"][:, -1, [0, 1, 3]], 1)
+            grid.append({"vary": what, "value": value, "model": model, "keep_ratio": ref,
+                         "kept_at_200": _share_at(s, 200), "kept_at_end": _share_at(s, c.grid_steps),
+                         "median_t_off": s["median_t_off"], "kept_to_end": s["kept_to_end"], "n": s["n"],
+                         "non_finite_seeds": s["non_finite_seeds"],
+                         "ratio_end": cl._mean_ci(res["ratio"][:, -1]),
+                         "cluster_x1_ratio_end": cl._mean_ci(pcr), "other_clusters_ratio_end": cl._mean_ci(others)})
+    return {"config": dataclasses.asdict(c), "keep_ratio": refs, "summaries": summaries, "curves": curves,
+            "snapshots": snaps, "grid": grid, "verdicts": _cluster_verdicts(c, summaries, grid)}
+
+
+def _at(summary, t):
+    return summary["at"][min(summary["at"], key=lambda j: abs(int(j) - t))]
+
+
+def _cluster_verdicts(c, summaries, grid):
+    out = []
+    for dim in c.dims:
+        S = lambda name: summaries[f"{dim}-D {name}"]  # noqa: E731
+        rnd = S("points (start: random)")
+        for net_name, gd_name, fig in (("net1", "points (start: net1)", "Fig. 5"),
+                                       ("net1 tanh", "points (start: net1 tanh)", "Fig. 5 (tanh)"),
+                                       ("mlp4", "points (start: mlp4)", "Fig. 6")):
+            if f"{dim}-D {net_name}" not in summaries:
+                continue
+            net, gd = S(net_name), S(gd_name)
+            n1000, g1000 = _at(net, 1000)["ratio"], _at(gd, 1000)["ratio"]
+            out.append(verdict(f"{dim}-D {fig}: {net_name} keeps the clusters from iteration ~15 to ~200",
+                               {f"kept at 15 in >= {c.share:.0%} of seeds": _share_at(net, 15) >= c.share,
+                                f"kept at 200 in >= {c.share:.0%} of seeds": _share_at(net, 200) >= c.share},
+                               {"kept_share": {t: _share_at(net, t) for t in c.at},
+                                "ratio_mean": {t: _at(net, t)["ratio"]["mean"] for t in c.at},
+                                "median_t_off": net["median_t_off"], "kept_to_end": f"{net['kept_to_end']}/{net['n']}"}))
+            out.append(verdict(f"{dim}-D {fig}: plain GD from {net_name}'s start spreads the clusters by ~1000",
+                               {f"not kept at 1000 in >= {c.share:.0%} of seeds": 1 - _share_at(gd, 1000) >= c.share,
+                                "ratio at 1000 below its start's": g1000["mean"] < _at(gd, 0)["ratio"]["mean"],
+                                f"ratio at 1000 below {net_name}'s (95% intervals apart)": g1000["ci"][1] < n1000["ci"][0]},
+                               {"kept_share": {t: _share_at(gd, t) for t in c.at},
+                                "ratio_mean": {t: _at(gd, t)["ratio"]["mean"] for t in c.at},
+                                "network_ratio_at_1000": n1000["mean"]}))
+        out.append(verdict(f"{dim}-D Fig. 5: plain GD from a random start ignores the clusters",
+                           {"never kept (iterations 0 .. end)": max(_share_at(rnd, t) for t in c.at) == 0},
+                           {"ratio_mean": {t: _at(rnd, t)["ratio"]["mean"] for t in c.at}}))
+    small = [g for g in grid if g["vary"] == "small cluster size" and g["model"] == "net1"]
+    if small:
+        big, tiny = small[0], small[-1]
+        out.append(verdict("Remark 4.4: a small cluster is separated less (network, end of the grid run)",
+                           {"smallest cluster's ratio below the same cluster's at equal sizes (95% intervals apart)":
+                                tiny["cluster_x1_ratio_end"]["ci"][1] < big["cluster_x1_ratio_end"]["ci"][0],
+                            "smallest cluster's ratio below the other clusters' in the same run":
+                                tiny["cluster_x1_ratio_end"]["mean"] < tiny["other_clusters_ratio_end"]["mean"]},
+                           {"sizes": [g["value"] for g in small],
+                            "cluster_x1_ratio_end": [g["cluster_x1_ratio_end"]["mean"] for g in small],
+                            "others_ratio_end": [g["other_clusters_ratio_end"]["mean"] for g in small]}))
+    return out
