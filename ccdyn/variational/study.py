@@ -276,7 +276,7 @@ class ClusterStudyConfig:
     ``n_seeds``, ``per_cluster``; the grids (2-D, ``grid_steps``) vary one of width, tau and the size of
     the cluster at x = 1 for net1 and for plain GD from net1's start."""
     dims: tuple = (2, 3)
-    models: tuple = (("net1", "net1", 5.0, 128, "relu"), ("net1", "net1", 5.0, 128, "tanh"),
+    models: tuple = (("net1", "net1", 5.0, 128, "relu"), ("net1", "net1", 0.5, 128, "tanh"),
                      ("mlp4", "mlp4", 0.2, 128, "relu"), ("points", "net1", 0.1, 128, "relu"),
                      ("points", "net1", 0.1, 128, "tanh"), ("points", "mlp4", 0.1, 128, "relu"),
                      ("points", "random", 0.1, 128, "relu"))
@@ -333,7 +333,10 @@ def cluster_study(c: ClusterStudyConfig = ClusterStudyConfig(), log=None) -> dic
             name = f"{dim}-D {_name(model, start, act)}"
             log(f"  {name}: {c.n_seeds} seeds x {c.steps} steps")
             res = cl.run(cfg)
-            summaries[name] = {"config": dataclasses.asdict(cfg), **cl.kept_summary(res, refs[dim], c.at)}
+            summaries[name] = {"config": dataclasses.asdict(cfg), **cl.kept_summary(res, refs[dim], c.at),
+                               "loss_mean": {t: float(np.nanmean(res["loss"][:, int(np.argmin(np.abs(res["iters"] - t)))]))
+                                             for t in c.at},
+                               "positive_orthant_share_end_seed0": float(np.mean(np.all(res["snapshots"][-1] >= 0, 1)))}
             curves[name] = {"iters": res["iters"], **_curves(res)}
             idx = [int(np.argmin(np.abs(res["iters"] - t))) for t in c.at]
             snaps[name] = {"iters": [int(res["iters"][i]) for i in idx], "points": res["snapshots"][idx],
