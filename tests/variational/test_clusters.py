@@ -20,7 +20,7 @@ def test_scores_against_sklearn_and_by_hand(key):
     sil, per = cl.silhouette(U, onehot)
     # distances come from one GEMM (|a|^2 + |b|^2 - 2ab): ~1e-8 relative after the square root
     chex.assert_trees_all_close(sil, s.mean(), rtol=1e-6, atol=1e-9)
-    chex.assert_trees_all_close(per, [s[labels == q].mean() for q in range(3)], rtol=1e-6, atol=1e-9)
+    chex.assert_trees_all_close(per, jnp.array([s[labels == q].mean() for q in range(3)]), rtol=1e-6, atol=1e-9)
     d2 = np.sum((np.asarray(U)[:, None] - np.asarray(U)[None]) ** 2, -1)
     same = labels[:, None] == labels[None]
     off = ~np.eye(30, dtype=bool)
