@@ -24,3 +24,9 @@ def test_kernel_dynamics_flags(tmp_path):
         (tmp_path / "busy").mkdir()
         (tmp_path / "busy" / "f").write_text("x")
         assert inprocess.main_exit(m, f"--output_dir={tmp_path / 'busy'}").startswith("error: output_dir")
+
+
+def test_claims_script_needs_its_inputs(tmp_path):
+    with inprocess.script("simclr_var_claims") as m:
+        msg = inprocess.main_exit(m, f"--sphere={tmp_path / 'no.json'}")
+        assert msg.startswith("error: missing") and "no.json" in msg

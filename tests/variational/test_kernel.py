@@ -41,6 +41,7 @@ def test_prop41_function_space_flow(setup):
     assert errs[1] < errs[0] / 5  # first order in the step size
 
 
+@pytest.mark.slow
 def test_prop44_monte_carlo_converges_at_rate_m_to_the_minus_half():
     X = jax.random.normal(jax.random.PRNGKey(1), (5, 3))
     limit = kr.relu_limit_kernel(X)
@@ -57,6 +58,7 @@ def test_prop44_monte_carlo_converges_at_rate_m_to_the_minus_half():
     assert rms[-1] < 0.05 * float(jnp.abs(limit).max())
 
 
+@pytest.mark.slow
 def test_thm42_invariance_with_and_without_the_network():
     """Data on the first d = 2 coordinates of R^4, views add noise on the last two; at start the
     network ignores the last two coordinates (B's columns there are 0), so f is invariant."""
@@ -88,6 +90,7 @@ def _clusters(delta, sizes, key):
     return xi[labels] + eps, labels, xi
 
 
+@pytest.mark.slow
 def test_thm45_and_cor46_per_cluster_velocities():
     B = jax.random.normal(jax.random.PRNGKey(7), (4, 64, 4))
     errs = []

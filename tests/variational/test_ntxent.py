@@ -32,6 +32,7 @@ def _eq1_loop(z, p, q, tau, exclude_self):
     return out
 
 
+@pytest.mark.slow
 def test_eq4_matches_a_loop_and_views_reduce_to_it(key):
     z = jax.random.normal(key, (7, 3))
     p = jax.random.dirichlet(jax.random.PRNGKey(1), jnp.ones(7))
@@ -102,6 +103,7 @@ def test_prop21_invariant_map_gives_the_latent_form_whatever_the_input():
     chex.assert_trees_all_close(e4(a), ntxent.eq4_loss(u, r, 0.5), rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_prop21_readings_that_break_it():
     """The formula as printed (no positive-pair denominator e^{1/tau}) and the per-sample indicator on an
     input that f merges are not the latent form: the checks above can fail."""

