@@ -386,7 +386,7 @@ def cluster_grid_figure(rows: list):
             ci = np.array([r["ratio_end"]["ci"] or [np.nan, np.nan] for r in sel], float)
             a.errorbar(x, m, yerr=[m - ci[:, 0], ci[:, 1] - m], fmt="o-", capsize=3, label=model)
             if kind == "small cluster size":
-                a.plot(x, [r["cluster_x1_ratio_end"]["mean"] for r in sel], "x:", label=f"{model}: cluster at x=1")
+                a.plot(x, [r["kept_at_end"] * 100 for r in sel], "x:", label=f"{model}: % seeds keeping all clusters")
         a.axhline(sel[0]["keep_ratio"], color="k", ls="--", lw=0.8)
         a.set_xscale("log")
         a.set_yscale("log")

@@ -56,7 +56,7 @@ flags.register_multi_flags_validator(["steps", "record_every", "grid_steps"],
 
 def _curves_csv(curves):
     head = ["model", "iteration"] + [f"{k}_{s}" for k in ("ratio", "silhouette", "uniformity") for s in ("mean", "lo", "hi")]
-    rows = [[name, int(it)] + [round(float(c[k][s][i]), 6) for k in ("ratio", "silhouette", "uniformity")
+    rows = [[name, int(it)] + [float(f"{float(c[k][s][i]):.5g}") for k in ("ratio", "silhouette", "uniformity")
                                for s in ("mean", "lo", "hi")]
             for name, c in curves.items() for i, it in enumerate(c["iters"])]
     return head, rows
@@ -85,17 +85,18 @@ def main(argv):
     crec = study.cluster_study(cc, log=cli.log)
     io.write_json(out / "clusters.json", {**run, **{k: v for k, v in crec.items() if k not in ("curves", "snapshots")}})
     for dim in cc.dims:
-        cur = {k[5:]: v for k, v in crec["curves"].items() if k.startswith(f"{dim}-D ")}
+        cur = {k[4:]: v for k, v in crec["curves"].items() if k.startswith(f"{dim}-D ")}
         io.write_csv(out / f"curves_{dim}d.csv", *_curves_csv(cur))
         io.save_figure(out / f"curves_{dim}d.png", plotting.cluster_curves_figure(
-            cur, crec["keep_ratio"][dim], f"{dim}-D data, {cc.n_seeds} seeds, tau = {cc.tau:g} (mean, 95% interval)"))
-        snaps = {k[5:]: v for k, v in crec["snapshots"].items() if k.startswith(f"{dim}-D ")}
+            cur, crec["keep_ratio"][dim], f"{dim}-D data, {cc.n_seeds} seeds, tau = {cc.tau:g} (mean, 95% interval)"),
+            dpi=90)
+        snaps = {k[4:]: v for k, v in crec["snapshots"].items() if k.startswith(f"{dim}-D ")}
         io.save_figure(out / f"snapshots_{dim}d.png", plotting.cluster_snapshots_figure(
-            snaps, f"{dim}-D data, seed 0, first two coordinates of the normalized embedding"))
+            snaps, f"{dim}-D data, seed 0, first two coordinates of the normalized embedding"), dpi=70)
     cols = ["vary", "value", "model", "kept_at_200", "kept_at_end", "median_t_off", "kept_to_end", "n", "non_finite_seeds"]
-    io.write_csv(out / "grid.csv", cols + ["ratio_end", "cluster_x1_ratio_end", "others_ratio_end"],
-                 [[g[c] for c in cols] + [g["ratio_end"]["mean"], g["cluster_x1_ratio_end"]["mean"],
-                                          g["other_clusters_ratio_end"]["mean"]] for g in crec["grid"]])
+    io.write_csv(out / "grid.csv", cols + ["ratio_end", "cluster_x1_silhouette_end", "others_silhouette_end"],
+                 [[g[c] for c in cols] + [g["ratio_end"]["mean"], g["cluster_x1_silhouette_end"]["mean"],
+                                          g["other_clusters_silhouette_end"]["mean"]] for g in crec["grid"]])
     io.save_figure(out / "grid.png", plotting.cluster_grid_figure(crec["grid"]))
     print(f"Prop. 4.4 exponent {mc['fit']['slope']:.4f} (R^2 {mc['fit']['r2']:.4f})")
     rows = [[name, *(f"{s['at'][t]['kept']}/{s['n']}" for t in s["at"]), s["median_t_off"]]

@@ -38,7 +38,7 @@ from ccdyn import stats
 from ccdyn.variational import kernel as kr
 from ccdyn.variational import ntxent
 
-__all__ = ["ClusterConfig", "MODELS", "STARTS", "per_cluster_ratio", "data_ratio", "make_data", "init_model", "embed", "silhouette", "between_within",
+__all__ = ["ClusterConfig", "MODELS", "STARTS", "per_cluster_ratio", "data_ratio", "make_data", "init_model", "embed", "silhouette", "between_within", "mean_ci",
            "uniformity", "scores", "run", "kept_summary", "keep_times"]
 
 MODELS = ("net1", "mlp4", "points")
@@ -60,6 +60,7 @@ class ClusterConfig:
     start: str = "net1"
     width: int = 128
     act: str = "relu"
+    signed: bool = False
     tau: float = 0.2
     lr: float = 1.0
     steps: int = 2000
@@ -104,10 +105,10 @@ def init_model(cfg: ClusterConfig, key, model=None):
     return [jax.random.normal(k, (a, b), dt) * jnp.sqrt(2.0 / a) for k, a, b in zip(keys, sizes[:-1], sizes[1:])]
 
 
-def embed(params, X, model: str, act: str = "relu"):
-    """The embedding z_i = f(w, x_i) (net1: Eq. 18 with activation ``act``; mlp4: ReLU MLP)."""
+def embed(params, X, model: str, act: str = "relu", signed: bool = False):
+    """The embedding z_i = f(w, x_i) (net1: Eq. 18 with activation ``act``, A signed or not; mlp4: ReLU MLP)."""
     if model == "net1":
-        return kr.net(params, X, act)
+        return kr.net(params, X, act, signed)
     h = X
     for W in params[:-1]:
         h = jax.nn.relu(h @ W)
@@ -183,14 +184,14 @@ def _one_seed(cfg: ClusterConfig, key):
         if cfg.start == "random":
             params = jax.random.normal(kw, (n, cfg.dim), X.dtype)
         else:
-            params = embed(init_model(cfg, kw, cfg.start), X, cfg.start, cfg.act)
+            params = embed(init_model(cfg, kw, cfg.start), X, cfg.start, cfg.act, cfg.signed)
         # Eq. 14: z_i <- z_i - lr grad L(z_i), grad L_i = n d(loss)/dz_i
         loss = lambda Z: n * kr.sphere_loss(Z, cfg.tau)
         out = lambda Z: Z
     else:
         params = init_model(cfg, kw)
-        loss = lambda p: kr.sphere_loss(embed(p, X, cfg.model, cfg.act), cfg.tau)
-        out = lambda p: embed(p, X, cfg.model, cfg.act)
+        loss = lambda p: kr.sphere_loss(embed(p, X, cfg.model, cfg.act, cfg.signed), cfg.tau)
+        out = lambda p: embed(p, X, cfg.model, cfg.act, cfg.signed)
     opt = optax.sgd(cfg.lr)
 
     def step(carry, _):
@@ -247,7 +248,8 @@ def keep_times(score, iters, keep: float) -> dict:
     return {"t_on": t_on, "t_off": t_off}
 
 
-def _mean_ci(x):
+def mean_ci(x):
+    """Mean and normal 95% interval of the finite entries of x (None when fewer than two)."""
     x = np.asarray(x, float)
     x = x[np.isfinite(x)]
     if x.size < 2:
@@ -267,7 +269,7 @@ def kept_summary(res: dict, keep: float, at=(0, 15, 200, 1000), score: str = "ra
         j = int(np.argmin(np.abs(iters - t)))
         k = int(np.sum(np.nan_to_num(sc[:, j], nan=-np.inf) >= keep))
         rows[int(iters[j])] = {"kept": k, "n": S, "kept_ci": stats.wilson_interval(k, S).tolist(),
-                               score: _mean_ci(sc[:, j]), "silhouette": _mean_ci(res["silhouette"][:, j])}
+                               score: mean_ci(sc[:, j]), "silhouette": mean_ci(res["silhouette"][:, j])}
     kt = keep_times(sc, iters, keep)
     on, off = kt["t_on"], kt["t_off"]
     return {"keep": keep, "at": rows, "n": S, "non_finite_seeds": int(np.sum(~res["finite"])),

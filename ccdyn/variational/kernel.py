@@ -33,25 +33,32 @@ ACTIVATIONS = {
 }
 
 
-def averaging_matrix(M: int, d: int, dtype=jnp.float64):
-    """A of Eq. 19: (Md, d), column k = 1/sqrt(M) on rows (k-1)M .. kM-1."""
-    return jnp.kron(jnp.eye(d, dtype=dtype), jnp.ones((M, 1), dtype)) / jnp.sqrt(M)
+def _signs(M: int, signed: bool, dtype):
+    """Entries of a block of A over 1/sqrt(M): all +1 (Eq. 19), or alternating +1, -1 (``signed``)."""
+    return jnp.where(jnp.arange(M) % 2 == 1, -1.0, 1.0).astype(dtype) if signed else jnp.ones((M,), dtype)
 
 
-def net(B, X, act: str = "relu"):
+def averaging_matrix(M: int, d: int, dtype=jnp.float64, signed: bool = False):
+    """A of Eq. 19: (Md, d), column k = 1/sqrt(M) on rows (k-1)M .. kM-1. ``signed`` alternates the
+    signs inside each block: a_p^2 is unchanged, so Prop. 4.3's kernel is the same, but the outputs are
+    no longer confined to the positive orthant (a control of the cluster experiments)."""
+    return jnp.kron(jnp.eye(d, dtype=dtype), _signs(M, signed, dtype)[:, None]) / jnp.sqrt(M)
+
+
+def net(B, X, act: str = "relu", signed: bool = False):
     """f(B, x_i) = A^T sigma(B x_i) for the rows of X: (d, M, D), (n, D) -> (n, d)."""
     chex.assert_rank(B, 3)
     sig, _ = ACTIVATIONS[act]
     d, M, D = B.shape
     h = X @ B.reshape(d * M, D).T  # one GEMM, (n, dM)
-    return sig(h).reshape(-1, d, M).sum(-1) / jnp.sqrt(M)
+    return sig(h).reshape(-1, d, M) @ _signs(M, signed, X.dtype) / jnp.sqrt(M)
 
 
-def net_dense(B, X, act: str = "relu"):
+def net_dense(B, X, act: str = "relu", signed: bool = False):
     """Eq. 18 written literally with the (Md, d) matrix A and the (Md, D) matrix B (a second route)."""
     sig, _ = ACTIVATIONS[act]
     d, M, D = B.shape
-    return sig(X @ B.reshape(d * M, D).T) @ averaging_matrix(M, d, X.dtype)
+    return sig(X @ B.reshape(d * M, D).T) @ averaging_matrix(M, d, X.dtype, signed)
 
 
 def kernel(B, X, act: str = "relu"):
@@ -72,9 +79,9 @@ def kernel_dense(B, X, act: str = "relu"):
     return jnp.einsum("kij,kl->ikjl", k, jnp.eye(d, dtype=k.dtype))
 
 
-def ntk_jacobian(B, X, act: str = "relu"):
+def ntk_jacobian(B, X, act: str = "relu", signed: bool = False):
     """Eq. 12 by autodiff: (grad_w f^k(x_i))^T (grad_w f^l(x_j)) from ``jax.jacobian``, as (n, d, n, d)."""
-    J = jax.jacobian(lambda b: net(b, X, act))(B)  # (n, d) + B.shape
+    J = jax.jacobian(lambda b: net(b, X, act, signed))(B)  # (n, d) + B.shape
     J = J.reshape(X.shape[0] * B.shape[0], -1)
     return (J @ J.T).reshape(X.shape[0], B.shape[0], X.shape[0], B.shape[0])
 

@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ccdyn import stats
 from ccdyn.two_layer.claims import verdict
 from ccdyn.variational import clusters as cl
 from ccdyn.variational import kernel as kr
@@ -272,14 +273,15 @@ def kernel_study(c: KernelConfig = KernelConfig()) -> dict:
 
 @dataclasses.dataclass(frozen=True)
 class ClusterStudyConfig:
-    """Figs. 5-6. ``models``: name -> (model, start, lr, width); every run uses ``steps``, ``tau``,
+    """Figs. 5-6. ``models``: (model, start, lr, width, activation, signed A); every run uses ``steps``, ``tau``,
     ``n_seeds``, ``per_cluster``; the grids (2-D, ``grid_steps``) vary one of width, tau and the size of
     the cluster at x = 1 for net1 and for plain GD from net1's start."""
     dims: tuple = (2, 3)
-    models: tuple = (("net1", "net1", 5.0, 128, "relu"), ("net1", "net1", 0.5, 128, "tanh"),
-                     ("mlp4", "mlp4", 0.2, 128, "relu"), ("points", "net1", 0.1, 128, "relu"),
-                     ("points", "net1", 0.1, 128, "tanh"), ("points", "mlp4", 0.1, 128, "relu"),
-                     ("points", "random", 0.1, 128, "relu"))
+    models: tuple = (("net1", "net1", 5.0, 128, "relu", False), ("net1", "net1", 5.0, 128, "relu", True),
+                     ("net1", "net1", 0.5, 128, "tanh", False), ("mlp4", "mlp4", 0.2, 128, "relu", False),
+                     ("points", "net1", 0.1, 128, "relu", False), ("points", "net1", 0.1, 128, "relu", True),
+                     ("points", "net1", 0.1, 128, "tanh", False), ("points", "mlp4", 0.1, 128, "relu", False),
+                     ("points", "random", 0.1, 128, "relu", False))
     steps: int = 2000
     record_every: int = 5
     tau: float = 0.2
@@ -295,8 +297,8 @@ class ClusterStudyConfig:
     seed: int = 0
 
 
-def _name(model, start, act):
-    tag = "" if act == "relu" else f" {act}"
+def _name(model, start, act, signed=False):
+    tag = ("" if act == "relu" else f" {act}") + (" signed" if signed else "")
     if model == "points":
         return f"points (start: {start}{tag if start == 'net1' else ''})"
     return model + tag
@@ -328,9 +330,10 @@ def cluster_study(c: ClusterStudyConfig = ClusterStudyConfig(), log=None) -> dic
     for dim in c.dims:
         sizes = (c.per_cluster,) * 4
         refs[dim] = cl.data_ratio(cl.ClusterConfig(dim=dim, sizes=sizes, noise=c.noise))
-        for model, start, lr, width, act in c.models:
-            cfg = cl.ClusterConfig(dim=dim, sizes=sizes, model=model, start=start, lr=lr, width=width, act=act, **base)
-            name = f"{dim}-D {_name(model, start, act)}"
+        for model, start, lr, width, act, signed in c.models:
+            cfg = cl.ClusterConfig(dim=dim, sizes=sizes, model=model, start=start, lr=lr, width=width, act=act,
+                                   signed=signed, **base)
+            name = f"{dim}-D {_name(model, start, act, signed)}"
             log(f"  {name}: {c.n_seeds} seeds x {c.steps} steps")
             res = cl.run(cfg)
             summaries[name] = {"config": dataclasses.asdict(cfg), **cl.kept_summary(res, refs[dim], c.at),
@@ -347,9 +350,9 @@ def cluster_study(c: ClusterStudyConfig = ClusterStudyConfig(), log=None) -> dic
     variants = ([("width", w, dict(width=w)) for w in c.widths] + [("tau", t, dict(tau=t)) for t in c.taus]
                 + [("small cluster size", s, dict(sizes=(c.per_cluster, c.per_cluster, s, c.per_cluster)))
                    for s in c.small_sizes])
-    by = {(m[0], m[1]): m for m in c.models if m[4] == "relu"}
-    _, _, lr_net, w_net, _ = by[("net1", "net1")]
-    _, _, lr_pts, _, _ = by[("points", "net1")]
+    by = {(m[0], m[1]): m for m in c.models if m[4] == "relu" and not m[5]}
+    lr_net, w_net = by[("net1", "net1")][2:4]
+    lr_pts = by[("points", "net1")][2]
     for what, value, kw in variants:
         for model, lr in (("net1", lr_net), ("points", lr_pts)):
             args = dict(dim=c.dims[0], sizes=(c.per_cluster,) * 4, model=model, start="net1", lr=lr, width=w_net,
@@ -360,14 +363,15 @@ def cluster_study(c: ClusterStudyConfig = ClusterStudyConfig(), log=None) -> dic
             res = cl.run(cfg)
             ref = cl.data_ratio(cfg) if what == "small cluster size" else ref2
             s = cl.kept_summary(res, ref, (15, 200, c.grid_steps))
-            pcr = res["per_cluster_ratio"][:, -1, 2]
-            others = np.nanmean(res["per_cluster_ratio"][:, -1, [0, 1, 3]], 1)
+            small_sil = res["per_cluster"][:, -1, 2]
+            others = res["per_cluster"][:, -1, [0, 1, 3]].mean(1)
             grid.append({"vary": what, "value": value, "model": model, "keep_ratio": ref,
                          "kept_at_200": _share_at(s, 200), "kept_at_end": _share_at(s, c.grid_steps),
                          "median_t_off": s["median_t_off"], "kept_to_end": s["kept_to_end"], "n": s["n"],
                          "non_finite_seeds": s["non_finite_seeds"],
-                         "ratio_end": cl._mean_ci(res["ratio"][:, -1]),
-                         "cluster_x1_ratio_end": cl._mean_ci(pcr), "other_clusters_ratio_end": cl._mean_ci(others)})
+                         "ratio_end": cl.mean_ci(res["ratio"][:, -1]),
+                         "cluster_x1_silhouette_end": cl.mean_ci(small_sil),
+                         "other_clusters_silhouette_end": cl.mean_ci(others)})
     return {"config": dataclasses.asdict(c), "keep_ratio": refs, "summaries": summaries, "curves": curves,
             "snapshots": snaps, "grid": grid, "verdicts": _cluster_verdicts(c, summaries, grid)}
 
@@ -382,6 +386,7 @@ def _cluster_verdicts(c, summaries, grid):
         S = lambda name: summaries[f"{dim}-D {name}"]  # noqa: E731
         rnd = S("points (start: random)")
         for net_name, gd_name, fig in (("net1", "points (start: net1)", "Fig. 5"),
+                                       ("net1 signed", "points (start: net1 signed)", "Fig. 5 (signed A)"),
                                        ("net1 tanh", "points (start: net1 tanh)", "Fig. 5 (tanh)"),
                                        ("mlp4", "points (start: mlp4)", "Fig. 6")):
             if f"{dim}-D {net_name}" not in summaries:
@@ -407,12 +412,14 @@ def _cluster_verdicts(c, summaries, grid):
     small = [g for g in grid if g["vary"] == "small cluster size" and g["model"] == "net1"]
     if small:
         big, tiny = small[0], small[-1]
-        out.append(verdict("Remark 4.4: a small cluster is separated less (network, end of the grid run)",
-                           {"smallest cluster's ratio below the same cluster's at equal sizes (95% intervals apart)":
-                                tiny["cluster_x1_ratio_end"]["ci"][1] < big["cluster_x1_ratio_end"]["ci"][0],
-                            "smallest cluster's ratio below the other clusters' in the same run":
-                                tiny["cluster_x1_ratio_end"]["mean"] < tiny["other_clusters_ratio_end"]["mean"]},
-                           {"sizes": [g["value"] for g in small],
-                            "cluster_x1_ratio_end": [g["cluster_x1_ratio_end"]["mean"] for g in small],
-                            "others_ratio_end": [g["other_clusters_ratio_end"]["mean"] for g in small]}))
+        n = big["n"]
+        kb, kt = round(big["kept_at_end"] * n), round(tiny["kept_at_end"] * n)
+        out.append(verdict("Remark 4.4: with a small cluster the network keeps the clusters less (end of the grid run)",
+                           {"fewer seeds keep all clusters (95% Wilson intervals apart)":
+                                stats.wilson_interval(kt, n)[1] < stats.wilson_interval(kb, n)[0],
+                            "the small cluster's silhouette is below the same cluster's at equal sizes (95% intervals apart)":
+                                tiny["cluster_x1_silhouette_end"]["ci"][1] < big["cluster_x1_silhouette_end"]["ci"][0]},
+                           {"sizes": [g["value"] for g in small], "kept_at_end": [g["kept_at_end"] for g in small],
+                            "cluster_x1_silhouette_end": [g["cluster_x1_silhouette_end"]["mean"] for g in small],
+                            "others_silhouette_end": [g["other_clusters_silhouette_end"]["mean"] for g in small]}))
     return out

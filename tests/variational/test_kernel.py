@@ -26,6 +26,9 @@ def test_prop43_kernel_is_the_autodiff_ntk(setup, act):
     chex.assert_trees_all_close(kr.net(B, X, act), kr.net_dense(B, X, act), rtol=1e-13, atol=1e-14)
     K = kr.kernel_dense(B, X, act)
     chex.assert_trees_all_close(K, kr.ntk_jacobian(B, X, act), rtol=1e-12, atol=1e-14)
+    # alternating signs in A leave a_p^2, hence the kernel, unchanged
+    chex.assert_trees_all_close(kr.net(B, X, act, True), kr.net_dense(B, X, act, True), rtol=1e-13, atol=1e-14)
+    chex.assert_trees_all_close(K, kr.ntk_jacobian(B, X, act, True), rtol=1e-12, atol=1e-14)
     V = jax.random.normal(jax.random.PRNGKey(2), (6, 3))
     chex.assert_trees_all_close(kr.ntk_matvec(B, X, V, act), jnp.einsum("ikjl,jl->ik", K, V), rtol=1e-12, atol=1e-14)
 
