@@ -1,0 +1,46 @@
+"""One table of verdicts for the SimCLR variational analysis, from the JSON of the two runs.
+
+    python scripts/simclr_var_claims.py             # after ntxent_sphere.py and kernel_dynamics.py
+
+Reads --sphere (sphere.json), --kernel (kernel.json) and --clusters (clusters.json) and writes
+--output (claims.md: claim, verdict, parts, numbers) and the same rows as CSV next to it. The verdicts
+are the ones the studies computed (ccdyn.two_layer.claims.verdict); nothing is judged here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from absl import app, flags
+
+from ccdyn import cli, io, report
+from ccdyn.two_layer.claims import claims_table, verdict_word
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("sphere", "results/simclr_var/sphere/sphere.json", "sphere.json of scripts/ntxent_sphere.py.")
+flags.DEFINE_string("kernel", "results/simclr_var/kernel/kernel.json", "kernel.json of scripts/kernel_dynamics.py.")
+flags.DEFINE_string("clusters", "results/simclr_var/kernel/clusters.json", "clusters.json of scripts/kernel_dynamics.py.")
+flags.DEFINE_string("output", "results/simclr_var/claims.md", "Where the table goes (and the .csv beside it).")
+
+
+def main(argv):
+    del argv
+    missing = [p for p in (FLAGS.sphere, FLAGS.kernel, FLAGS.clusters) if not Path(p).is_file()]
+    if missing:
+        cli.fail(f"missing {', '.join(missing)}: run scripts/ntxent_sphere.py and scripts/kernel_dynamics.py first")
+    sphere, kernel, clusters = (io.read_json(p) for p in (FLAGS.sphere, FLAGS.kernel, FLAGS.clusters))
+    rows = ([dict(sphere[k]["verdict"], grid="Sec. 2-3") for k in ("prop21", "fig3", "thm32", "propA1", "lemmaA2")]
+            + [dict(v, grid="Sec. 4") for v in kernel["verdicts"]]
+            + [dict(v, grid="Figs. 5-6") for v in clusters["verdicts"]])
+    head, body = claims_table(rows)
+    md = ("Verdicts computed by the studies (`ccdyn.variational.study`); written by scripts/simclr_var_claims.py from\n"
+          f"`{FLAGS.sphere}`, `{FLAGS.kernel}`, `{FLAGS.clusters}`.\n\n" + report.markdown_table(head, body) + "\n")
+    out = Path(FLAGS.output)
+    io.atomic_write_bytes(out, md.encode())
+    io.write_csv(out.with_suffix(".csv"), head, body)
+    print(report.format_table(["section", "claim", "verdict"], [[r["grid"], r["claim"], verdict_word(r)] for r in rows]))
+    print(f"\nwrote {out}")
+
+
+if __name__ == "__main__":
+    app.run(main)
