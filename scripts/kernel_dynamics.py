@@ -16,7 +16,8 @@ Writes into --output_dir:
 
 from __future__ import annotations
 
-from absl import app, flags
+import dataclasses
+from absl import flags
 
 import jax
 
@@ -25,6 +26,8 @@ from ccdyn.two_layer.claims import verdict_word  # noqa: E402
 from ccdyn.variational import study  # noqa: E402
 
 FLAGS = flags.FLAGS
+OUTPUTS = ("kernel.json", "mc_rate.csv", "mc_rate.png", "clusters.json", "curves_*d.csv", "curves_*d.png",
+           "snapshots_*d.png", "grid.csv", "grid.png")
 _K, _C = study.KernelConfig(), study.ClusterStudyConfig()
 flags.DEFINE_list("mc_Ms", [str(m) for m in _K.mc_Ms], "Widths of the Prop. 4.4 Monte Carlo (>= 1, at least 3).")
 flags.DEFINE_integer("mc_seeds", _K.mc_seeds, "Seeds per width (vmapped).", lower_bound=2)
@@ -40,8 +43,7 @@ flags.DEFINE_list("small_sizes", [str(s) for s in _C.small_sizes], "Sizes of the
                   "the balanced one.")
 flags.DEFINE_list("at", [str(a) for a in _C.at], "Iterations reported in the tables (>= 0).")
 flags.DEFINE_integer("seed", _C.seed, "Seed.")
-flags.DEFINE_string("output_dir", "results/simclr_var/kernel", "Where the outputs go.")
-flags.DEFINE_bool("overwrite", False, "Replace an existing non-empty output_dir.")
+cli.define_run_flags("results/simclr_var/kernel", resume=False, what="Where the outputs go.")
 cli.register_numbers("mc_Ms", int, 1, min_len=3)
 cli.register_numbers("dims", int, 2, 3, hi_open=False)
 cli.register_numbers("widths", int, 1)
@@ -69,10 +71,10 @@ def main(argv):
                                   tau=FLAGS.tau, n_seeds=FLAGS.n_seeds, grid_steps=FLAGS.grid_steps,
                                   widths=cli.ints(FLAGS.widths), taus=cli.floats(FLAGS.taus),
                                   small_sizes=cli.ints(FLAGS.small_sizes), at=cli.ints(FLAGS.at), seed=FLAGS.seed)
-    try:
-        out = io.prepare_output_dir(FLAGS.output_dir, overwrite=FLAGS.overwrite)
-    except FileExistsError as e:
-        cli.fail(e)
+    config = {"kernel": dataclasses.asdict(kc), "clusters": dataclasses.asdict(cc)}
+    run_dir = cli.open_run_dir(FLAGS.output_dir, config, script="scripts/kernel_dynamics.py", outputs=OUTPUTS,
+                               overwrite=FLAGS.overwrite, can_resume=False)
+    out = run_dir.path
     run = cli.run_record("scripts/kernel_dynamics.py")
     cli.log("kernel checks (float64) ...")
     with jax.enable_x64(True):
@@ -105,8 +107,8 @@ def main(argv):
     print(report.format_table(["run"] + [f"kept@{t}" for t in first["at"]] + ["median t_off"], rows))
     print(report.format_table(["claim", "verdict"], [[v["claim"], verdict_word(v)]
                                                      for v in krec["verdicts"] + crec["verdicts"]]))
-    print(f"\nwrote {out}")
+    print(f"\nwrote {cli.finish(run_dir)}")
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.start(main)

@@ -15,7 +15,8 @@ Writes into --output_dir (float64 throughout):
 
 from __future__ import annotations
 
-from absl import app, flags
+import dataclasses
+from absl import flags
 
 import jax
 
@@ -26,6 +27,7 @@ from ccdyn.two_layer.claims import verdict_word  # noqa: E402
 from ccdyn.variational import study  # noqa: E402
 
 FLAGS = flags.FLAGS
+OUTPUTS = ("fig3.json", "fig3.png", "fig3.csv", "thm32.md", "lemma_a2.csv", "lemma_a2.md", "sphere.json")
 _C = study.SphereConfig()
 flags.DEFINE_list("taus", [str(t) for t in _C.taus], "Temperatures of Fig. 3 (> 0, at least 2).")
 flags.DEFINE_list("Ks", [str(k) for k in _C.Ks], "Numbers of evenly spaced points (>= 1, at least 3).")
@@ -34,8 +36,7 @@ flags.DEFINE_list("lemma_Ks", [str(k) for k in _C.lemma_Ks], "K of the Lemma A.2
 flags.DEFINE_list("lemma_taus", [str(t) for t in _C.lemma_taus], "tau of the Lemma A.2 table (> 0).")
 flags.DEFINE_integer("n_dirs", _C.n_dirs, "Sampled directions per Lemma A.2 cell.", lower_bound=16)
 flags.DEFINE_integer("seed", _C.seed, "Seed of the sampled directions.")
-flags.DEFINE_string("output_dir", "results/simclr_var/sphere", "Where the outputs go.")
-flags.DEFINE_bool("overwrite", False, "Replace an existing non-empty output_dir.")
+cli.define_run_flags("results/simclr_var/sphere", resume=False, what="Where the outputs go.")
 cli.register_numbers("taus", float, 0, lo_open=True, min_len=2)
 cli.register_numbers("Ks", int, 1, min_len=3)
 cli.register_numbers("lemma_Ks", int, 2)
@@ -48,10 +49,9 @@ def main(argv):
     config = study.SphereConfig(taus=cli.floats(FLAGS.taus), Ks=tuple(sorted(set(cli.ints(FLAGS.Ks)))),
                                 rel_tol=FLAGS.rel_tol, lemma_Ks=cli.ints(FLAGS.lemma_Ks),
                                 lemma_taus=cli.floats(FLAGS.lemma_taus), n_dirs=FLAGS.n_dirs, seed=FLAGS.seed)
-    try:
-        out = io.prepare_output_dir(FLAGS.output_dir, overwrite=FLAGS.overwrite)
-    except FileExistsError as e:
-        cli.fail(e)
+    run_dir = cli.open_run_dir(FLAGS.output_dir, dataclasses.asdict(config), script="scripts/ntxent_sphere.py",
+                               outputs=OUTPUTS, overwrite=FLAGS.overwrite, can_resume=False)
+    out = run_dir.path
     cli.log("Fig. 3, Thm. 3.2, Prop. A.1, Lemma A.2 ...")
     rec = study.sphere_study(config)
     run = cli.run_record("scripts/ntxent_sphere.py")
@@ -80,8 +80,8 @@ def main(argv):
         print(f"threshold = {fit['slope']:.4f} tau + {fit['intercept']:.4f}, R^2 = {fit['r2']:.4f}\n")
     verdicts = [rec[k]["verdict"] for k in ("prop21", "fig3", "thm32", "propA1", "lemmaA2")]
     print(report.format_table(["claim", "verdict"], [[v["claim"], verdict_word(v)] for v in verdicts]))
-    print(f"\nwrote {out}")
+    print(f"\nwrote {cli.finish(run_dir)}")
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.start(main)

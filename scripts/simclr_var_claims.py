@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from absl import app, flags
+from absl import flags
 
 from ccdyn import cli, io, report
 from ccdyn.two_layer.claims import claims_table, verdict_word
@@ -43,4 +43,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.start(main)

@@ -13,7 +13,7 @@ def test_ntxent_sphere_flags(tmp_path):
         (tmp_path / "busy").mkdir()
         (tmp_path / "busy" / "f").write_text("x")
         msg = inprocess.main_exit(m, f"--output_dir={tmp_path / 'busy'}")
-        assert msg.startswith("error: output_dir") and "--overwrite" in msg
+        assert msg.startswith("error: output_dir") and "is not a ccdyn run (f); not touching it" in msg
 
 
 def test_kernel_dynamics_flags(tmp_path):
