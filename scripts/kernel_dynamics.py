@@ -22,7 +22,7 @@ from absl import flags
 import jax
 
 from ccdyn import cli, io, plotting, report  # noqa: E402
-from ccdyn.two_layer.claims import verdict_word  # noqa: E402
+from ccdyn.verdicts import verdict_word  # noqa: E402
 from ccdyn.variational import study  # noqa: E402
 
 FLAGS = flags.FLAGS

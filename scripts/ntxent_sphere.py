@@ -23,7 +23,7 @@ import jax
 jax.config.update("jax_enable_x64", True)
 
 from ccdyn import cli, io, plotting, report  # noqa: E402
-from ccdyn.two_layer.claims import verdict_word  # noqa: E402
+from ccdyn.verdicts import verdict_word  # noqa: E402
 from ccdyn.variational import study  # noqa: E402
 
 FLAGS = flags.FLAGS

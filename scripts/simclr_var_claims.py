@@ -4,7 +4,7 @@
 
 Reads --sphere (sphere.json), --kernel (kernel.json) and --clusters (clusters.json) and writes
 --output (claims.md: claim, verdict, parts, numbers) and the same rows as CSV next to it. The verdicts
-are the ones the studies computed (ccdyn.two_layer.claims.verdict); nothing is judged here.
+are the ones the studies computed (ccdyn.verdicts.verdict); nothing is judged here.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 from absl import flags
 
 from ccdyn import cli, io, report
-from ccdyn.two_layer.claims import claims_table, verdict_word
+from ccdyn.verdicts import claims_table, verdict_word
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("sphere", "results/simclr_var/sphere/sphere.json", "sphere.json of scripts/ntxent_sphere.py.")

@@ -28,7 +28,7 @@ import numpy as np
 
 from ccdyn import activations, report, stats
 from ccdyn.two_layer import modulation
-from ccdyn.two_layer.claims import verdict, verdict_word
+from ccdyn.verdicts import verdict, verdict_word
 
 __all__ = ["ModulationConfig", "run", "markdown", "eq15_table", "eq155_table", "eq155_csv", "thm6_table",
            "cor3_table", "verdict_rows", "DEGREE_ONE", "FIG7_B", "FIG7_Y0", "EQ15_TOLERANCE", "FIG7_TOLERANCE",

@@ -6,18 +6,18 @@ A row is one entry of ``results.json["rows"]`` written by ``scripts/two_layer.py
 "numbers" (what was compared)}. Differences smaller than ``margin`` count as "no difference".
 
 :func:`check_grids` applies the checks to the finished grids of ``results/two_layer`` (which check
-on which grid), :func:`claims_markdown` / :func:`claims_table` render the verdicts and
+on which grid), :func:`claims_markdown` / :func:`claims_table` (from :mod:`ccdyn.verdicts`, re-exported
+here with :func:`verdict` and :func:`verdict_word`) render the verdicts and
 :func:`summary_markdown` tabulates every grid. :func:`table1_cells` puts our Table 1 next to the
 paper's (:data:`PAPER_TABLE1`), rendered by :func:`table1_markdown` and :func:`table1_csv`.
 """
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
-from ccdyn import io, report
+from ccdyn import report
+from ccdyn.verdicts import claims_markdown, claims_table, verdict, verdict_word
 
 __all__ = ["verdict", "verdict_word", "check_p1", "check_relu_beats_linear", "check_infonce_beats_quadratic",
            "check_relu_lowest_chi_minus", "check_bn_helps", "check_sigma_backprop_hurts", "check_grids",
@@ -36,20 +36,6 @@ def _get(t, loss="infonce", act="relu", bn="none", zeta=1.0, p=1, beta=1):
 
 def _axes(rows):
     return sorted({r["beta"] for r in rows}), sorted({r["n_candidates"] for r in rows})
-
-
-def verdict(claim, parts, numbers) -> dict:
-    """{"claim", "parts" (sub-claim -> bool), "holds" (all parts; None when there is nothing to judge:
-    ``parts`` None or empty), "numbers" (what was compared)}."""
-    parts = {k: bool(v) for k, v in (parts or {}).items()}
-    return {"claim": claim, "holds": all(parts.values()) if parts else None, "parts": parts, "numbers": numbers}
-
-
-def verdict_word(v) -> str:
-    """'holds', 'partly' (some parts hold) or 'fails'."""
-    if v["holds"]:
-        return "holds"
-    return "partly" if any(v["parts"].values()) else "fails"
 
 
 def check_p1(rows, loss="infonce", bn="none", zeta=1.0, margin=0.05):
@@ -236,36 +222,6 @@ def check_grids(grids: dict, margin: float = 0.05) -> list:
             add(f"{where} vs fig4_infonce (lr 0.002: matched step)",
                 check_infonce_beats_quadratic([r for r in fig4 if r["act"] in acts] + grid_rows))
     return results
-
-
-def _short(numbers) -> str:
-    text = json.dumps(io.as_json(numbers), separators=(",", ":"))
-    for a, b in [("\"", ""), ("chi_", "χ")]:
-        text = text.replace(a, b)
-    return text if len(text) < 400 else text[:397] + "..."
-
-
-def _rounded(numbers):
-    return json.loads(json.dumps(io.as_json(numbers)), parse_float=lambda s: round(float(s), 3))
-
-
-def claims_table(checks) -> tuple:
-    """(headers, rows) of the checks: grid, claim, verdict, parts (yes / no each) and the numbers
-    compared (rounded to 3 digits, cut at 400 characters)."""
-    body = [[r["grid"], r["claim"], verdict_word(r),
-             "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in r["parts"].items()), _short(_rounded(r["numbers"]))]
-            for r in checks]
-    return ["grid", "claim", "verdict", "parts", "numbers"], body
-
-
-def claims_markdown(checks) -> str:
-    """``claims.md``: the verdict per grid and claim, then the details of every check."""
-    claims = list(dict.fromkeys(r["claim"] for r in checks))
-    grids = list(dict.fromkeys(r["grid"] for r in checks))
-    verdicts = {(r["grid"], r["claim"]): verdict_word(r) for r in checks}
-    pivot = report.markdown_table(["grid"] + claims, [[g] + [verdicts.get((g, c), "") for c in claims] for g in grids])
-    return ("Verdict per grid and claim:\n\n" + pivot + "\n\nDetails:\n\n"
-            + report.markdown_table(*claims_table(checks)) + "\n")
 
 
 def grid_table(rows) -> str:

@@ -28,7 +28,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 
-import chex
 import jax
 import jax.numpy as jnp
 import numpy as np

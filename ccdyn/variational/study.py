@@ -4,7 +4,7 @@
 :func:`cluster_study` Figs. 5-6 with their grids over width, temperature and cluster size ratio.
 
 Claims refer to *Understanding Contrastive Learning through Variational Analysis and Neural Network
-Optimization Perspectives*; every verdict comes from :func:`ccdyn.two_layer.claims.verdict` applied to
+Optimization Perspectives*; every verdict comes from :func:`ccdyn.verdicts.verdict` applied to
 the measured numbers. Thresholds (tolerances, the plateau tolerance, the keep rule) are the config's
 fields and are explained in docs/variational.md.
 """
@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ccdyn import stats
-from ccdyn.two_layer.claims import verdict
+from ccdyn.verdicts import verdict
 from ccdyn.variational import clusters as cl
 from ccdyn.variational import kernel as kr
 from ccdyn.variational import ntxent

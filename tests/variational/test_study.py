@@ -3,7 +3,7 @@ they compile the whole of Sec. 2-4)."""
 
 import pytest
 
-from ccdyn.two_layer.claims import verdict_word
+from ccdyn.verdicts import verdict_word
 from ccdyn.variational import study
 
 
