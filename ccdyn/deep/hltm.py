@@ -16,7 +16,7 @@ Training: plain SGD, a fresh batch of (sample, positive view, negative) every st
 
 Scores, on a fixed evaluation sample per seed:
 - normalized correlation NC_mu = max_{j in N_mu} |Pearson(z_mu, f~_j)| (pre-activations, 0 where a
-  node is constant), for every non-leaf latent;
+  node is constant, clipped to [0, 1] against rounding), for every non-leaf latent;
 - ||OP_mu||_F with OP_mu = V_{z_0}[K̄_mu(z_0)], K_mu = f_{N_mu^ch} (x) J_mu^T and J_mu = d f~_0 / d f~_mu
   (un-normalized output, as the authors): with z_0 binary, OP_mu = p_0 p_1 D D^T where
   D = K̄_mu(1) - K̄_mu(0), whose columns are d/dW_mu of sum_x g(x) f~_0(x) with
@@ -141,7 +141,7 @@ def nc_scores(pres, z, depth: int):
         cov = jnp.mean(zc[..., None] * hc, 0)
         sd = jnp.sqrt(jnp.mean(zc ** 2, 0))[:, None] * jnp.sqrt(jnp.mean(hc ** 2, 0))
         corr = jnp.where(sd > 1e-12, cov / jnp.where(sd > 1e-12, sd, 1.0), 0.0)
-        out.append(jnp.max(jnp.abs(corr), -1))
+        out.append(jnp.clip(jnp.max(jnp.abs(corr), -1), 0.0, 1.0))
     return jnp.concatenate(out)
 
 
