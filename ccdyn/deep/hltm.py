@@ -27,6 +27,7 @@ Scores, on a fixed evaluation sample per seed:
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import chex
 import jax
@@ -198,6 +199,17 @@ def make_epoch(cfg: HltmConfig):
     return opt, jax.jit(jax.vmap(one_seed, in_axes=(0, 0, 0, 0, None)))
 
 
+@functools.lru_cache(maxsize=8)
+def _compiled_epoch(cfg: HltmConfig):
+    """One compiled epoch per training shape (the polarity range only changes the trees' values)."""
+    return make_epoch(cfg)
+
+
+@functools.lru_cache(maxsize=8)
+def _compiled_score(depth: int):
+    return jax.jit(lambda p, z: jax.lax.map(lambda a: evaluate(a[0], a[1], depth), (p, z)))
+
+
 def train(cfg: HltmConfig, seed_keys, *, eval_epochs=None, on_epoch=None) -> dict:
     """Trains one network per key of ``seed_keys`` (n_seeds, 2) together and scores them before training
     and after every epoch in ``eval_epochs`` (default: all).
@@ -208,9 +220,9 @@ def train(cfg: HltmConfig, seed_keys, *, eval_epochs=None, on_epoch=None) -> dic
     chex.assert_rank(seed_keys, 2)
     eval_epochs = sorted(set(range(cfg.epochs + 1) if eval_epochs is None else eval_epochs) | {0})
     trees, params, z_eval, data_keys = jax.vmap(lambda k: _setup(cfg, k))(seed_keys)
-    opt, epoch_fn = make_epoch(cfg)
+    opt, epoch_fn = _compiled_epoch(dataclasses.replace(cfg, delta_lower=0.0, delta_upper=1.0))
     state = jax.vmap(opt.init)(params)
-    score = jax.jit(lambda p, z: jax.lax.map(lambda a: evaluate(a[0], a[1], cfg.depth), (p, z)))
+    score = _compiled_score(cfg.depth)
     scores, losses, done = [score(params, z_eval)], [], [0]
     for e in range(1, cfg.epochs + 1):
         params, state, loss = epoch_fn(params, state, trees, data_keys, e)
