@@ -32,7 +32,7 @@ from ccdyn.deep import network
 
 __all__ = ["Population", "noise_population", "LOSSES", "pair_loss", "xi", "view_connections", "mean_connection",
            "op_ve", "op_ev", "op_beta", "op_weighted", "operator", "population_loss", "descent", "residue",
-           "aug_spread"]
+           "aug_spread", "residue_study"]
 
 LOSSES = ("simp", "tri", "nce", "nce_exact")
 
@@ -171,3 +171,26 @@ def aug_spread(ws, pop: Population):
     f = jax.vmap(jax.vmap(lambda x: network.output(ws, x)))(pop.views)
     m = jnp.einsum("nv,nvk->nk", pop.pv, f)
     return jnp.einsum("n,nv,nvk->", pop.p, pop.pv, (f - m[:, None]) ** 2)
+
+
+def residue_study(key, sizes=(6, 8, 5, 3), n: int = 6, n_views: int = 3, tau: float = 0.5,
+                  sigmas=(0.0, 0.025, 0.05, 0.1, 0.2, 0.4), betas=(0.0, -0.5, 0.2)) -> list:
+    """Rows {loss, beta, sigma, layer, branch, rel}: ||descent / c - OP vec W|| / ||OP vec W|| per layer
+    (c = 2 for all branches, 1 for the first), with ``sigma_aug2`` = E_x tr V_aug[f_L | x], on one random
+    network and noise populations of growing augmentation ``sigmas`` (the same points and directions)."""
+    k1, k2 = jax.random.split(key)
+    ws = network.init_weights(k1, sizes)
+    run = jax.jit(residue, static_argnames=("l", "loss", "branch"))
+    rows = []
+    cases = [("simp", b) for b in betas] + [("nce_exact", 0.0), ("nce", 0.0), ("tri", 0.0)]
+    for sigma in sigmas:
+        pop = noise_population(k2, n, sizes[0], n_views, sigma)
+        spread = float(aug_spread(ws, pop))
+        for loss, beta in cases:
+            for l in range(1, len(sizes)):
+                for branch in ("first", "all"):
+                    theta, op_w = run(ws, pop, l=l, loss=loss, tau=tau, beta=beta, branch=branch)
+                    rows.append({"loss": loss, "beta": beta, "sigma": sigma, "layer": l, "branch": branch,
+                                 "rel": float(jnp.linalg.norm(theta) / jnp.linalg.norm(op_w)),
+                                 "sigma_aug2": spread})
+    return rows
