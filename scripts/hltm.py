@@ -10,6 +10,7 @@ seeds are vmapped and trained together (App. D.1 defaults: L_nce tau 0.1, H = 1,
                         losses, polarities, wall time; the unit of --resume
   results.json, results.csv   NC mean/std at init / after epoch 1 / converged for the Table 6 latents,
                         the comparison with the paper's Table 6 and the App. D.1 trend verdicts
+  table6_<reading>.md, table4_<reading>.md   ours beside the paper's (when the grid has L = 5 cells)
   op_<reading>.png, op_authors_<reading>.png   median ||OP_mu||_F over seeds (Fig. 13 / 14 analogues)
 """
 
@@ -108,6 +109,12 @@ def main(argv):
     io.write_json(out / "results.json", {**cli.run_record("scripts/hltm.py"), "config": grid.__dict__,
                                          "timing": timing, "rows": rows, "verdicts": verdicts})
     io.write_csv(out / "results.csv", *experiment.results_csv(rows))
+    for reading in grid.readings:
+        cells = claims.table6_cells(rows, reading)
+        if cells:
+            io.atomic_write_bytes(out / f"table6_{reading}.md", claims.table6_markdown(cells).encode())
+            io.atomic_write_bytes(out / f"table4_{reading}.md", claims.table6_markdown(
+                cells, ("init", "converged"), ("s",)).encode())
     for reading in grid.readings:
         for key in ("op", "op_authors"):
             panels = experiment.figure_panels(records, reading, key)

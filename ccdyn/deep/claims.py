@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ccdyn import report
 from ccdyn.data import hltm as tree_data
 from ccdyn.two_layer.claims import verdict, verdict_word
 
 __all__ = ["PAPER_TABLE6", "paper_means", "table6_cells", "comparison", "check_top_harder", "check_init_nontrivial",
-           "check_overparameterization", "check_trends", "verdict_word"]
+           "check_overparameterization", "check_trends", "verdict_word", "table6_markdown"]
 
 _P = PAPER_TABLE6 = {  # latent -> delta_lower -> width -> ((init), (after epoch 1), (converged)), (mean, std)
     "s": {0.7: {2: ((0.35, 0.20), (0.39, 0.20), (0.62, 0.29)), 10: ((0.62, 0.10), (0.82, 0.06), (0.85, 0.05))},
@@ -134,3 +135,26 @@ def check_overparameterization(table) -> dict:
 def check_trends(table) -> list:
     """The three App. D.1 trends on one {(latent, delta, width, phase): mean} table."""
     return [check_top_harder(table), check_init_nontrivial(table), check_overparameterization(table)]
+
+
+def _fmt(v):
+    return "—" if v is None else f"{v[0]:.2f} ± {v[1]:.2f}"
+
+
+def table6_markdown(cells, phases=_PHASES, latents=None) -> str:
+    """Ours beside the paper's per (latent, delta_lower, phase), a column pair per width; with
+    ``phases=("init", "converged")`` and ``latents=("s",)`` this is Table 4."""
+    by = {(c[0], c[1], c[2], c[3]): (c[4], c[5]) for c in cells}
+    lats = [lat for lat in _P if latents is None or lat in latents]
+    widths = sorted({c[2] for c in cells})
+    header = ["latent", "delta_lower", "phase"] + [f"|N_mu|={w} {who}" for w in widths for who in ("ours", "paper")]
+    body = []
+    for lat in lats:
+        for d in sorted({c[1] for c in cells}):
+            for ph in phases:
+                cols = []
+                for w in widths:
+                    ours, paper = by.get((lat, d, w, ph), (None, None))
+                    cols += [_fmt(ours), _fmt(paper)]
+                body.append([f"z_{lat}", f"{d:g}", ph] + cols)
+    return report.markdown_table(header, body)

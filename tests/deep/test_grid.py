@@ -49,6 +49,9 @@ def test_table6_rows_comparison_and_trends():
             for d in (0.7, 0.8) for w in (2, 10) for ph in experiment.PHASES}
     words = [claims.verdict_word(v) for v in claims.check_trends(flat)]
     assert words[0] == "fails" and words[2] == "fails" and words[1] == "partly"
+    md = claims.table6_markdown(cells)
+    assert md.count("\n") == 2 + 5 * 3 * 3 - 1 and "0.35 ± 0.20" in md
+    assert claims.table6_markdown(cells, ("init", "converged"), ("s",)).count("z_s ") == 6
     header, body = experiment.results_csv(rows)
     assert len(header) == len(body[0]) == 13
 
