@@ -24,17 +24,26 @@ def test_vec_is_column_stacking():
 
 def test_jacobians_match_autodiff_and_connection_reproduces_output():
     ws, x, _ = _setup()
-    f, pre = network.forward(ws, x)
-    for l in range(1, len(ws) + 1):
-        def top(z, l=l):  # f_L as a function of the pre-activation of layer l
-            a = z
-            for k in range(l, len(ws)):
-                a = ws[k] @ jax.nn.relu(a)
-            return a
-        np.testing.assert_allclose(network.jacobians(ws, x)[l - 1], jax.jacobian(top)(pre[l - 1]), atol=1e-12)
-        k = network.connection(ws, x, l)
+
+    @jax.jit
+    def routes(ws, x):
+        f, pre = network.forward(ws, x)
+        out = []
+        for l in range(1, len(ws) + 1):
+            def top(z, l=l):  # f_L as a function of the pre-activation of layer l
+                a = z
+                for k in range(l, len(ws)):
+                    a = ws[k] @ jax.nn.relu(a)
+                return a
+            k = network.connection(ws, x, l)
+            out.append((network.jacobians(ws, x)[l - 1], jax.jacobian(top)(pre[l - 1]), k,
+                        k.T @ network.vec(ws[l - 1]), f[-1]))
+        return out
+
+    for l, (j, j_auto, k, kw, f_out) in enumerate(routes(ws, x), start=1):
+        np.testing.assert_allclose(j, j_auto, atol=1e-12)
         chex.assert_shape(k, (SIZES[l] * SIZES[l - 1], SIZES[-1]))
-        np.testing.assert_allclose(k.T @ network.vec(ws[l - 1]), f[-1], atol=1e-12)
+        np.testing.assert_allclose(kw, f_out, atol=1e-12)
 
 
 def test_theorem1_gradient_of_squared_distance():

@@ -1,4 +1,4 @@
-"""scripts/hltm.py and scripts/ddn_operator.py: bad flags end with one error line (in process), and one
+"""scripts/hltm.py, ddn_operator.py and ddn_figures.py: bad flags end with one error line (in process), and one
 tiny run each end to end (slow: each compiles its training or autodiff programs)."""
 
 import json
@@ -26,6 +26,8 @@ def test_bad_flags_are_one_line_errors(tmp_path):
         assert inprocess.main_exit(m, f"--output_dir={tmp_path / 'x'}").startswith("error: output_dir")
     with inprocess.script("ddn_operator") as m:
         assert "--sizes" in inprocess.flag_error(m, "--sizes=3")
+    with inprocess.script("ddn_figures") as m:
+        assert inprocess.main_exit(m, f"--run_dirs={tmp_path}").startswith("error: --run_dirs")
 
 
 @pytest.mark.slow
