@@ -16,6 +16,7 @@ seeds are vmapped and trained together (App. D.1 defaults: L_nce tau 0.1, H = 1,
 
 from __future__ import annotations
 
+import os
 import time
 
 from absl import app, flags
@@ -104,7 +105,8 @@ def main(argv):
     train_s = sum(r["wall_s"] for r in records)
     steps = sum(r["seed_steps"] for r in records)
     timing = {"train_wall_s": train_s, "seed_steps": steps, "seed_steps_per_s": steps / train_s,
-              "script_wall_s": time.time() - t0}
+              "script_wall_s": time.time() - t0, "load_avg_1_5_15min_at_end": os.getloadavg(),
+              "cpu_count": os.cpu_count()}
     verdicts = _verdicts(rows, grid.readings)
     io.write_json(out / "results.json", {**cli.run_record("scripts/hltm.py"), "config": grid.__dict__,
                                          "timing": timing, "rows": rows, "verdicts": verdicts})
@@ -127,7 +129,7 @@ def main(argv):
     for reading, v in verdicts.items():
         if "comparison" in v:
             c = v["comparison"]
-            print(f"\n{reading} vs paper Table 6: {c['n']} numbers, mean |diff| {c['mean_abs_diff']:.3f}, "
+            print(f"\n{reading} reading vs the paper's Table 6: {c['n']} numbers, mean |diff| {c['mean_abs_diff']:.3f}, "
                   f"correlation {c['corr']:.3f}")
         for t in v["trends"]:
             print(f"  [{reading}] {t['claim']}: {claims.verdict_word(t)}")
