@@ -1,6 +1,8 @@
 """Tree network on SB-HLTM (ccdyn.deep.hltm): Thm. 6 on an enumerated tree, the scores against
 direct routes, the two loss readings, and a short training run."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -16,14 +18,14 @@ def _net(seed=0):
     return hltm.init_params(jax.random.PRNGKey(seed), DEPTH, WIDTH)
 
 
-@pytest.mark.parametrize("p_root", [0.5, 0.3])
-def test_theorem6_activation_covariance_on_enumerated_tree(p_root):
-    """V_{z_0}[E[f_{N_mu^ch} | z_0]] = rho_{0 mu}^2 (1 - rho_0^2) a_mu a_mu^T (Eq. 179), a_mu[k] =
-    rho_{mu nu(k)} s_k, for mu = s0 (children s00, s01) and mu = root (children s0, s1)."""
-    tree = tree_data.make_tree(jax.random.PRNGKey(5), DEPTH, 0.5, random_sign=True, p_root=p_root)
+@functools.partial(jax.jit, static_argnums=1)
+def _theorem6_sides(tree, p_root):
+    """Per mu in (s0, root): (V_{z_0}[E[f_ch | z_0]], the proof's rho_{0mu}^2 (1 - rho_0^2) a a^T, the main
+    text's rho_{0mu}^2 (1 - rho_{0mu}^2) a a^T), all from the enumerated joint."""
     z, p = tree_data.enumerate_joint(tree, DEPTH)
     pres = hltm.forward(_net(), tree_data.leaves(z, DEPTH).astype(jnp.float64))
     rho0 = 2 * p_root - 1
+    out = []
     for mu, level in [(1, 2), (0, 3)]:
         kids = [2 * mu + 1, 2 * mu + 2]
         first = 2 ** (DEPTH - level + 1) - 1                       # heap index of the first latent one level down
@@ -36,16 +38,35 @@ def test_theorem6_activation_covariance_on_enumerated_tree(p_root):
         a = jnp.concatenate([tree.rho[k] * (cond(k, 1) - cond(k, 0))[j * WIDTH:(j + 1) * WIDTH] / 2
                              for j, k in enumerate(kids)])
         r0mu = tree_data.path_polarity(tree, 0, mu)
-        np.testing.assert_allclose(var, r0mu ** 2 * (1 - rho0 ** 2) * jnp.outer(a, a), atol=1e-12)
-        if mu == 1 and p_root == 0.5:  # the main text's o_mu = rho_{0mu}^2 (1 - rho_{0mu}^2) is another number
-            assert not np.allclose(var, r0mu ** 2 * (1 - r0mu ** 2) * jnp.outer(a, a), atol=1e-6)
+        out.append((var, r0mu ** 2 * (1 - rho0 ** 2) * jnp.outer(a, a), r0mu ** 2 * (1 - r0mu ** 2) * jnp.outer(a, a)))
+    return out
 
 
+@pytest.mark.parametrize("p_root", [0.5, pytest.param(0.3, marks=pytest.mark.slow)])
+def test_theorem6_activation_covariance_on_enumerated_tree(p_root):
+    """V_{z_0}[E[f_{N_mu^ch} | z_0]] = rho_{0 mu}^2 (1 - rho_0^2) a_mu a_mu^T (Eq. 179), a_mu[k] =
+    rho_{mu nu(k)} s_k, for mu = s0 (children s00, s01) and mu = root (children s0, s1)."""
+    tree = tree_data.make_tree(jax.random.PRNGKey(5), DEPTH, 0.5, random_sign=True, p_root=p_root)
+    (var1, proof1, main1), (var0, proof0, _) = _theorem6_sides(tree, p_root)
+    assert np.abs(var1).max() > 1e-3 and np.abs(var0).max() > 1e-3
+    np.testing.assert_allclose(var1, proof1, atol=1e-12)
+    np.testing.assert_allclose(var0, proof0, atol=1e-12)
+    if p_root == 0.5:  # the main text's o_mu = rho_{0mu}^2 (1 - rho_{0mu}^2) is another number
+        assert not np.allclose(var1, main1, atol=1e-6)
+
+
+@pytest.mark.slow
 def test_nc_scores_match_numpy_corrcoef():
     tree = tree_data.make_tree(jax.random.PRNGKey(0), DEPTH, 0.7)
-    z = tree_data.sample(jax.random.PRNGKey(1), tree, 500, DEPTH)
-    pres = hltm.forward(_net(), tree_data.leaves(z, DEPTH).astype(jnp.float64))
-    nc = np.asarray(hltm.nc_scores(pres, z, DEPTH))
+
+    @jax.jit
+    def scores(tree):
+        z = tree_data.sample(jax.random.PRNGKey(1), tree, 500, DEPTH)
+        pres = hltm.forward(_net(), tree_data.leaves(z, DEPTH).astype(jnp.float64))
+        return z, pres, hltm.nc_scores(pres, z, DEPTH)
+
+    z, pres, nc = scores(tree)
+    nc = np.asarray(nc)
     zz = np.asarray(z, float)
     for i in range(2 ** DEPTH - 1):
         level = DEPTH - tree_data.node_depth(i)
@@ -82,21 +103,28 @@ def test_op_norms_match_explicit_operator():
                                    rtol=1e-10)
 
 
+@pytest.mark.slow
 def test_loss_readings():
-    params = _net()
-    x, xp, xn = (jax.random.bernoulli(jax.random.PRNGKey(i), 0.5, (8, 2 ** DEPTH)).astype(jnp.float64)
-                 for i in range(3))
-    f, fp, fn = (hltm.embed(params, v) for v in (x, xp, xn))
-    rp, rn = 0.5 * jnp.sum((f - fp) ** 2, -1), 0.5 * jnp.sum((f - fn) ** 2, -1)
     paper = hltm.HltmConfig(depth=DEPTH, width=WIDTH)
-    np.testing.assert_allclose(hltm.batch_loss(params, x, xp, xn, paper),
-                               jnp.mean(-jnp.log(jnp.exp(-rp / 0.1) / (jnp.exp(-rp / 0.1) + jnp.exp(-rn / 0.1)))),
-                               rtol=1e-12)
-    np.testing.assert_allclose(jnp.mean(operator.pair_loss(rp, rn, "nce", 0.1)), hltm.batch_loss(params, x, xp, xn, paper))
     authors = hltm.HltmConfig(depth=DEPTH, width=WIDTH, reading="authors")
-    pos, neg = jnp.mean((f - fp) ** 2), jnp.mean((f - fn) ** 2)
-    np.testing.assert_allclose(hltm.batch_loss(params, x, xp, xn, authors),
-                               -jnp.exp(-pos / 0.1) / (jnp.exp(-pos / 0.1) + jnp.exp(-neg / 0.1)), rtol=1e-12)
+
+    @jax.jit
+    def sides(params):
+        x, xp, xn = (jax.random.bernoulli(jax.random.PRNGKey(i), 0.5, (8, 2 ** DEPTH)).astype(jnp.float64)
+                     for i in range(3))
+        f, fp, fn = (hltm.embed(params, v) for v in (x, xp, xn))
+        rp, rn = 0.5 * jnp.sum((f - fp) ** 2, -1), 0.5 * jnp.sum((f - fn) ** 2, -1)
+        pos, neg = jnp.mean((f - fp) ** 2), jnp.mean((f - fn) ** 2)
+        return (hltm.batch_loss(params, x, xp, xn, paper),
+                jnp.mean(-jnp.log(jnp.exp(-rp / 0.1) / (jnp.exp(-rp / 0.1) + jnp.exp(-rn / 0.1)))),
+                jnp.mean(operator.pair_loss(rp, rn, "nce", 0.1)),
+                hltm.batch_loss(params, x, xp, xn, authors),
+                -jnp.exp(-pos / 0.1) / (jnp.exp(-pos / 0.1) + jnp.exp(-neg / 0.1)))
+
+    ours, by_hand, pair, ours_authors, by_hand_authors = sides(_net())
+    np.testing.assert_allclose(ours, by_hand, rtol=1e-12)
+    np.testing.assert_allclose(ours, pair, rtol=1e-12)
+    np.testing.assert_allclose(ours_authors, by_hand_authors, rtol=1e-12)
     with pytest.raises(ValueError, match="reading"):
         hltm.HltmConfig(reading="other")
 

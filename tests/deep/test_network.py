@@ -50,8 +50,15 @@ def test_theorem1_gradient_of_squared_distance():
     """dr/dvec(W_{1,l}) = K_{1,l}[K_{1,l}^T vec W_{1,l} - K_{2,l}^T vec W_{2,l}] for two different networks."""
     ws1, x1, x2 = _setup()
     ws2 = network.init_weights(jax.random.PRNGKey(7), SIZES)
-    g = jax.grad(lambda w: 0.5 * jnp.sum((network.output(w, x1) - network.output(ws2, x2)) ** 2))(ws1)
-    for l in range(1, len(SIZES)):
-        k1, k2 = network.connection(ws1, x1, l), network.connection(ws2, x2, l)
-        expected = k1 @ (k1.T @ network.vec(ws1[l - 1]) - k2.T @ network.vec(ws2[l - 1]))
-        np.testing.assert_allclose(network.vec(g[l - 1]), expected, atol=1e-12)
+
+    @jax.jit
+    def routes(ws1, ws2):
+        g = jax.grad(lambda w: 0.5 * jnp.sum((network.output(w, x1) - network.output(ws2, x2)) ** 2))(ws1)
+        out = []
+        for l in range(1, len(SIZES)):
+            k1, k2 = network.connection(ws1, x1, l), network.connection(ws2, x2, l)
+            out.append((network.vec(g[l - 1]), k1 @ (k1.T @ network.vec(ws1[l - 1]) - k2.T @ network.vec(ws2[l - 1]))))
+        return out
+
+    for got, expected in routes(ws1, ws2):
+        np.testing.assert_allclose(got, expected, atol=1e-12)

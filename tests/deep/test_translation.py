@@ -7,7 +7,7 @@ import pytest
 from ccdyn.deep import translation
 
 
-@pytest.mark.parametrize("d", [5, 8])
+@pytest.mark.parametrize("d", [5, pytest.param(8, marks=pytest.mark.slow)])
 def test_linear_neurons_do_not_learn(d):
     assert np.abs(translation.op_linear(d)).max() < 1e-15
     u = translation.eq12_u()
@@ -15,7 +15,7 @@ def test_linear_neurons_do_not_learn(d):
     np.testing.assert_array_equal(u, [0.0, 0.0])  # the signed sum cancels: OP = 0 (Eq. 12)
 
 
-@pytest.mark.parametrize("d", [5, 8])
+@pytest.mark.parametrize("d", [5, pytest.param(8, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("p, w", [("01", (-0.7, 0.4)), ("10", (0.3, -0.5))])
 def test_selective_relu_neuron_gets_rank_one_operator(d, p, w):
     xp = jnp.asarray(translation.PATTERNS[p])
