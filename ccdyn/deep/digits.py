@@ -3,8 +3,8 @@ on the 8x8 digits that scikit-learn ships (docs/ddn.md, results/ddn/README.md sa
 does not reproduce).
 
 Encoder: a ReLU MLP 64 -> hidden -> hidden -> out with biases; the representation probed is the
-second hidden layer (the "backbone"), the loss sees the l2-normalized output. Views: a random cyclic
-shift by at most one pixel in each direction (zero-filled, not cyclic) plus Gaussian pixel noise.
+second hidden layer (the "backbone"), the loss sees the l2-normalized output. Views: a random
+shift by at most one pixel in each direction (zero-filled) plus Gaussian pixel noise.
 Losses on a batch of B samples, each with two views; the negatives of sample i are the second views
 of the other B - 1 samples (H = B - 1), r = 1/2 ||f - f'||^2:
 
