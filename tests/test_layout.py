@@ -10,7 +10,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "ccdyn"
 MODULES = sorted(PACKAGE.rglob("*.py"))
 OUTPUT_MODULES = {"io.py", "rundir.py", "report.py", "plotting.py", "cli.py"}
-PARTS = ("ccdyn.one_layer", "ccdyn.two_layer", "ccdyn.studies", "ccdyn.variational")
+PARTS = ("ccdyn.one_layer", "ccdyn.two_layer", "ccdyn.studies", "ccdyn.variational", "ccdyn.deep")
 
 
 def _name(path):

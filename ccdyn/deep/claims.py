@@ -1,0 +1,160 @@
+"""Table 4 / Table 6 of *Understanding Self-supervised Learning with Dual Deep Networks* beside ours,
+and the three trends of App. D.1 as computed verdicts (``ccdyn.two_layer.claims.verdict``).
+
+:data:`PAPER_TABLE6` holds the paper's published numbers (mean, std over 10 trials), typed in as the
+reference; Table 4 is its z_0 block without "after epoch 1". :func:`table6_cells` pairs them with
+the rows of :func:`ccdyn.deep.experiment.table6_rows`; :func:`comparison` gives the mean |diff| and
+the Pearson correlation of the means. The trend checks take a {(latent, delta, width, phase): mean}
+table, so they run on our numbers and on the paper's alike (the paper's own table is the check's
+calibration):
+
+1. top latents are harder: NC at the root is below NC at the bottom latent (z_s0111) in every
+   (delta, width, phase) cell, and the mean NC over cells rises level by level from the root down;
+2. NC is non-trivial at initialization (every init mean > ``floor``) and, at init, rises level by
+   level from the root down;
+3. over-parameterization helps and speeds learning: |N_mu| = 10 beats 2 at init and converged in
+   every (latent, delta) cell, and the gain in epoch 1 is larger at 10 than at 2 on average.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ccdyn import report
+from ccdyn.data import hltm as tree_data
+from ccdyn.two_layer.claims import verdict, verdict_word
+
+__all__ = ["PAPER_TABLE6", "paper_means", "table6_cells", "comparison", "check_top_harder", "check_init_nontrivial",
+           "check_overparameterization", "check_trends", "verdict_word", "table6_markdown"]
+
+_P = PAPER_TABLE6 = {  # latent -> delta_lower -> width -> ((init), (after epoch 1), (converged)), (mean, std)
+    "s": {0.7: {2: ((0.35, 0.20), (0.39, 0.20), (0.62, 0.29)), 10: ((0.62, 0.10), (0.82, 0.06), (0.85, 0.05))},
+          0.8: {2: ((0.48, 0.23), (0.57, 0.30), (0.72, 0.31)), 10: ((0.75, 0.08), (0.90, 0.03), (0.91, 0.03))},
+          0.9: {2: ((0.66, 0.28), (0.73, 0.30), (0.80, 0.29)), 10: ((0.88, 0.05), (0.95, 0.02), (0.96, 0.01))}},
+    "s0": {0.7: {2: ((0.52, 0.20), (0.53, 0.20), (0.62, 0.21)), 10: ((0.68, 0.07), (0.83, 0.06), (0.86, 0.05))},
+           0.8: {2: ((0.65, 0.19), (0.65, 0.18), (0.70, 0.14)), 10: ((0.79, 0.05), (0.90, 0.03), (0.91, 0.03))},
+           0.9: {2: ((0.80, 0.13), (0.81, 0.12), (0.84, 0.09)), 10: ((0.90, 0.02), (0.95, 0.02), (0.96, 0.01))}},
+    "s1": {0.7: {2: ((0.45, 0.13), (0.50, 0.20), (0.64, 0.22)), 10: ((0.64, 0.10), (0.78, 0.08), (0.82, 0.06))},
+           0.8: {2: ((0.60, 0.16), (0.62, 0.16), (0.79, 0.20)), 10: ((0.76, 0.07), (0.87, 0.04), (0.89, 0.04))},
+           0.9: {2: ((0.72, 0.08), (0.78, 0.12), (0.86, 0.09)), 10: ((0.88, 0.04), (0.94, 0.02), (0.95, 0.02))}},
+    "s101": {0.7: {2: ((0.66, 0.24), (0.69, 0.24), (0.72, 0.24)), 10: ((0.87, 0.06), (0.90, 0.04), (0.92, 0.04))},
+             0.8: {2: ((0.74, 0.25), (0.75, 0.24), (0.77, 0.25)), 10: ((0.91, 0.04), (0.93, 0.03), (0.95, 0.02))},
+             0.9: {2: ((0.83, 0.22), (0.84, 0.22), (0.86, 0.22)), 10: ((0.96, 0.02), (0.97, 0.01), (0.97, 0.01))}},
+    "s0111": {0.7: {2: ((0.83, 0.19), (0.83, 0.19), (0.84, 0.19)), 10: ((0.93, 0.03), (0.93, 0.03), (0.93, 0.03))},
+              0.8: {2: ((0.87, 0.16), (0.88, 0.15), (0.88, 0.15)), 10: ((0.95, 0.02), (0.95, 0.02), (0.96, 0.02))},
+              0.9: {2: ((0.93, 0.10), (0.93, 0.10), (0.93, 0.10)), 10: ((0.98, 0.01), (0.98, 0.01), (0.98, 0.01))}},
+}
+_PHASES = ("init", "epoch1", "converged")
+
+
+def paper_means() -> dict:
+    """{(latent, delta, width, phase): the paper's mean}."""
+    return {(lat, d, w, ph): v[k][0] for lat, by_d in _P.items() for d, by_w in by_d.items()
+            for w, v in by_w.items() for k, ph in enumerate(_PHASES)}
+
+
+def table6_cells(rows, reading: str = "paper", depth: int = 5) -> list:
+    """[(latent, delta, width, phase, ours (mean, std), paper (mean, std))] for the cells present in both."""
+    out = []
+    for r in rows:
+        if r["reading"] != reading or r["depth"] != depth:
+            continue
+        d, w = round(float(r["delta_lower"]), 6), int(r["width"])
+        paper = _P.get(r["latent"], {}).get(d, {}).get(w)
+        if paper is None:
+            continue
+        for k, ph in enumerate(_PHASES):
+            out.append((r["latent"], d, w, ph, (r[ph]["mean"], r[ph]["std"]), paper[k]))
+    return out
+
+
+def comparison(cells) -> dict:
+    """n, mean |ours - paper| of the means, Pearson correlation of the means (nan when n < 3)."""
+    ours = np.array([c[4][0] for c in cells])
+    paper = np.array([c[5][0] for c in cells])
+    n = len(cells)
+    return {"n": n, "mean_abs_diff": float(np.mean(np.abs(ours - paper))) if n else float("nan"),
+            "corr": float(np.corrcoef(ours, paper)[0, 1]) if n >= 3 else float("nan")}
+
+
+def _axes(table):
+    return (sorted({k[0] for k in table}, key=lambda s: len(s)), sorted({k[1] for k in table}),
+            sorted({k[2] for k in table}))
+
+
+def _level_means(table, phases, lats):
+    """Mean NC per distance from the root (over latents at that distance, deltas, widths, phases)."""
+    by = {}
+    for (lat, _, _, ph), v in table.items():
+        if ph in phases and lat in lats:
+            by.setdefault(tree_data.node_depth(tree_data.node_index(lat)), []).append(v)
+    return {k: float(np.mean(v)) for k, v in sorted(by.items())}
+
+
+def check_top_harder(table) -> dict:
+    claim = "(1) top latents are less correlated with their nodes than lower latents"
+    lats, deltas, widths = _axes(table)
+    if "s" not in lats or "s0111" not in lats:
+        return verdict(claim, None, {})
+    gaps = {f"d{d:g}-w{w}-{ph}": table[("s0111", d, w, ph)] - table[("s", d, w, ph)]
+            for d in deltas for w in widths for ph in _PHASES if ("s", d, w, ph) in table}
+    levels = _level_means(table, _PHASES, lats)
+    parts = {"root below z_s0111 in every cell": min(gaps.values()) > 0,
+             "mean NC rises level by level from the root down": bool(np.all(np.diff(list(levels.values())) > 0))}
+    return verdict(claim, parts, {"s0111_minus_root": gaps, "mean_nc_by_distance_from_root": levels})
+
+
+def check_init_nontrivial(table, floor: float = 0.2) -> dict:
+    claim = "(2) NC is non-trivial at init and higher in lower layers"
+    lats, _, _ = _axes(table)
+    init = {k: v for k, v in table.items() if k[3] == "init"}
+    if not init:
+        return verdict(claim, None, {})
+    levels = _level_means(table, ("init",), lats)
+    parts = {f"every init NC > {floor:g}": min(init.values()) > floor,
+             "init NC rises level by level from the root down": bool(np.all(np.diff(list(levels.values())) > 0))}
+    return verdict(claim, parts, {"min_init_nc": min(init.values()), "init_nc_by_distance_from_root": levels})
+
+
+def check_overparameterization(table) -> dict:
+    claim = "(3) |N_mu| = 10 beats 2 at init and converged, and NC grows faster in epoch 1"
+    lats, deltas, widths = _axes(table)
+    if not {2, 10} <= set(widths):
+        return verdict(claim, None, {})
+    cells = [(lat, d) for lat in lats for d in deltas if (lat, d, 2, "init") in table and (lat, d, 10, "init") in table]
+    diff = {ph: {f"{lat}-d{d:g}": table[(lat, d, 10, ph)] - table[(lat, d, 2, ph)] for lat, d in cells}
+            for ph in ("init", "converged")}
+    gain = {w: float(np.mean([table[(lat, d, w, "epoch1")] - table[(lat, d, w, "init")] for lat, d in cells]))
+            for w in (2, 10)}
+    parts = {"10 > 2 at init in every cell": min(diff["init"].values()) > 0,
+             "10 > 2 converged in every cell": min(diff["converged"].values()) > 0,
+             "mean epoch-1 gain larger at 10 than at 2": gain[10] > gain[2]}
+    return verdict(claim, parts, {"w10_minus_w2": diff, "mean_epoch1_gain": gain})
+
+
+def check_trends(table) -> list:
+    """The three App. D.1 trends on one {(latent, delta, width, phase): mean} table."""
+    return [check_top_harder(table), check_init_nontrivial(table), check_overparameterization(table)]
+
+
+def _fmt(v):
+    return "—" if v is None else f"{v[0]:.2f} ± {v[1]:.2f}"
+
+
+def table6_markdown(cells, phases=_PHASES, latents=None) -> str:
+    """Ours beside the paper's per (latent, delta_lower, phase), a column pair per width; with
+    ``phases=("init", "converged")`` and ``latents=("s",)`` this is Table 4."""
+    by = {(c[0], c[1], c[2], c[3]): (c[4], c[5]) for c in cells}
+    lats = [lat for lat in _P if latents is None or lat in latents]
+    widths = sorted({c[2] for c in cells})
+    header = ["latent", "delta_lower", "phase"] + [f"|N_mu|={w} {who}" for w in widths for who in ("ours", "paper")]
+    body = []
+    for lat in lats:
+        for d in sorted({c[1] for c in cells}):
+            for ph in phases:
+                cols = []
+                for w in widths:
+                    ours, paper = by.get((lat, d, w, ph), (None, None))
+                    cols += [_fmt(ours), _fmt(paper)]
+                body.append([f"z_{lat}", f"{d:g}", ph] + cols)
+    return report.markdown_table(header, body)

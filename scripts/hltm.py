@@ -1,0 +1,141 @@
+"""SimCLR on SB-HLTM data (Dual Deep Networks, Sec. 7, Tables 4/6, Figs. 13-14): one setting or a grid.
+
+    python scripts/hltm.py --output_dir=results/ddn/table6          # Table 6: 3 delta_lower x 2 widths x 10 seeds
+    python scripts/hltm.py --readings=authors --tau=0.01 --epochs=20 --output_dir=runs/hltm_authors
+
+Every combination of --readings x --depths x --widths x --deltas_lower is a setting; its --n_seeds
+seeds are vmapped and trained together (App. D.1 defaults: L_nce tau 0.1, H = 1, SGD lr 0.1, batch
+128, 64 000 samples per epoch, 50 epochs). Writes into --output_dir:
+  runs/<setting>.json   per-seed NC and ||OP_mu||_F of every non-leaf latent at every evaluated epoch,
+                        losses, polarities, wall time; the unit of --resume
+  results.json, results.csv   NC mean/std at init / after epoch 1 / converged for the Table 6 latents,
+                        the comparison with the paper's Table 6 and the App. D.1 trend verdicts
+  table6_<reading>.md, table4_<reading>.md   ours beside the paper's (when the grid has L = 5 cells)
+  op_<reading>.png, op_authors_<reading>.png   median ||OP_mu||_F over seeds (Fig. 13 / 14 analogues)
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from absl import app, flags
+
+from ccdyn import cli, io, plotting, report
+from ccdyn.deep import claims, experiment, hltm
+
+FLAGS = flags.FLAGS
+_G = experiment.GridConfig()
+flags.DEFINE_list("readings", list(_G.readings), f"Loss readings, from {', '.join(hltm.READINGS)}.")
+flags.DEFINE_list("depths", [str(v) for v in _G.depths], "Tree depths L (integers >= 2).")
+flags.DEFINE_list("widths", [str(v) for v in _G.widths], "Nodes per latent |N_mu| (integers >= 1).")
+flags.DEFINE_list("deltas_lower", [f"{v:g}" for v in _G.deltas_lower], "Polarity ranges U[delta_lower, 1], in [-1, 1].")
+flags.DEFINE_integer("n_seeds", _G.n_seeds, "Seeds per setting (vmapped together).", lower_bound=1)
+flags.DEFINE_integer("seed", _G.seed, "Base seed: seed s uses fold_in(PRNGKey(seed), s).")
+flags.DEFINE_float("tau", _G.tau, "Temperature (> 0).")
+flags.DEFINE_float("lr", _G.lr, "SGD learning rate (> 0).")
+flags.DEFINE_integer("batch_size", _G.batch_size, "Samples per SGD step (>= 2).", lower_bound=2)
+flags.DEFINE_integer("samples_per_epoch", _G.samples_per_epoch, "N, samples per epoch.", lower_bound=2)
+flags.DEFINE_integer("epochs", _G.epochs, "Epochs.", lower_bound=1)
+flags.DEFINE_integer("n_eval", _G.n_eval, "Fixed evaluation samples per seed (NC, ||OP||_F).", lower_bound=16)
+flags.DEFINE_integer("eval_every", _G.eval_every, "Score every this many epochs (and after epoch 1).", lower_bound=1)
+flags.DEFINE_string("output_dir", "runs/hltm", "Run directory.")
+flags.DEFINE_bool("resume", False, "Continue in an existing output_dir: finished settings are kept.")
+flags.DEFINE_bool("overwrite", False, "Replace an existing non-empty output_dir.")
+cli.register_subset("readings", hltm.READINGS)
+cli.register_numbers("depths", int, 2)
+cli.register_numbers("widths", int, 1)
+cli.register_numbers("deltas_lower", float, -1, 1, hi_open=False)
+flags.register_validator("tau", lambda v: v > 0, "--tau must be > 0")
+flags.register_validator("lr", lambda v: 0 < v < float("inf"), "--lr must be > 0")
+flags.register_multi_flags_validator(["batch_size", "samples_per_epoch"],
+                                     lambda f: f["samples_per_epoch"] >= f["batch_size"],
+                                     "--samples_per_epoch must be >= --batch_size")
+
+
+def _train(grid, out, s, i, n):
+    t1 = time.time()
+
+    def progress(epoch, loss):
+        if epoch in (1, grid.epochs) or epoch % 5 == 0:
+            cli.log(f"[{i + 1}/{n}] {s.tag}: epoch {epoch}/{grid.epochs}  loss {loss:.4f}  {time.time() - t1:.0f} s")
+
+    rec = experiment.run_setting(s, grid, on_epoch=progress)
+    rec["wall_s"] = time.time() - t1
+    io.write_json(out / "runs" / f"{s.tag}.json", rec)
+    return rec
+
+
+def _verdicts(rows, readings):
+    out = {}
+    for reading in readings:
+        cells = claims.table6_cells(rows, reading)
+        if cells:
+            ours = {c[:4]: c[4][0] for c in cells}
+            out[reading] = {"comparison": claims.comparison(cells), "trends": claims.check_trends(ours)}
+    if out:
+        out["paper_own_table"] = {"trends": claims.check_trends(claims.paper_means())}
+    return out
+
+
+def main(argv):
+    del argv
+    t0 = time.time()
+    try:
+        grid = experiment.GridConfig(
+            readings=tuple(FLAGS.readings), depths=cli.ints(FLAGS.depths), widths=cli.ints(FLAGS.widths),
+            deltas_lower=cli.floats(FLAGS.deltas_lower), n_seeds=FLAGS.n_seeds, seed=FLAGS.seed, tau=FLAGS.tau,
+            lr=FLAGS.lr, batch_size=FLAGS.batch_size, samples_per_epoch=FLAGS.samples_per_epoch, epochs=FLAGS.epochs,
+            n_eval=FLAGS.n_eval, eval_every=FLAGS.eval_every)
+        out = cli.open_run_dir(FLAGS.output_dir, io.as_json(grid.__dict__), overwrite=FLAGS.overwrite,
+                               resume=FLAGS.resume)
+    except (ValueError, FileExistsError) as e:
+        cli.fail(e)
+    (out / "runs").mkdir(exist_ok=True)
+    settings = grid.settings()
+    plan = experiment.resume_plan(settings, [p.name for p in (out / "runs").iterdir()], resume=FLAGS.resume)
+    records = []
+    for i, (s, keep) in enumerate(zip(settings, plan)):
+        if keep:
+            records.append(io.read_json(out / "runs" / f"{s.tag}.json"))
+            cli.log(f"[{i + 1}/{len(settings)}] {s.tag}: kept from an earlier run")
+        else:
+            records.append(_train(grid, out, s, i, len(settings)))
+    rows = experiment.table6_rows(records)
+    train_s = sum(r["wall_s"] for r in records)
+    steps = sum(r["seed_steps"] for r in records)
+    timing = {"train_wall_s": train_s, "seed_steps": steps, "seed_steps_per_s": steps / train_s,
+              "script_wall_s": time.time() - t0, "load_avg_1_5_15min_at_end": os.getloadavg(),
+              "cpu_count": os.cpu_count()}
+    verdicts = _verdicts(rows, grid.readings)
+    io.write_json(out / "results.json", {**cli.run_record("scripts/hltm.py"), "config": grid.__dict__,
+                                         "timing": timing, "rows": rows, "verdicts": verdicts})
+    io.write_csv(out / "results.csv", *experiment.results_csv(rows))
+    for reading in grid.readings:
+        cells = claims.table6_cells(rows, reading)
+        if cells:
+            io.atomic_write_bytes(out / f"table6_{reading}.md", claims.table6_markdown(cells).encode())
+            io.atomic_write_bytes(out / f"table4_{reading}.md", claims.table6_markdown(
+                cells, ("init", "converged"), ("s",)).encode())
+    for reading in grid.readings:
+        for key in ("op", "op_authors"):
+            panels = experiment.figure_panels(records, reading, key)
+            if panels:
+                title = (f"{reading} reading, ||OP_mu||_F ({'paper' if key == 'op' else 'authors'} arrangement), "
+                         f"median over {grid.n_seeds} seeds")
+                fig = plotting.ddn_op_figure(panels, experiment.FIGURE_LATENTS, title)
+                io.save_figure(out / f"{key}_{reading}.png", fig)
+    print("\n" + report.format_table(*experiment.results_table(rows)))
+    for reading, v in verdicts.items():
+        if "comparison" in v:
+            c = v["comparison"]
+            print(f"\n{reading} reading vs the paper's Table 6: {c['n']} numbers, mean |diff| {c['mean_abs_diff']:.3f}, "
+                  f"correlation {c['corr']:.3f}")
+        for t in v["trends"]:
+            print(f"  [{reading}] {t['claim']}: {claims.verdict_word(t)}")
+    print(f"\ntraining {train_s:.0f} s for {steps} seed-steps ({steps / train_s:.0f} seed-steps/s); "
+          f"wrote {out} in {time.time() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    app.run(main)

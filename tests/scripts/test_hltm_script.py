@@ -1,0 +1,46 @@
+"""scripts/hltm.py, ddn_operator.py and ddn_figures.py: bad flags end with one error line (in process), and one
+tiny run each end to end (slow: each compiles its training or autodiff programs)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.scripts import inprocess
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY = ["--depths=3", "--widths=2", "--deltas_lower=0.8", "--n_seeds=2", "--epochs=2", "--samples_per_epoch=256",
+        "--batch_size=64", "--n_eval=64", "--eval_every=1"]
+
+
+def test_bad_flags_are_one_line_errors(tmp_path):
+    with inprocess.script("hltm") as m:
+        assert "--widths must be a comma-separated list of integers >= 1" in inprocess.flag_error(m, "--widths=0")
+        assert "--readings must be" in inprocess.flag_error(m, "--readings=mine")
+        assert "--deltas_lower" in inprocess.flag_error(m, "--deltas_lower=1.5")
+        assert "samples_per_epoch" in inprocess.flag_error(m, "--batch_size=64", "--samples_per_epoch=32")
+        (tmp_path / "x").mkdir()
+        (tmp_path / "x" / "f").write_text("not a run")
+        assert inprocess.main_exit(m, f"--output_dir={tmp_path / 'x'}").startswith("error: output_dir")
+    with inprocess.script("ddn_operator") as m:
+        assert "--sizes" in inprocess.flag_error(m, "--sizes=3")
+    with inprocess.script("ddn_figures") as m:
+        assert inprocess.main_exit(m, f"--run_dirs={tmp_path}").startswith("error: --run_dirs")
+
+
+@pytest.mark.slow
+def test_hltm_script_tiny_grid_and_resume(tmp_path):
+    run = lambda *a: subprocess.run([sys.executable, str(ROOT / "scripts" / "hltm.py"), *TINY, "--output_dir=out", *a],  # noqa: E731
+                                    capture_output=True, text=True, cwd=tmp_path, timeout=600,
+                                    env={"PYTHONPATH": str(ROOT), "PATH": ""})
+    r = run()
+    assert r.returncode == 0, r.stderr
+    res = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert len(res["rows"]) == 3 and res["timing"]["seed_steps"] == 2 * 2 * 4
+    assert "epoch 2/2" in r.stderr and "seed-steps/s" in r.stdout
+    r2 = run("--resume")
+    assert r2.returncode == 0 and "kept from an earlier run" in r2.stderr
+    r3 = run("--resume", "--epochs=3")
+    assert r3.returncode == 1 and r3.stderr.strip().splitlines()[-1].startswith("error: --resume")
