@@ -40,7 +40,7 @@ import numpy as np
 
 from ccdyn import io
 
-__all__ = ["MANIFEST", "LOCK", "RunDirError", "fingerprint", "differences", "RunDir", "ChunkStore"]
+__all__ = ["MANIFEST", "LOCK", "RunDirError", "fingerprint", "differences", "RunDir", "ChunkStore", "read_stamped"]
 
 MANIFEST = "ccdyn-run.json"
 LOCK = ".ccdyn.lock"
@@ -327,6 +327,20 @@ class RunDir:
     def chunk_store(self) -> "ChunkStore":
         """The run's :class:`ChunkStore`; its chunks are checked against this run's fingerprint."""
         return ChunkStore(self, self.fingerprint)
+
+
+def read_stamped(path, fp: str) -> dict:
+    """A per-setting record (``runs/<tag>.json`` of a grid script) written with ``"fingerprint": fp``;
+    RunDirError naming the file if it is unreadable or belongs to a run of another configuration."""
+    path = Path(path)
+    try:
+        rec = io.read_json(path)
+    except (OSError, ValueError) as e:
+        raise RunDirError(f"{path} is not readable ({e.__class__.__name__}); delete it to recompute it") from None
+    got = rec.get("fingerprint") if isinstance(rec, dict) else None
+    if got != fp:
+        raise RunDirError(f"{path} belongs to another run (fingerprint {got}, this run {fp}); delete it to recompute it")
+    return rec
 
 
 class ChunkStore:

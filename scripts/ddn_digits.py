@@ -14,22 +14,22 @@ from __future__ import annotations
 import dataclasses
 import time
 
-from absl import app, flags
+from absl import flags
 
 from ccdyn import cli, io, report
 from ccdyn.deep import digits
 
 FLAGS = flags.FLAGS
+OUTPUTS = ("digits.json", "digits.csv", "digits.md")
 _D = digits.DigitsConfig()
 flags.DEFINE_list("variants", list(digits.VARIANTS), f"Loss variants, from {', '.join(digits.VARIANTS)}.")
 flags.DEFINE_list("checkpoints", ["0", "500", "1000", "2000"], "Steps at which the probe is fit (integers >= 0).")
 flags.DEFINE_integer("n_seeds", 5, "Seeds (vmapped).", lower_bound=1)
-flags.DEFINE_integer("seed", 0, "Base seed (also the train/test split).")
+flags.DEFINE_integer("seed", 0, "Base seed (also the train/test split).", lower_bound=0, upper_bound=cli.SEED_MAX)
 flags.DEFINE_float("tau", _D.tau, "Temperature (> 0); the paper's Table 2 uses 0.5.")
 flags.DEFINE_float("lr", _D.lr, "Adam learning rate (> 0).")
 flags.DEFINE_integer("batch_size", _D.batch_size, "Samples per step (>= 2).", lower_bound=2)
-flags.DEFINE_string("output_dir", "runs/ddn_digits", "Output directory.")
-flags.DEFINE_bool("overwrite", False, "Replace an existing non-empty output_dir.")
+cli.define_run_flags("runs/ddn_digits", resume=False, what="Output directory.")
 cli.register_subset("variants", tuple(digits.VARIANTS))
 cli.register_numbers("checkpoints", int, 0)
 flags.register_validator("tau", lambda v: v > 0, "--tau must be > 0")
@@ -43,10 +43,9 @@ def main(argv):
                                steps=max(cli.ints(FLAGS.checkpoints)))
     config = {"variants": list(FLAGS.variants), "checkpoints": list(cli.ints(FLAGS.checkpoints)),
               "n_seeds": FLAGS.n_seeds, "seed": FLAGS.seed, "train": dataclasses.asdict(base)}
-    try:
-        out = cli.open_run_dir(FLAGS.output_dir, config, overwrite=FLAGS.overwrite)
-    except (ValueError, FileExistsError) as e:
-        cli.fail(e)
+    run = cli.open_run_dir(FLAGS.output_dir, config, script="scripts/ddn_digits.py", outputs=OUTPUTS,
+                           overwrite=FLAGS.overwrite, can_resume=False)
+    out = run.path
     rows = []
     for v in FLAGS.variants:
         t1 = time.time()
@@ -59,9 +58,10 @@ def main(argv):
     io.write_csv(out / "digits.csv", ["variant", "step", "mean", "std"],
                  [[r["variant"], c, m, s] for r in rows for c, m, s in zip(r["checkpoints"], r["mean"], r["std"])])
     io.atomic_write_bytes(out / "digits.md", report.markdown_table(header, body).encode())
+    out = cli.finish(run)
     print(report.format_table(header, body))
     print(f"\nlinear-probe test accuracy (%), {FLAGS.n_seeds} seeds; wrote {out} in {time.time() - t0:.0f} s")
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.start(main)

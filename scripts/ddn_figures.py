@@ -13,17 +13,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from absl import app, flags
+from absl import flags
 
 from ccdyn import cli, io, plotting
 from ccdyn.deep import experiment, hltm
 
 FLAGS = flags.FLAGS
+OUTPUTS = ("fig13_*.png", "fig14_*.png", "figures.json")
 flags.DEFINE_list("run_dirs", ["results/ddn/table6"], "Run directories of scripts/hltm.py.")
 flags.DEFINE_list("readings", ["paper"], f"Readings to draw, from {', '.join(hltm.READINGS)}.")
 flags.DEFINE_enum("arrangement", "op", ["op", "op_authors"], "||OP||_F as the paper arranges it, or the authors'.")
-flags.DEFINE_string("output_dir", "runs/ddn_figures", "Output directory.")
-flags.DEFINE_bool("overwrite", False, "Replace an existing non-empty output_dir.")
+cli.define_run_flags("runs/ddn_figures", resume=False, what="Output directory.")
 cli.register_subset("readings", hltm.READINGS)
 
 
@@ -36,10 +36,9 @@ def main(argv):
             cli.fail(f"--run_dirs: {d} has no runs/*.json")
         records += [io.read_json(p) for p in runs]
     config = {"run_dirs": list(FLAGS.run_dirs), "readings": list(FLAGS.readings), "arrangement": FLAGS.arrangement}
-    try:
-        out = cli.open_run_dir(FLAGS.output_dir, config, overwrite=FLAGS.overwrite)
-    except (ValueError, FileExistsError) as e:
-        cli.fail(e)
+    run = cli.open_run_dir(FLAGS.output_dir, config, script="scripts/ddn_figures.py", outputs=OUTPUTS,
+                           overwrite=FLAGS.overwrite, can_resume=False)
+    out = run.path
     medians = {}
     for reading in FLAGS.readings:
         panels = experiment.figure_panels(records, reading, FLAGS.arrangement)
@@ -55,8 +54,8 @@ def main(argv):
         print(f"{reading}: panels {', '.join(panels)}")
     io.write_json(out / "figures.json", {**cli.run_record("scripts/ddn_figures.py"), "config": config,
                                          "medians": medians})
-    print(f"wrote {out}")
+    print(f"wrote {cli.finish(run)}")
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.start(main)

@@ -15,21 +15,21 @@ from __future__ import annotations
 import time
 
 import jax
-from absl import app, flags
+from absl import flags
 
 from ccdyn import cli, io, report
 from ccdyn.deep import operator
 
 FLAGS = flags.FLAGS
+OUTPUTS = ("operator.csv", "operator.json")
 flags.DEFINE_list("sizes", ["6", "8", "5", "3"], "Layer widths n_0, ..., n_L (integers >= 1, at least two).")
 flags.DEFINE_list("sigmas", ["0", "0.025", "0.05", "0.1", "0.2", "0.4"], "Augmentation noise levels (>= 0).")
 flags.DEFINE_list("betas", ["0", "-0.5", "0.2"], "beta of L_simp^beta (Cor. 1).")
 flags.DEFINE_integer("n", 6, "Points of the population.", lower_bound=2)
 flags.DEFINE_integer("n_views", 3, "Views per point.", lower_bound=1)
 flags.DEFINE_float("tau", 0.5, "Temperature of L_tri / L_nce (> 0).")
-flags.DEFINE_integer("seed", 0, "Seed of the network and the population.")
-flags.DEFINE_string("output_dir", "runs/ddn_operator", "Output directory.")
-flags.DEFINE_bool("overwrite", False, "Replace an existing non-empty output_dir.")
+flags.DEFINE_integer("seed", 0, "Seed of the network and the population.", lower_bound=0, upper_bound=cli.SEED_MAX)
+cli.define_run_flags("runs/ddn_operator", resume=False, what="Output directory.")
 cli.register_numbers("sizes", int, 1, min_len=2)
 cli.register_numbers("sigmas", float, 0)
 cli.register_numbers("betas", float)
@@ -42,10 +42,9 @@ def main(argv):
     jax.config.update("jax_enable_x64", True)
     config = {"sizes": cli.ints(FLAGS.sizes), "sigmas": cli.floats(FLAGS.sigmas), "betas": cli.floats(FLAGS.betas),
               "n": FLAGS.n, "n_views": FLAGS.n_views, "tau": FLAGS.tau, "seed": FLAGS.seed}
-    try:
-        out = cli.open_run_dir(FLAGS.output_dir, config, overwrite=FLAGS.overwrite)
-    except (ValueError, FileExistsError) as e:
-        cli.fail(e)
+    run = cli.open_run_dir(FLAGS.output_dir, config, script="scripts/ddn_operator.py", outputs=OUTPUTS,
+                           overwrite=FLAGS.overwrite, can_resume=False)
+    out = run.path
     rows = operator.residue_study(jax.random.PRNGKey(FLAGS.seed), tuple(config["sizes"]), FLAGS.n, FLAGS.n_views,
                                   FLAGS.tau, config["sigmas"], config["betas"])
     keys = ["loss", "beta", "sigma", "layer", "branch", "rel", "sigma_aug2"]
@@ -57,9 +56,10 @@ def main(argv):
     table = [[loss, f"{b:g}", f"{s:g}", f"{v:.2e}", f"{a:.2e}"] for (loss, b, s), (v, a) in worst.items()]
     io.write_json(out / "operator.json", {**cli.run_record("scripts/ddn_operator.py"), "config": config,
                                           "rows": rows, "wall_s": time.time() - t0})
+    out = cli.finish(run)
     print(report.format_table(["loss", "beta", "sigma", "max rel |descent/c - OP vec W|", "E tr V_aug f_L"], table))
     print(f"\nwrote {out} in {time.time() - t0:.1f} s")
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.start(main)

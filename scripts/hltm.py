@@ -19,9 +19,9 @@ from __future__ import annotations
 import os
 import time
 
-from absl import app, flags
+from absl import flags
 
-from ccdyn import cli, io, plotting, report
+from ccdyn import cli, io, plotting, report, rundir
 from ccdyn.deep import claims, experiment, hltm
 
 FLAGS = flags.FLAGS
@@ -31,7 +31,8 @@ flags.DEFINE_list("depths", [str(v) for v in _G.depths], "Tree depths L (integer
 flags.DEFINE_list("widths", [str(v) for v in _G.widths], "Nodes per latent |N_mu| (integers >= 1).")
 flags.DEFINE_list("deltas_lower", [f"{v:g}" for v in _G.deltas_lower], "Polarity ranges U[delta_lower, 1], in [-1, 1].")
 flags.DEFINE_integer("n_seeds", _G.n_seeds, "Seeds per setting (vmapped together).", lower_bound=1)
-flags.DEFINE_integer("seed", _G.seed, "Base seed: seed s uses fold_in(PRNGKey(seed), s).")
+flags.DEFINE_integer("seed", _G.seed, "Base seed (seed s: fold_in(PRNGKey(seed), s)).", lower_bound=0,
+                     upper_bound=cli.SEED_MAX)
 flags.DEFINE_float("tau", _G.tau, "Temperature (> 0).")
 flags.DEFINE_float("lr", _G.lr, "SGD learning rate (> 0).")
 flags.DEFINE_integer("batch_size", _G.batch_size, "Samples per SGD step (>= 2).", lower_bound=2)
@@ -39,21 +40,23 @@ flags.DEFINE_integer("samples_per_epoch", _G.samples_per_epoch, "N, samples per 
 flags.DEFINE_integer("epochs", _G.epochs, "Epochs.", lower_bound=1)
 flags.DEFINE_integer("n_eval", _G.n_eval, "Fixed evaluation samples per seed (NC, ||OP||_F).", lower_bound=16)
 flags.DEFINE_integer("eval_every", _G.eval_every, "Score every this many epochs (and after epoch 1).", lower_bound=1)
-flags.DEFINE_string("output_dir", "runs/hltm", "Run directory.")
-flags.DEFINE_bool("resume", False, "Continue in an existing output_dir: finished settings are kept.")
-flags.DEFINE_bool("overwrite", False, "Replace an existing non-empty output_dir.")
+cli.define_run_flags("runs/hltm")
 cli.register_subset("readings", hltm.READINGS)
 cli.register_numbers("depths", int, 2)
 cli.register_numbers("widths", int, 1)
 cli.register_numbers("deltas_lower", float, -1, 1, hi_open=False)
 flags.register_validator("tau", lambda v: v > 0, "--tau must be > 0")
-flags.register_validator("lr", lambda v: 0 < v < float("inf"), "--lr must be > 0")
+flags.register_validator("lr", lambda v: 0 < v < float("inf"), "--lr must be a finite number > 0")
 flags.register_multi_flags_validator(["batch_size", "samples_per_epoch"],
                                      lambda f: f["samples_per_epoch"] >= f["batch_size"],
                                      "--samples_per_epoch must be >= --batch_size")
 
 
-def _train(grid, out, s, i, n):
+OUTPUTS = ("runs", "results.json", "results.csv", "table6_*.md", "table4_*.md", "op_*.png")
+AXES = ("readings", "depths", "widths", "deltas_lower")  # a setting's numbers do not depend on the others
+
+
+def _train(grid, run, s, i, n):
     t1 = time.time()
 
     def progress(epoch, loss):
@@ -61,8 +64,9 @@ def _train(grid, out, s, i, n):
             cli.log(f"[{i + 1}/{n}] {s.tag}: epoch {epoch}/{grid.epochs}  loss {loss:.4f}  {time.time() - t1:.0f} s")
 
     rec = experiment.run_setting(s, grid, on_epoch=progress)
-    rec["wall_s"] = time.time() - t1
-    io.write_json(out / "runs" / f"{s.tag}.json", rec)
+    rec.update(wall_s=time.time() - t1, fingerprint=run.fingerprint)
+    io.write_json(run.path / "runs" / f"{s.tag}.json", rec)
+    run.started()
     return rec
 
 
@@ -81,26 +85,25 @@ def _verdicts(rows, readings):
 def main(argv):
     del argv
     t0 = time.time()
-    try:
-        grid = experiment.GridConfig(
-            readings=tuple(FLAGS.readings), depths=cli.ints(FLAGS.depths), widths=cli.ints(FLAGS.widths),
-            deltas_lower=cli.floats(FLAGS.deltas_lower), n_seeds=FLAGS.n_seeds, seed=FLAGS.seed, tau=FLAGS.tau,
-            lr=FLAGS.lr, batch_size=FLAGS.batch_size, samples_per_epoch=FLAGS.samples_per_epoch, epochs=FLAGS.epochs,
-            n_eval=FLAGS.n_eval, eval_every=FLAGS.eval_every)
-        out = cli.open_run_dir(FLAGS.output_dir, io.as_json(grid.__dict__), overwrite=FLAGS.overwrite,
-                               resume=FLAGS.resume)
-    except (ValueError, FileExistsError) as e:
-        cli.fail(e)
-    (out / "runs").mkdir(exist_ok=True)
+    grid = cli.or_fail(
+        experiment.GridConfig, readings=tuple(FLAGS.readings), depths=cli.ints(FLAGS.depths),
+        widths=cli.ints(FLAGS.widths), deltas_lower=cli.floats(FLAGS.deltas_lower), n_seeds=FLAGS.n_seeds,
+        seed=FLAGS.seed, tau=FLAGS.tau, lr=FLAGS.lr, batch_size=FLAGS.batch_size,
+        samples_per_epoch=FLAGS.samples_per_epoch, epochs=FLAGS.epochs, n_eval=FLAGS.n_eval, eval_every=FLAGS.eval_every)
+    config = {k: v for k, v in grid.__dict__.items() if k not in AXES}
+    run = cli.open_run_dir(FLAGS.output_dir, config, script="scripts/hltm.py", outputs=OUTPUTS,
+                           overwrite=FLAGS.overwrite, resume=FLAGS.resume)
+    (run.path / "runs").mkdir(exist_ok=True)
     settings = grid.settings()
-    plan = experiment.resume_plan(settings, [p.name for p in (out / "runs").iterdir()], resume=FLAGS.resume)
+    plan = experiment.resume_plan(settings, [p.name for p in (run.path / "runs").iterdir()], resume=FLAGS.resume)
     records = []
     for i, (s, keep) in enumerate(zip(settings, plan)):
         if keep:
-            records.append(io.read_json(out / "runs" / f"{s.tag}.json"))
+            records.append(cli.or_fail(rundir.read_stamped, run.path / "runs" / f"{s.tag}.json", run.fingerprint))
             cli.log(f"[{i + 1}/{len(settings)}] {s.tag}: kept from an earlier run")
         else:
-            records.append(_train(grid, out, s, i, len(settings)))
+            records.append(_train(grid, run, s, i, len(settings)))
+    out = run.path
     rows = experiment.table6_rows(records)
     train_s = sum(r["wall_s"] for r in records)
     steps = sum(r["seed_steps"] for r in records)
@@ -108,8 +111,6 @@ def main(argv):
               "script_wall_s": time.time() - t0, "load_avg_1_5_15min_at_end": os.getloadavg(),
               "cpu_count": os.cpu_count()}
     verdicts = _verdicts(rows, grid.readings)
-    io.write_json(out / "results.json", {**cli.run_record("scripts/hltm.py"), "config": grid.__dict__,
-                                         "timing": timing, "rows": rows, "verdicts": verdicts})
     io.write_csv(out / "results.csv", *experiment.results_csv(rows))
     for reading in grid.readings:
         cells = claims.table6_cells(rows, reading)
@@ -125,6 +126,9 @@ def main(argv):
                          f"median over {grid.n_seeds} seeds")
                 fig = plotting.ddn_op_figure(panels, experiment.FIGURE_LATENTS, title)
                 io.save_figure(out / f"{key}_{reading}.png", fig)
+    io.write_json(out / "results.json", {"state": "complete", **cli.run_record("scripts/hltm.py"),  # last
+                                         "config": grid.__dict__, "timing": timing, "rows": rows, "verdicts": verdicts})
+    out = cli.finish(run)
     print("\n" + report.format_table(*experiment.results_table(rows)))
     for reading, v in verdicts.items():
         if "comparison" in v:
@@ -138,4 +142,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.start(main)

@@ -24,7 +24,7 @@ from absl import flags
 
 import numpy as np
 
-from ccdyn import activations, cli, io, plotting, report, two_layer
+from ccdyn import activations, cli, io, plotting, report, rundir, two_layer
 from ccdyn.two_layer import experiment
 from ccdyn.data import tokens
 
@@ -130,7 +130,7 @@ def main(argv):
     rows = []
     for i, (s, keep) in enumerate(zip(settings, plan)):
         if keep:
-            res = cli.or_fail(experiment.read_setting, run.path / "runs" / f"{s.tag}.json", run.fingerprint)
+            res = cli.or_fail(rundir.read_stamped, run.path / "runs" / f"{s.tag}.json", run.fingerprint)
             cli.log(f"[{i + 1}/{len(settings)}] {s.tag}: kept from an earlier run")
         else:
             res = _train(grid, run, s, i, len(settings), FLAGS.save_weights)

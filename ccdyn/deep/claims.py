@@ -1,5 +1,5 @@
 """Table 4 / Table 6 of *Understanding Self-supervised Learning with Dual Deep Networks* beside ours,
-and the three trends of App. D.1 as computed verdicts (``ccdyn.two_layer.claims.verdict``).
+and the three trends of App. D.1 as computed verdicts (``ccdyn.verdicts.verdict``).
 
 :data:`PAPER_TABLE6` holds the paper's published numbers (mean, std over 10 trials), typed in as the
 reference; Table 4 is its z_0 block without "after epoch 1". :func:`table6_cells` pairs them with
@@ -22,7 +22,7 @@ import numpy as np
 
 from ccdyn import report
 from ccdyn.data import hltm as tree_data
-from ccdyn.two_layer.claims import verdict, verdict_word
+from ccdyn.verdicts import verdict, verdict_word
 
 __all__ = ["PAPER_TABLE6", "paper_means", "table6_cells", "comparison", "check_top_harder", "check_init_nontrivial",
            "check_overparameterization", "check_trends", "verdict_word", "table6_markdown"]

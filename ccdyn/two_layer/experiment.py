@@ -23,13 +23,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ccdyn import activations, io
+from ccdyn import activations
 from ccdyn.two_layer import metrics
 from ccdyn.two_layer import network as net_lib
 from ccdyn.data import tokens
 
 __all__ = ["Setting", "seed_keys", "network", "run_setting", "init_scores", "aggregate", "GridConfig", "READINGS",
-           "resume_plan", "read_setting", "memory_estimate", "setting_result", "nonfinite_seeds", "token_coords", "result_row", "results_csv",
+           "resume_plan", "memory_estimate", "setting_result", "nonfinite_seeds", "token_coords", "result_row", "results_csv",
            "results_table", "matching_curves", "weights_label"]
 
 
@@ -242,20 +242,6 @@ def resume_plan(settings, run_files, *, resume: bool, save_weights: bool) -> lis
             if save_weights:
                 names.add(f"{s.tag}.weights.npz")
     return plan
-
-
-def read_setting(path, fingerprint: str) -> dict:
-    """A finished setting's ``runs/<tag>.json``; ``ValueError`` naming the file if it is unreadable or
-    was written by a run of another configuration (its ``fingerprint`` differs)."""
-    try:
-        res = io.read_json(path)
-    except (OSError, ValueError) as e:
-        raise ValueError(f"{path} is not readable ({e}); delete it to retrain that setting") from None
-    if not isinstance(res, dict) or res.get("fingerprint") != fingerprint:
-        got = res.get("fingerprint") if isinstance(res, dict) else None
-        raise ValueError(f"{path} belongs to another run (fingerprint {got}, this run {fingerprint}); "
-                         "delete it to retrain that setting")
-    return res
 
 
 def memory_estimate(grid: GridConfig) -> tuple:
