@@ -43,6 +43,9 @@ class Setting:
         return f"{self.reading}-L{self.depth}-w{self.width}-d{self.delta_lower:g}"
 
 
+_H = hltm.HltmConfig()
+
+
 @dataclasses.dataclass(frozen=True)
 class GridConfig:
     """Every combination of ``readings`` x ``depths`` x ``widths`` x ``deltas_lower``, trained with
@@ -55,12 +58,12 @@ class GridConfig:
     deltas_lower: tuple = (0.7, 0.8, 0.9)
     n_seeds: int = 10
     seed: int = 0
-    tau: float = 0.1
-    lr: float = 0.1
-    batch_size: int = 128
-    samples_per_epoch: int = 64000
-    epochs: int = 50
-    n_eval: int = 8192
+    tau: float = _H.tau  # the training defaults are HltmConfig's (App. D.1)
+    lr: float = _H.lr
+    batch_size: int = _H.batch_size
+    samples_per_epoch: int = _H.samples_per_epoch
+    epochs: int = _H.epochs
+    n_eval: int = _H.n_eval
     eval_every: int = 5
 
     def __post_init__(self):
