@@ -71,7 +71,7 @@ flags.register_multi_flags_validator(["n_fixed", "n_positions"], lambda f: f["n_
                                      "--n_fixed must be <= --n_positions")
 
 
-OUTPUTS = ("runs", "results.json", "results.csv", "chi_*.png", "weights.npz", "weights.png")
+OUTPUTS = ("runs", "results.json", "results.csv", "chi_*.png", "weights.*", "table1.*")  # table1: two_layer_table.py
 
 
 def _train(grid, run, s, i, n, save_weights):
