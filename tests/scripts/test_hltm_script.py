@@ -43,4 +43,5 @@ def test_hltm_script_tiny_grid_and_resume(tmp_path):
     r2 = run("--resume")
     assert r2.returncode == 0 and "kept from an earlier run" in r2.stderr
     r3 = run("--resume", "--epochs=3")
-    assert r3.returncode == 1 and r3.stderr.strip().splitlines()[-1].startswith("error: --resume")
+    assert r3.returncode == 2 and r3.stderr.strip().splitlines()[-1].startswith("error: --resume")
+    assert "another configuration: epochs: 2 -> 3" in r3.stderr
