@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -168,6 +169,8 @@ def uniformity(U):
 
 def scores(Z, onehot):
     """The scores of an embedding Z (normalized first): dict of scalars and per-cluster silhouettes."""
+    chex.assert_rank([Z, onehot], 2)
+    chex.assert_equal_shape_prefix([Z, onehot], 1)
     U = _normalize(Z)
     sil, per = silhouette(U, onehot)
     return {"silhouette": sil, "per_cluster": per, "ratio": between_within(U, onehot),
