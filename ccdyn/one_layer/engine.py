@@ -268,7 +268,8 @@ def collect(runner: ChunkRunner, key, n_init: int, chunk_size: int, dtype, *, st
       store: a :class:`ccdyn.io.ChunkStore` (chunks already in it are skipped: resume), or ``None``
         to keep results in memory (single process only).
       progress: optional callback ``progress(done_inits, total_inits, running_in_chunk, steps)``,
-        called after every block of steps and at the end of every chunk (running_in_chunk = 0).
+        called after every block of steps (``done_inits`` counts the inits of this chunk that have
+        stopped) and at the end of every chunk (running_in_chunk = 0).
 
     Returns:
       On process 0, numpy arrays w (n_init, d), status, steps, residual in init order; else None.
@@ -283,7 +284,9 @@ def collect(runner: ChunkRunner, key, n_init: int, chunk_size: int, dtype, *, st
         if store is not None and store.has(c):
             continue
         total = sum(ranges[i][1] for i in mine)
-        on_block = None if progress is None else (lambda r, k, d=done: r and progress(d, total, r, k))
+        # inside a chunk the inits done are the finished chunks plus this chunk's stopped inits
+        on_block = None if progress is None else (
+            lambda r, k, d=done + ranges[c][1]: r and progress(d - r, total, r, k))
         out = runner.run(key, ranges[c][0], ranges[c][1], dtype, on_block)
         if store is None:
             memory[c] = out

@@ -92,3 +92,18 @@ def test_status_enum_is_the_one_vocabulary():
     counts = engine.status_counts(np.array([1, 1, 2, 3, 4, 5, 5, 6, 7], np.int8))
     assert counts == {"converged": 2, "nonfinite": 1, "cycling": 1, "not_converged": 1, "dead": 2, "overflow": 1,
                       "underflow": 1}
+
+
+def test_progress_counts_the_inits_stopped_inside_a_chunk():
+    """The progress callback sees the inits of the running chunk that have stopped, block by block."""
+    ds = build_dataset(DataSpec(d=6, m=6), jnp.float32)
+    dyn = engine.Dynamics(method="power", block=2)
+    runner = engine.ChunkRunner(ds, activations.get_activation("relu"), UNIFORM, dyn, tile=64)
+    calls = []
+    engine.collect(runner, jax.random.PRNGKey(0), 256, 128, jnp.float32,
+                   progress=lambda done, total, running, steps: calls.append((done, total, running)))
+    inside = [(d, r) for d, t, r in calls if r]
+    assert all(t == 256 for _, t, _ in calls) and calls[-1] == (256, 256, 0)
+    assert any(0 < d < 128 for d, _ in inside)  # the first chunk reports before it ends
+    assert all(d + r <= 128 or d >= 128 for d, r in inside)
+    assert [d for d, _ in inside] == sorted(d for d, _ in inside)  # never goes back
