@@ -1,8 +1,9 @@
-"""Statistics of basin counts: Wilson intervals, their overlaps, Pearson's chi-square test.
+"""Statistics of basin counts: Wilson intervals, their overlaps, Pearson's chi-square test, and the
+basin mass of optima not seen yet.
 
 A basin fraction is a binomial proportion count / n over random initializations; these functions
-turn counts into 95% intervals and test whether several counts are compatible with equal
-probabilities (e.g. the members of a shift orbit, App. B.5).
+turn counts into 95% intervals, test whether several counts are compatible with equal
+probabilities (e.g. the members of a shift orbit, App. B.5) and bound the missing mass.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import jax.scipy.stats
 import numpy as np
 
-__all__ = ["wilson_interval", "intervals_overlap", "covering_intervals", "equal_counts_pvalue"]
+__all__ = ["wilson_interval", "intervals_overlap", "covering_intervals", "equal_counts_pvalue", "unseen_mass"]
 
 
 def wilson_interval(count, n, z: float = 1.959963984540054):
@@ -52,3 +53,25 @@ def equal_counts_pvalue(counts) -> float:
     expected = c.mean()
     stat = float(np.sum((c - expected) ** 2) / expected)
     return float(jax.scipy.stats.chi2.sf(stat, c.size - 1))
+
+
+def unseen_mass(counts, n: int, confidence: float = 0.95) -> dict:
+    """The basin mass of optima that none of ``n`` inits reached: Good-Turing's estimate and an upper
+    confidence bound, from the inits per optimum found (``counts``).
+
+    The estimate is G = N1 / n, N1 the number of optima reached exactly once. The bound holds with
+    probability >= ``confidence`` for any distribution of basins: E[G] >= E[M0] (the missing mass),
+    M0 has upper deviations P(M0 >= E M0 + e) <= exp(-n e^2) (McAllester & Ortiz 2003, sharpened by
+    Berend & Kontorovich 2013), and N1 changes by at most 2 when one init changes, so by McDiarmid
+    P(G <= E G - e) <= exp(-n e^2 / 2). Splitting 1 - confidence between the two:
+    M0 <= G + (1 + sqrt 2) sqrt(ln(2 / (1 - confidence)) / n): conservative, about 0.046 at n = 10^4 and
+    0.0046 at n = 10^6 (docs/reproducibility.md).
+    """
+    counts = np.asarray(counts)
+    if n < 1 or not 0 < confidence < 1:
+        raise ValueError(f"n={n} must be >= 1 and confidence={confidence} in (0, 1)")
+    singletons = int(np.sum(counts == 1))
+    estimate = singletons / n
+    margin = (1 + np.sqrt(2)) * np.sqrt(np.log(2 / (1 - confidence)) / n)
+    return {"good_turing": estimate, "upper": float(min(1.0, estimate + margin)), "singletons": singletons,
+            "confidence": confidence}

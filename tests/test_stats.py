@@ -34,3 +34,24 @@ def test_equal_counts_pvalue_against_the_closed_form_for_two_counts():
     stat = np.sum((c - c.mean()) ** 2) / c.mean()
     assert stats.equal_counts_pvalue(c) == pytest.approx(erfc(sqrt(stat / 2)), rel=1e-9)
     assert stats.equal_counts_pvalue([7]) == 1.0 and stats.equal_counts_pvalue([0, 0]) == 1.0
+
+
+def test_unseen_mass_against_simulated_missing_mass():
+    """On a known distribution of 'basins' with many rare ones, Good-Turing's estimate is unbiased up to
+    1/n (E[G] - E[M0] = sum p^2 (1-p)^(n-1)) and the 95% upper bound covers the true missing mass."""
+    rng = np.random.default_rng(0)
+    p = 0.97 ** np.arange(400)
+    p /= p.sum()
+    n, trials = 300, 2000
+    draws = rng.choice(p.size, size=(trials, n), p=p)
+    counts = np.stack([np.bincount(d, minlength=p.size) for d in draws])
+    missing = (counts == 0) @ p
+    est = [stats.unseen_mass(c[c > 0], n) for c in counts]
+    g = np.array([e["good_turing"] for e in est])
+    bias = np.sum(p ** 2 * (1 - p) ** (n - 1))
+    assert abs((g - missing).mean() - bias) < 4 * (g - missing).std() / np.sqrt(trials)
+    assert np.mean(missing <= np.array([e["upper"] for e in est])) >= 0.95
+    assert stats.unseen_mass([3, 1, 1, 7], 12) == {"good_turing": 2 / 12, "upper": 1.0, "singletons": 2,
+                                                   "confidence": 0.95}
+    with pytest.raises(ValueError):
+        stats.unseen_mass([1], 0)

@@ -23,7 +23,7 @@ from ccdyn.data.registry import DataSpec, build_dataset, spec_from_dict
 from ccdyn.one_layer import certify, engine
 from ccdyn.one_layer.engine import Dynamics, Status
 from ccdyn.pairwise import Pairwise
-from ccdyn.stats import wilson_interval
+from ccdyn.stats import unseen_mass, wilson_interval
 
 __all__ = ["BasinsConfig", "memory_estimate", "run", "cluster", "refine", "describe_optima", "merge_duplicates",
            "basin_mass_on_patterns", "analyze", "summary", "write_summary", "read_summary", "table",
@@ -235,7 +235,8 @@ def analyze(ds64: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, result:
 
 def summary(an: dict, result: dict, *, config: dict, record: dict, timings_s: dict) -> dict:
     """The ``summary.json`` of a basins run: its config, per-status counts (``n_<status>``), the optima
-    rows of :func:`analyze`, and the run record (``command``, ``versions``, ``devices``: see
+    rows of :func:`analyze`, the basin mass of optima not found (:func:`ccdyn.stats.unseen_mass`), and
+    the run record (``command``, ``versions``, ``devices``: see
     :func:`ccdyn.cli.run_record`)."""
     rows, counts = an["rows"], an["status_counts"]
     order = (Status.CONVERGED, Status.NONFINITE, Status.NOT_CONVERGED, Status.CYCLING, Status.DEAD, Status.OVERFLOW,
@@ -249,6 +250,7 @@ def summary(an: dict, result: dict, *, config: dict, record: dict, timings_s: di
         "n_optima": len(rows),
         "n_stable_optima": sum(r["stable"] for r in rows),
         "basin_mass_on_patterns": basin_mass_on_patterns(rows),
+        "unseen_mass": unseen_mass([r["count"] for r in rows], int(result["status"].shape[0])),
         "optima": rows,
         "steps_median": float(np.median(result["steps"])),
         "versions": record["versions"],
@@ -284,6 +286,10 @@ def table(s: dict) -> str:
     counts = ", ".join(f"{st.text} {s.get('n_' + st.key, 0)}" for st in engine.FINAL_STATUSES)
     hints = [f"warning: {s['n_' + st.key]} inits ended in {st.text}: {st.hint}" for st in engine.FINAL_STATUSES
              if st.hint and s.get("n_" + st.key, 0)]
+    if "unseen_mass" in s:
+        u = s["unseen_mass"]
+        hints.insert(0, f"basin mass of optima not found: Good-Turing {u['good_turing']:.4f} ({u['singletons']} optima "
+                        f"found once), {100 * u['confidence']:.0f}% upper bound {u['upper']:.4f}")
     return "\n".join([text, "", f"inits {s['n_init']}: {counts}",
                       f"optima {len(rows)}, stable {s['n_stable_optima']}, basin mass on planted "
                       f"patterns (stable, cos >= 0.9): {s['basin_mass_on_patterns']:.4f}", *hints])
