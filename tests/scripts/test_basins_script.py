@@ -58,7 +58,7 @@ def test_script_on_four_devices_matches_the_library_run(tmp_path):
     s, npz = _load(tmp_path / "four")
     for key in ("n_init", "n_converged", "n_nonfinite", "config", "command", "versions", "devices", "timings_s"):
         assert key in s
-    assert s["state"] == "complete" and s["unseen_mass"]["singletons"] == 0 and 0 < s["unseen_mass"]["upper"] < 0.1
+    assert s["state"] == "complete" and s["unseen_mass"]["singletons"] == 0 and 0 < s["unseen_mass"]["upper"] < 0.2
     for key in ("fraction", "ci95", "count", "energy", "eigengap", "residual", "stable", "is_lme", "pattern", "overlap"):
         assert key in s["optima"][0]
     assert len(s["devices"]) == 4 and s["command"].startswith("python scripts/basins.py --d=6")
