@@ -45,7 +45,7 @@ __all__ = ["MANIFEST", "LOCK", "RunDirError", "fingerprint", "differences", "Run
 MANIFEST = "ccdyn-run.json"
 LOCK = ".ccdyn.lock"
 CONFIG = "config.json"
-_OWN = (MANIFEST, LOCK, CONFIG)
+_OWN = (MANIFEST, LOCK, CONFIG, ".*.tmp")  # .*.tmp: an atomic write that a kill interrupted
 
 
 class RunDirError(ValueError):
@@ -189,8 +189,7 @@ class RunDir:
             patterns = tuple(old.get("outputs", ())) + _OWN
         else:
             old = None
-        foreign = [e for e in entries if not any(fnmatch.fnmatch(e, p) for p in patterns)
-                   and not e.startswith(f".{CONFIG}.")]
+        foreign = [e for e in entries if not any(fnmatch.fnmatch(e, p) for p in patterns)]
         if foreign:
             what = "holds files that ccdyn did not write" if old else "is not a ccdyn run"
             raise RunDirError(f"output_dir {str(path)!r} {what} ({', '.join(foreign[:3])}"

@@ -106,6 +106,7 @@ def test_resume_refuses_another_config_naming_the_field_and_keeps_ignored_fields
     _complete(tmp_path / "r")
     with pytest.raises(RunDirError, match="another configuration: nested.tau: 1.0 -> 2.0"):
         _open(tmp_path / "r", {**CFG, "nested": {"tau": 2.0}}, resume=True)
+    (tmp_path / "r" / ".summary.json.abc123.tmp").write_text("{")  # a write that a kill -9 interrupted
     run = _open(tmp_path / "r", {**CFG, "chunk_size": 16}, resume=True, ignore=("chunk_size",))
     assert run.config["chunk_size"] == 64 and "chunk_size = 64 kept from the run" in run.notes[0]
     run.release()
