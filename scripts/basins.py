@@ -54,6 +54,8 @@ flags.DEFINE_integer("seed", 0, "Seed of the initializations (init i uses fold_i
 flags.DEFINE_integer("chunk_size", 16384, "Inits per chunk (bounds memory; unit of resume).", lower_bound=1)
 flags.DEFINE_integer("tile", 512, "Inits per tile: the fixed GEMM width (results do not depend on "
                      "chunk_size or device count at a fixed tile).", lower_bound=1)
+flags.DEFINE_float("target_unseen", None, "Stop at the first chunk where the bound on the basin mass of optima not "
+                   "found and every 95% half-width are <= this, in (0, 1); --n_init is then the cap.")
 flags.DEFINE_bool("x64", False, "Run the dynamics in float64 (certificates are always float64).")
 cli.define_run_flags(None, what="Run directory (default runs/basins-<act>-<data>-...).")
 flags.DEFINE_string("coordinator_address", None, "Multi-host: HOST:PORT of process 0.")
@@ -66,6 +68,10 @@ flags.register_validator("step_size", lambda v: v > 0, "--step_size must be > 0"
 flags.register_validator("shift", lambda v: v >= 0, "--shift must be >= 0")
 flags.register_validator("tol", lambda v: 0 < v < 0.1, "--tol must lie in (0, 0.1)")
 flags.register_validator("cluster_tol", lambda v: 0 < v < 1, "--cluster_tol must lie in (0, 1)")
+flags.register_multi_flags_validator(
+    ["target_unseen", "num_processes"], lambda f: f["target_unseen"] is None or (0 < f["target_unseen"] < 1 and
+                                                                                 f["num_processes"] == 1),
+    "--target_unseen must lie in (0, 1) and needs a single process")
 flags.register_multi_flags_validator(
     ["process_id", "num_processes"], lambda f: f["process_id"] < f["num_processes"],
     "--process_id must lie in [0, --num_processes - 1]")
@@ -91,7 +97,7 @@ def main(argv):
         dynamics=engine.Dynamics(method=FLAGS.method, step_size=FLAGS.step_size, tol=FLAGS.tol,
                                  max_steps=FLAGS.max_steps, shift=FLAGS.shift),
         n_init=FLAGS.n_init, seed=FLAGS.seed, chunk_size=FLAGS.chunk_size, tile=FLAGS.tile, x64=FLAGS.x64,
-        cluster_tol=FLAGS.cluster_tol)
+        cluster_tol=FLAGS.cluster_tol, target_unseen=FLAGS.target_unseen)
     cli.check_tolerance(cfg.dynamics.tol, "--tol", cfg.dtype)
     _check_memory(cfg, support_shape(cfg.data))
     ds64 = cli.or_fail(build_dataset, cfg.data, jnp.float64)

@@ -25,7 +25,7 @@ from ccdyn.one_layer.engine import Dynamics, Status
 from ccdyn.pairwise import Pairwise
 from ccdyn.stats import unseen_mass, wilson_interval
 
-__all__ = ["BasinsConfig", "memory_estimate", "run", "cluster", "refine", "describe_optima", "merge_duplicates",
+__all__ = ["BasinsConfig", "memory_estimate", "precise_enough", "run", "cluster", "refine", "describe_optima", "merge_duplicates",
            "basin_mass_on_patterns", "analyze", "summary", "write_summary", "read_summary", "table",
            "COMPARISON_COLUMNS", "comparison_rows"]
 
@@ -36,6 +36,8 @@ class BasinsConfig:
 
     Field names are ``scripts/basins.py``'s flags; ``data`` is the data model, ``dynamics`` how each
     init is advanced. ``x64`` runs the dynamics in float64 (refinement and certificates always are).
+    ``target_unseen`` (None: off) ends the run at the first chunk after which the unseen-mass bound
+    and every optimum's 95% half-width are <= it (:func:`precise_enough`); ``n_init`` is then the cap.
     """
 
     data: DataSpec = DataSpec()
@@ -50,6 +52,7 @@ class BasinsConfig:
     tile: int = 512
     x64: bool = False
     cluster_tol: float = 1e-2
+    target_unseen: float | None = None
 
     @property
     def activation(self) -> Activation:
@@ -87,6 +90,20 @@ def memory_estimate(cfg: BasinsConfig, shape) -> tuple:
     return data + tile, flag, f"8 arrays of tile {cfg.tile} x {n} points x {v} views, {item} B each"
 
 
+def precise_enough(result: dict, target: float, cluster_tol: float, odd: bool) -> bool:
+    """Whether the inits so far pin the basins down to ``target``: the 95% upper bound of the basin mass
+    of optima not found (:func:`ccdyn.stats.unseen_mass`) and every optimum's 95% Wilson half-width
+    are <= ``target``. Counts come from :func:`cluster` on the converged endpoints (before the float64
+    refinement, which can only merge clusters)."""
+    status = result["status"]
+    n, conv = status.shape[0], status == Status.CONVERGED
+    if not conv.any():
+        return False
+    counts = np.bincount(cluster(np.asarray(result["w"][conv], np.float64), cluster_tol, odd)[0])
+    half = np.diff(wilson_interval(counts, n), axis=-1) / 2
+    return unseen_mass(counts, n)["upper"] <= target and bool(np.all(half <= target))
+
+
 def run(cfg: BasinsConfig, *, ds64: Dataset | None = None, store=None, mesh=None, process_id: int = 0,
         num_processes: int = 1, progress=None) -> dict | None:
     """The whole basins pipeline: engine over ``cfg.n_init`` inits -> :func:`analyze`.
@@ -104,8 +121,10 @@ def run(cfg: BasinsConfig, *, ds64: Dataset | None = None, store=None, mesh=None
     act, pw = cfg.activation, cfg.pairwise
     runner = engine.ChunkRunner(ds64.astype(cfg.dtype), act, pw, cfg.dynamics, tile=cfg.tile, mesh=mesh)
     t0 = time.time()
+    stop = None if cfg.target_unseen is None else (
+        lambda r: precise_enough(r, cfg.target_unseen, cfg.cluster_tol, act.odd))
     result = engine.collect(runner, jax.random.PRNGKey(cfg.seed), cfg.n_init, cfg.chunk_size, cfg.dtype, store=store,
-                            process_id=process_id, num_processes=num_processes, progress=progress)
+                            process_id=process_id, num_processes=num_processes, progress=progress, stop=stop)
     run_s = time.time() - t0
     if result is None:
         return None
@@ -286,6 +305,11 @@ def table(s: dict) -> str:
     counts = ", ".join(f"{st.text} {s.get('n_' + st.key, 0)}" for st in engine.FINAL_STATUSES)
     hints = [f"warning: {s['n_' + st.key]} inits ended in {st.text}: {st.hint}" for st in engine.FINAL_STATUSES
              if st.hint and s.get("n_" + st.key, 0)]
+    target = s["config"].get("target_unseen")
+    if target is not None:
+        hints.insert(0, f"--target_unseen={target:g}: " + (
+            f"met after {s['n_init']} of at most {s['config']['n_init']} inits" if s["n_init"] < s["config"]["n_init"]
+            else f"ran all --n_init={s['n_init']} inits"))
     if "unseen_mass" in s:
         u = s["unseen_mass"]
         hints.insert(0, f"basin mass of optima not found: Good-Turing {u['good_turing']:.4f} ({u['singletons']} optima "

@@ -261,7 +261,7 @@ class ChunkRunner:
 
 
 def collect(runner: ChunkRunner, key, n_init: int, chunk_size: int, dtype, *, store=None,
-            process_id: int = 0, num_processes: int = 1, progress=None, wait_timeout: float = 3600.0):
+            process_id: int = 0, num_processes: int = 1, progress=None, wait_timeout: float = 3600.0, stop=None):
     """Runs this process's chunks of inits 0 .. n_init-1 and gathers all of them on process 0.
 
     Args:
@@ -270,18 +270,33 @@ def collect(runner: ChunkRunner, key, n_init: int, chunk_size: int, dtype, *, st
       progress: optional callback ``progress(done_inits, total_inits, running_in_chunk, steps)``,
         called after every block of steps (``done_inits`` counts the inits of this chunk that have
         stopped) and at the end of every chunk (running_in_chunk = 0).
+      stop: optional ``stop(result) -> bool`` (one process only), called after every chunk with the
+        arrays of inits 0 .. the chunk's end; the run ends at the first chunk where it says True. The
+        chunks are the same as without it, so a stopped run is the first inits of the full one.
 
     Returns:
-      On process 0, numpy arrays w (n_init, d), status, steps, residual in init order; else None.
+      On process 0, numpy arrays w, status, steps, residual in init order (n_init rows, fewer if
+      ``stop`` ended the run); else None.
     """
     ranges = parallel.chunk_ranges(n_init, chunk_size)
     mine = parallel.chunks_of_process(len(ranges), process_id, num_processes)
     if store is None and num_processes > 1:
         raise ValueError("several processes need a shared store (an output directory)")
+    if stop is not None and num_processes > 1:
+        raise ValueError("stopping early (--target_unseen) needs a single process")
     memory = {}
     done = sum(ranges[c][1] for c in mine if store is not None and store.has(c))
+
+    def joined(parts):
+        return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
     for c in mine:
         if store is not None and store.has(c):
+            if stop is not None:
+                memory[c] = store.load(c)
+                if stop(joined([memory[i] for i in range(c + 1)])):
+                    ranges = ranges[:c + 1]
+                    break
             continue
         total = sum(ranges[i][1] for i in mine)
         # inside a chunk the inits done are the finished chunks plus this chunk's stopped inits
@@ -295,12 +310,16 @@ def collect(runner: ChunkRunner, key, n_init: int, chunk_size: int, dtype, *, st
         done += ranges[c][1]
         if progress is not None:
             progress(done, total, 0, 0)
+        if stop is not None:
+            memory[c] = out
+            if stop(joined([memory[i] for i in range(c + 1)])):
+                ranges = ranges[:c + 1]
+                break
     if process_id != 0:
         return None
     if store is not None:
         store.wait(range(len(ranges)), timeout=wait_timeout)
-    parts = [memory[c] if store is None else store.load(c) for c in range(len(ranges))]
-    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    return joined([memory[c] if c in memory else store.load(c) for c in range(len(ranges))])
 
 
 

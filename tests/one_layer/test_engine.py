@@ -107,3 +107,25 @@ def test_progress_counts_the_inits_stopped_inside_a_chunk():
     assert any(0 < d < 128 for d, _ in inside)  # the first chunk reports before it ends
     assert all(d + r <= 128 or d >= 128 for d, r in inside)
     assert [d for d, _ in inside] == sorted(d for d, _ in inside)  # never goes back
+
+
+def test_stop_ends_the_run_at_a_chunk_and_keeps_the_first_inits_of_the_full_run():
+    ds = build_dataset(DataSpec(d=6, m=6), jnp.float32)
+    dyn = engine.Dynamics(method="power")
+    runner = engine.ChunkRunner(ds, activations.get_activation("relu"), UNIFORM, dyn, tile=64)
+    full = engine.collect(runner, jax.random.PRNGKey(0), 640, 128, jnp.float32)
+    seen = []
+    part = engine.collect(runner, jax.random.PRNGKey(0), 640, 128, jnp.float32,
+                          stop=lambda r: seen.append(r["status"].size) or r["status"].size >= 300)
+    assert seen == [128, 256, 384] and part["status"].size == 384
+    for k in full:
+        np.testing.assert_array_equal(part[k], full[k][:384])
+
+
+def test_precise_enough_needs_the_unseen_bound_and_every_half_width_below_target():
+    w = np.repeat(np.eye(3), [600, 300, 100], axis=0)
+    result = {"w": w, "status": np.full(1000, engine.Status.CONVERGED, np.int8)}
+    assert basins.precise_enough(result, 0.2, 1e-2, odd=False)  # bound 0.15, half-widths <= 0.03
+    assert not basins.precise_enough(result, 0.1, 1e-2, odd=False)  # the unseen bound is 0.15
+    one = {"w": w[:1], "status": result["status"][:1]}
+    assert not basins.precise_enough(one, 0.9, 1e-2, odd=False)  # one init: the interval is wide
