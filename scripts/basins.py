@@ -83,10 +83,6 @@ flags.register_multi_flags_validator(
     "--num_processes > 1 needs --coordinator_address=HOST:PORT of process 0")
 
 
-def _check_memory(cfg, shape):
-    cli.check_memory(*basins.memory_estimate(cfg, shape))
-
-
 def main(argv):
     del argv
     t_start = time.time()
@@ -99,12 +95,12 @@ def main(argv):
         n_init=FLAGS.n_init, seed=FLAGS.seed, chunk_size=FLAGS.chunk_size, tile=FLAGS.tile, x64=FLAGS.x64,
         cluster_tol=FLAGS.cluster_tol, target_unseen=FLAGS.target_unseen)
     cli.check_tolerance(cfg.dynamics.tol, "--tol", cfg.dtype)
-    _check_memory(cfg, support_shape(cfg.data))
+    cli.check_memory(*basins.memory_estimate(cfg, support_shape(cfg.data)))
     ds64 = cli.or_fail(build_dataset, cfg.data, jnp.float64)
     if ds64.dim < 2:
         cli.fail(f"the data has dimension {ds64.dim}; basins live on the sphere S^(d-1) and need d >= 2 "
                  "(--d / --data_path)")
-    _check_memory(cfg, (ds64.n, 1 if ds64.x_aug is None else ds64.x_aug.shape[1], ds64.dim))
+    cli.check_memory(*basins.memory_estimate(cfg, (ds64.n, 1 if ds64.x_aug is None else ds64.x_aug.shape[1], ds64.dim)))
     for problem in engine.range_problems(ds64, cfg.activation, cfg.pairwise, cfg.dynamics, cfg.dtype):
         cli.fail(problem)
     out_name = FLAGS.output_dir or (f"runs/basins-{cfg.act}-{cfg.data.data}-{cfg.alpha}-{cfg.dynamics.method}"
@@ -114,10 +110,7 @@ def main(argv):
         run = cli.open_run_dir(out_name, config, script="scripts/basins.py", outputs=OUTPUTS,
                                overwrite=FLAGS.overwrite, resume=FLAGS.resume, ignore=("chunk_size",))
     else:
-        try:
-            run = rundir.RunDir.join(out_name, config, ignore=("chunk_size",))
-        except rundir.RunDirError as e:
-            cli.fail(e)
+        run = cli.or_fail(rundir.RunDir.join, out_name, config, ignore=("chunk_size",))
     cfg = dataclasses.replace(cfg, chunk_size=run.config["chunk_size"])  # a resumed run keeps its chunks
     config, store = dataclasses.asdict(cfg), run.chunk_store()
     if FLAGS.resume:
@@ -137,7 +130,7 @@ def main(argv):
     io.write_npz(out / "optima.npz", optima=an["optima"], labels=an["labels"], status=result["status"],
                  steps=result["steps"])
     title = (f"{cfg.act}, {cfg.data.data}, alpha={cfg.alpha}, {cfg.dynamics.method}: "
-             f"{s['n_optima']} optima from {cfg.n_init} inits")
+             f"{s['n_optima']} optima from {s['n_init']} inits")
     io.save_figure(out / "basins.png", plotting.basins_figure(s["optima"], title))
     basins.write_summary(out, s)  # last: a summary means every output is there
     out = cli.finish(run)
