@@ -37,12 +37,14 @@ import math
 
 import numpy as np
 
+from ccdyn import report
 from ccdyn.data.registry import DataSpec
 from ccdyn.one_layer import basins
 from ccdyn.one_layer.basins import BasinsConfig
 from ccdyn.one_layer.engine import Dynamics
 
-__all__ = ["PARAMS", "configs", "overlap", "tipping", "match", "follow", "run", "track_rows", "tipping_rows"]
+__all__ = ["PARAMS", "configs", "overlap", "tipping", "match", "follow", "run", "track_rows", "tipping_rows",
+           "table"]
 
 # Parameters that change which inits exist or where they live cannot be continued across.
 _FIXED = {"n_init": "it changes the inits", "seed": "it changes the inits",
@@ -284,3 +286,19 @@ def tipping_rows(record: dict) -> tuple:
                 rows.append([s["from"], s["to"], a, s["from_tracks"][a], "not_converged" if last else int(b),
                              None if last else s["to_tracks"][b], float(P[a, b]), int(O[a, b])])
     return header, rows
+
+
+def table(record: dict) -> str:
+    """The stdout summary: one row per track (born / died / merged) with its basin fraction at every
+    value (``s`` stable, ``u`` not, ``-`` absent)."""
+    def cell(t, k):
+        return "-" if t["optimum"][k] is None else f"{t['fraction'][k]:.3f} {'s' if t['stable'][k] else 'u'}"
+
+    show = lambda v: "-" if v is None else v
+    head = ["track", "born at", "from", "dies at", "merges into"] + [f"{record['param']}={v:g}" for v in record["values"]]
+    body = [[t["id"], show(t["born_at"]), show(t["born_from"]), show(t["dies_at"]), show(t["merges_into"])]
+            + [cell(t, k) for k in range(len(record["values"]))] for t in record["tracks"]]
+    nc = [r["status_counts"]["converged"] for r in record["runs"]]
+    return "\n".join([report.format_table(head, body), "",
+                      "optima per value: " + ", ".join(str(r["n_optima"]) for r in record["runs"]),
+                      "converged inits per value: " + ", ".join(map(str, nc))])
