@@ -423,14 +423,15 @@ def ddn_op_figure(panels: dict, latents, title: str = ""):
 
 # --- Continuation of basins across a parameter (ccdyn.one_layer.continuation, #12 item 3) ----------
 
-def continuation_figure(record: dict, title: str = ""):
+def continuation_figure(record: dict, title: str = "", min_fraction: float = 0.0):
     """Top: each track's optimum energy against the parameter, line width = basin fraction, solid where
     the optimum is stable at both ends of a segment, dashed otherwise (filled / open markers: stable /
     not); thin dotted lines join a vanishing optimum to the track it merges into and a born optimum to
     the track it was born from. Bottom: the basin fractions themselves (95% Wilson intervals), which
-    separate tracks of equal energy. Log x when the values are positive and span a factor >= 20."""
+    separate tracks of equal energy. Only tracks whose fraction reaches ``min_fraction`` at some value
+    are drawn. Log x when the values are positive and span a factor >= 20."""
     values = np.asarray(record["values"], np.float64)
-    tracks = record["tracks"]
+    tracks = [t for t in record["tracks"] if max(f for f in t["fraction"] if f is not None) >= min_fraction]
     fig, (ax, axf) = plt.subplots(2, 1, figsize=(8, 7), sharex=True, gridspec_kw={"height_ratios": [3, 2]})
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     at = {(t["id"], k): (values[k], t["energy"][k]) for t in tracks for k in range(values.size)
@@ -469,6 +470,9 @@ def continuation_figure(record: dict, title: str = ""):
     ax.plot([], [], "k--", lw=2, label="not stable")
     ax.plot([], [], "k:", lw=1, label="merge / birth")
     ax.legend(fontsize=7, loc="best")
-    ax.set_title(title or f"Continuation in {record['param']}: {len(tracks)} tracks", fontsize=10)
+    hidden = len(record["tracks"]) - len(tracks)
+    ax.set_title((title or f"Continuation in {record['param']}: {len(record['tracks'])} tracks")
+                 + (f"\n({hidden} tracks with basin fraction < {min_fraction:g} throughout not drawn)" if hidden else ""),
+                 fontsize=10)
     fig.tight_layout()
     return fig

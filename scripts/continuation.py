@@ -40,6 +40,8 @@ flags.DEFINE_float("match_tol", 0.2, "Optima at neighbouring values farther apar
                    "for odd activations) are never one branch, in (0, 2].")
 flags.DEFINE_float("merge_share", 0.5, "A vanishing optimum merges into the optimum that takes at least this share "
                    "of its basin, in (0, 1].")
+flags.DEFINE_float("min_fraction", 0.005, "Tracks listed on stdout and drawn: basin fraction >= this at some value "
+                   "(the CSV and JSON files have all).", lower_bound=0)
 cli.define_data_flags()
 flags.DEFINE_enum("act", "relu", activations.ACTIVATIONS, "Activation h.")
 flags.DEFINE_float("leaky_slope", activations.DEFAULT_LEAKY_SLOPE, "leaky_relu negative slope, in [0, 1).")
@@ -93,7 +95,7 @@ def main(argv):
         for problem in engine.range_problems(ds64, cfg.activation, cfg.pairwise, cfg.dynamics, cfg.dtype):
             cli.fail(f"{param}={cfg_value(cfg, param):g}: {problem}")
     config = {"base": dataclasses.asdict(base), "param": param, "values": values, "match_tol": FLAGS.match_tol,
-              "merge_share": FLAGS.merge_share}
+              "merge_share": FLAGS.merge_share, "min_fraction": FLAGS.min_fraction}
     run = cli.open_run_dir(FLAGS.output_dir or f"runs/continuation-{param}", io.as_json(config),
                            script="scripts/continuation.py", outputs=OUTPUTS, overwrite=FLAGS.overwrite,
                            can_resume=False)
@@ -106,11 +108,11 @@ def main(argv):
     io.write_csv(out / "tipping.csv", *continuation.tipping_rows(rec))
     title = (f"{base.act}, {base.data.data}, alpha={base.alpha}, {base.dynamics.method}, {base.n_init} inits: "
              f"{len(rec['tracks'])} tracks over {param}")
-    io.save_figure(out / "continuation.png", plotting.continuation_figure(rec, title))
-    io.write_json(out / "continuation.json", cli.with_run_record(
-        "scripts/continuation.py", {"config": config, **rec, "timings_s": {"total": time.time() - t_start}}))
+    io.save_figure(out / "continuation.png", plotting.continuation_figure(rec, title, FLAGS.min_fraction))
+    body = {"config": config, **continuation.compact(rec), "timings_s": {"total": time.time() - t_start}}
+    io.write_json(out / "continuation.json", cli.with_run_record("scripts/continuation.py", body))
     out = cli.finish(run)
-    print(continuation.table(rec))
+    print(continuation.table(rec, FLAGS.min_fraction))
     print(f"\nwrote {out}/continuation.json, tracks.csv, tipping.csv, continuation.png ({time.time() - t_start:.1f} s)")
 
 

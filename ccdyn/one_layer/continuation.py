@@ -44,7 +44,7 @@ from ccdyn.one_layer.basins import BasinsConfig
 from ccdyn.one_layer.engine import Dynamics
 
 __all__ = ["PARAMS", "configs", "overlap", "tipping", "match", "follow", "run", "track_rows", "tipping_rows",
-           "table"]
+           "compact", "shown", "table"]
 
 # Parameters that change which inits exist or where they live cannot be continued across.
 _FIXED = {"n_init": "it changes the inits", "seed": "it changes the inits",
@@ -172,7 +172,9 @@ def follow(analyses: list, values, *, odd: bool, match_tol: float, merge_share: 
     ``optima``, ``labels``, ``rows``), in the order of ``values``.
 
     Returns:
-      {"tracks": [{"id", "born_at", "born_from", "dies_at", "merges_into", "optimum" (per value: index
+      {"tracks": [{"id", "born_at", "born_from", "dies_at", "merges_into", "lost_to_not_converged" (share
+      of the basin of a track that dies whose inits do not converge at ``dies_at``: a large share says
+      the dynamics failed there, not that the optimum vanished), "optimum" (per value: index
       or None), "fraction", "ci95", "energy", "stable", "pattern", "overlap" (per value, None where the
       track is absent)}], "steps": [{"from", "to", "overlap" O, "tipping" P, "successor", "merges_into",
       "distance"}]}. ``dies_at`` is the first value where the track is gone (None: alive at the last).
@@ -185,7 +187,7 @@ def follow(analyses: list, values, *, odd: bool, match_tol: float, merge_share: 
 
     def new_track(k, b, born_from=None):
         t = {"id": len(tracks), "born_at": values[k] if k else None, "born_from": born_from, "dies_at": None,
-             "merges_into": None, "optimum": [None] * n}
+             "merges_into": None, "lost_to_not_converged": None, "optimum": [None] * n}
         t.update({key: [None] * n for key in ("fraction", "ci95", "energy", "stable", "pattern", "overlap")})
         tracks.append(t)
         return t["id"]
@@ -219,6 +221,7 @@ def follow(analyses: list, values, *, odd: bool, match_tol: float, merge_share: 
         for a in range(k_a):
             if m["successor"][a] < 0:
                 tracks[current[a]]["dies_at"] = values[k + 1]
+                tracks[current[a]]["lost_to_not_converged"] = float(tipping(O)[a, -1])
                 if m["merges_into"][a] >= 0:
                     tracks[current[a]]["merges_into"] = nxt[int(m["merges_into"][a])]
         steps.append({"from": values[k], "to": values[k + 1], "overlap": O, "tipping": tipping(O),
@@ -262,14 +265,14 @@ def run(base: BasinsConfig, param: str, values, *, match_tol: float = 0.2, merge
 def track_rows(record: dict) -> tuple:
     """(header, rows) of ``tracks.csv``: one row per track and value where it is present."""
     header = ("track", "value", "optimum", "fraction", "ci95_lo", "ci95_hi", "energy", "stable", "pattern", "overlap",
-              "born_at", "born_from", "dies_at", "merges_into")
+              "born_at", "born_from", "dies_at", "merges_into", "lost_to_not_converged")
     rows = []
     for t in record["tracks"]:
         for k, v in enumerate(record["values"]):
             if t["optimum"][k] is not None:
                 rows.append([t["id"], v, t["optimum"][k], t["fraction"][k], *t["ci95"][k], t["energy"][k],
                              t["stable"][k], t["pattern"][k], t["overlap"][k], t["born_at"], t["born_from"],
-                             t["dies_at"], t["merges_into"]])
+                             t["dies_at"], t["merges_into"], t["lost_to_not_converged"]])
     return header, rows
 
 
@@ -288,17 +291,44 @@ def tipping_rows(record: dict) -> tuple:
     return header, rows
 
 
-def table(record: dict) -> str:
-    """The stdout summary: one row per track (born / died / merged) with its basin fraction at every
-    value (``s`` stable, ``u`` not, ``-`` absent)."""
+def compact(record: dict) -> dict:
+    """``record`` for JSON: each step's dense matrices become the nonzero entries of O as
+    ``[a, b, count]`` (b = -1: did not converge) and the distance of each continued pair."""
+    steps = []
+    for s in record["steps"]:
+        O = np.asarray(s["overlap"])
+        a, b = np.nonzero(O)
+        succ = np.asarray(s["successor"])
+        steps.append({"from": s["from"], "to": s["to"], "from_tracks": s["from_tracks"], "to_tracks": s["to_tracks"],
+                      "successor": succ.tolist(), "merges_into": np.asarray(s["merges_into"]).tolist(),
+                      "successor_distance": [float(s["distance"][i, j]) if j >= 0 else None for i, j in enumerate(succ)],
+                      "overlap": [[int(i), int(j) if j < O.shape[1] - 1 else -1, int(O[i, j])] for i, j in zip(a, b)]})
+    return {**record, "steps": steps}
+
+
+def shown(record: dict, min_fraction: float) -> list:
+    """The tracks whose basin fraction reaches ``min_fraction`` at some value."""
+    return [t for t in record["tracks"] if max(f for f in t["fraction"] if f is not None) >= min_fraction]
+
+
+def table(record: dict, min_fraction: float = 0.0) -> str:
+    """The stdout summary: one row per track (born / died / merged; ``lost`` the share of a dying track's
+    basin that does not converge where it dies) with its basin fraction at every value (``s`` stable,
+    ``u`` not, ``-`` absent); tracks below ``min_fraction`` at every value are counted, not listed."""
     def cell(t, k):
         return "-" if t["optimum"][k] is None else f"{t['fraction'][k]:.3f} {'s' if t['stable'][k] else 'u'}"
 
     show = lambda v: "-" if v is None else v
-    head = ["track", "born at", "from", "dies at", "merges into"] + [f"{record['param']}={v:g}" for v in record["values"]]
-    body = [[t["id"], show(t["born_at"]), show(t["born_from"]), show(t["dies_at"]), show(t["merges_into"])]
-            + [cell(t, k) for k in range(len(record["values"]))] for t in record["tracks"]]
+    lost = lambda t: "-" if t["lost_to_not_converged"] is None else f"{t['lost_to_not_converged']:.2f}"
+    head = ["track", "born at", "from", "dies at", "merges into", "lost"] + [
+        f"{record['param']}={v:g}" for v in record["values"]]
+    tracks = shown(record, min_fraction)
+    body = [[t["id"], show(t["born_at"]), show(t["born_from"]), show(t["dies_at"]), show(t["merges_into"]), lost(t)]
+            + [cell(t, k) for k in range(len(record["values"]))] for t in tracks]
+    hidden = len(record["tracks"]) - len(tracks)
     nc = [r["status_counts"]["converged"] for r in record["runs"]]
     return "\n".join([report.format_table(head, body), "",
+                      *([f"{hidden} tracks with basin fraction < {min_fraction:g} at every value not listed "
+                         "(tracks.csv has all)"] if hidden else []),
                       "optima per value: " + ", ".join(str(r["n_optima"]) for r in record["runs"]),
                       "converged inits per value: " + ", ".join(map(str, nc))])

@@ -19,8 +19,9 @@ def _unit(*v):
 def _analysis(optima, labels, stable=None):
     labels = np.asarray(labels)
     n = labels.size
-    rows = [{"fraction": np.sum(labels == k) / n, "ci95": [0.0, 1.0], "energy": float(k), "count": int(np.sum(labels == k)),
-             "stable": True if stable is None else stable[k], "pattern": k, "overlap": 1.0} for k in range(len(optima))]
+    rows = [{"fraction": np.sum(labels == k) / n, "ci95": [0.0, 1.0], "energy": float(k),
+             "count": int(np.sum(labels == k)), "stable": True if stable is None else stable[k], "pattern": k,
+             "overlap": 1.0} for k in range(len(optima))]
     return {"optima": np.asarray(optima), "labels": labels, "rows": rows}
 
 
@@ -44,6 +45,7 @@ def test_matching_a_vanishing_optimum_and_a_split():
     # x continues (moved 0.05), y dies at 1.0 and merges into x's track (90% of its basin went there)
     assert t[0]["optimum"] == [0, 0] and t[0]["dies_at"] is None and t[0]["born_at"] is None
     assert t[1]["optimum"] == [1, None] and t[1]["dies_at"] == 1.0 and t[1]["merges_into"] == 0
+    assert t[1]["lost_to_not_converged"] == pytest.approx(0.1) and t[0]["lost_to_not_converged"] is None
     # z continues into z' (the larger share of its basin among optima within match_tol), z'' is born from z
     assert t[2]["optimum"] == [2, 1] and t[2]["dies_at"] is None
     assert t[3]["optimum"] == [None, 2] and t[3]["born_at"] == 1.0 and t[3]["born_from"] == 2
@@ -116,3 +118,14 @@ def test_real_run_of_two_equal_values_is_the_identity():
     header, rows = continuation.track_rows(rec)
     assert len(rows) == 2 * k and len(header) == len(rows[0])
     assert len(continuation.tipping_rows(rec)[1]) == k
+
+
+def test_compact_keeps_the_nonzero_overlaps_and_the_table_hides_small_tracks():
+    out = {"param": "p", "values": [0.0, 1.0], "runs": [{"n_optima": 3, "status_counts": {"converged": 100}},
+                                                          {"n_optima": 3, "status_counts": {"converged": 98}}],
+           **_synthetic()}
+    steps = continuation.compact(out)["steps"]
+    assert sorted(steps[0]["overlap"]) == [[0, 0, 40], [1, -1, 2], [1, 0, 18], [2, 1, 25], [2, 2, 15]]
+    assert steps[0]["successor"] == [0, -1, 1] and steps[0]["successor_distance"][1] is None
+    text = continuation.table(out, min_fraction=0.3)
+    assert "2 tracks with basin fraction < 0.3" in text and "0.400 s" in text
