@@ -472,7 +472,8 @@ def continuation_figure(record: dict, title: str = "", min_fraction: float = 0.0
     ax.legend(fontsize=7, loc="best")
     hidden = len(record["tracks"]) - len(tracks)
     ax.set_title((title or f"Continuation in {record['param']}: {len(record['tracks'])} tracks")
-                 + (f"\n({hidden} tracks with basin fraction < {min_fraction:g} throughout not drawn)" if hidden else ""),
+                 + (f"\n({hidden} tracks with basin fraction < {min_fraction:g} throughout not drawn)"
+                    if hidden else ""),
                  fontsize=10)
     fig.tight_layout()
     return fig

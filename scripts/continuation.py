@@ -100,7 +100,8 @@ def main(argv):
                            script="scripts/continuation.py", outputs=OUTPUTS, overwrite=FLAGS.overwrite,
                            can_resume=False)
     cli.log(f"ccdyn continuation: {param} over {', '.join(f'{v:g}' for v in values)}; act={base.act} "
-            f"data={base.data.data} alpha={base.alpha} method={base.dynamics.method} n_init={base.n_init} -> {run.path}")
+            f"data={base.data.data} alpha={base.alpha} method={base.dynamics.method} n_init={base.n_init} "
+            f"-> {run.path}")
     rec = continuation.run(base, param, values, match_tol=FLAGS.match_tol, merge_share=FLAGS.merge_share,
                            progress=cli.progress(time.time()), log=cli.log)
     out = run.path

@@ -301,7 +301,8 @@ def compact(record: dict) -> dict:
         succ = np.asarray(s["successor"])
         steps.append({"from": s["from"], "to": s["to"], "from_tracks": s["from_tracks"], "to_tracks": s["to_tracks"],
                       "successor": succ.tolist(), "merges_into": np.asarray(s["merges_into"]).tolist(),
-                      "successor_distance": [float(s["distance"][i, j]) if j >= 0 else None for i, j in enumerate(succ)],
+                      "successor_distance": [float(s["distance"][i, j]) if j >= 0 else None
+                                             for i, j in enumerate(succ)],
                       "overlap": [[int(i), int(j) if j < O.shape[1] - 1 else -1, int(O[i, j])] for i, j in zip(a, b)]})
     return {**record, "steps": steps}
 
