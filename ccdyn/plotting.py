@@ -427,9 +427,10 @@ def continuation_figure(record: dict, title: str = "", min_fraction: float = 0.0
     """Top: each track's optimum energy against the parameter, line width = basin fraction, solid where
     the optimum is stable at both ends of a segment, dashed otherwise (filled / open markers: stable /
     not); thin dotted lines join a vanishing optimum to the track it merges into and a born optimum to
-    the track it was born from. Bottom: the basin fractions themselves (95% Wilson intervals), which
-    separate tracks of equal energy. Only tracks whose fraction reaches ``min_fraction`` at some value
-    are drawn. Log x when the values are positive and span a factor >= 20."""
+    the track it was born from; x marks where a track ends without a merge. Bottom: the basin
+    fractions themselves (95% Wilson intervals), which separate tracks of equal energy. Only tracks
+    whose fraction reaches ``min_fraction`` at some value are drawn. Log x when the values are positive
+    and span a factor >= 20."""
     values = np.asarray(record["values"], np.float64)
     tracks = [t for t in record["tracks"] if max(f for f in t["fraction"] if f is not None) >= min_fraction]
     fig, (ax, axf) = plt.subplots(2, 1, figsize=(8, 7), sharex=True, gridspec_kw={"height_ratios": [3, 2]})
@@ -458,6 +459,8 @@ def continuation_figure(record: dict, title: str = "", min_fraction: float = 0.0
             if (t["merges_into"], k) in at:
                 x1, y1 = at[(t["merges_into"], k)]
                 ax.plot([values[ks[-1]], x1], [t["energy"][ks[-1]], y1], ":", color=c, lw=1)
+        if t["dies_at"] is not None and t["merges_into"] is None:
+            ax.plot(t["dies_at"], t["energy"][ks[-1]], "x", color=c, ms=7)
         if t["born_from"] is not None and ks[0] > 0 and (t["born_from"], ks[0] - 1) in at:
             x0, y0 = at[(t["born_from"], ks[0] - 1)]
             ax.plot([x0, values[ks[0]]], [y0, t["energy"][ks[0]]], ":", color=c, lw=1)
@@ -469,6 +472,7 @@ def continuation_figure(record: dict, title: str = "", min_fraction: float = 0.0
     ax.plot([], [], "k-", lw=2, label="stable (width = basin fraction)")
     ax.plot([], [], "k--", lw=2, label="not stable")
     ax.plot([], [], "k:", lw=1, label="merge / birth")
+    ax.plot([], [], "kx", label="gone, no merge (at its last energy)")
     ax.legend(fontsize=7, loc="best")
     hidden = len(record["tracks"]) - len(tracks)
     ax.set_title((title or f"Continuation in {record['param']}: {len(record['tracks'])} tracks")
