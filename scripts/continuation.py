@@ -43,6 +43,8 @@ flags.DEFINE_float("merge_share", 0.5, "A vanishing optimum merges into the opti
                    "of its basin, in (0, 1].")
 flags.DEFINE_float("min_fraction", 0.005, "Tracks listed on stdout and drawn: basin fraction >= this at some value "
                    "(the CSV and JSON files have all).", lower_bound=0)
+flags.DEFINE_enum("plot_y", "energy", ["energy", "overlap"], "The figure's y: the optimum's energy or its cosine "
+                  "with its best planted pattern.")
 cli.define_data_flags()
 flags.DEFINE_enum("act", "relu", activations.ACTIVATIONS, "Activation h.")
 flags.DEFINE_float("leaky_slope", activations.DEFAULT_LEAKY_SLOPE, "leaky_relu negative slope, in [0, 1).")
@@ -110,7 +112,8 @@ def main(argv):
     io.write_csv(out / "tipping.csv", *continuation.tipping_rows(rec))
     title = (f"{base.act}, {base.data.data}, alpha={base.alpha}, {base.dynamics.method}, {base.n_init} inits: "
              f"{len(rec['tracks'])} tracks over {param}")
-    io.save_figure(out / "continuation.png", plotting.continuation_figure(rec, title, FLAGS.min_fraction))
+    io.save_figure(out / "continuation.png", plotting.continuation_figure(rec, title, FLAGS.min_fraction,
+                                                                               FLAGS.plot_y))
     body = {"config": config, **continuation.compact(rec), "timings_s": {"total": time.time() - t_start}}
     io.write_json(out / "continuation.json", cli.with_run_record("scripts/continuation.py", body))
     out = cli.finish(run)

@@ -129,3 +129,16 @@ def test_compact_keeps_the_nonzero_overlaps_and_the_table_hides_small_tracks():
     assert steps[0]["successor"] == [0, -1, 1] and steps[0]["successor_distance"][1] is None
     text = continuation.table(out, min_fraction=0.3)
     assert "2 tracks with basin fraction < 0.3" in text and "0.400 s" in text
+
+
+def test_figure_draws_energy_or_overlap_and_refuses_a_missing_overlap():
+    from ccdyn import plotting
+
+    rec = {"param": "p", "values": [0.0, 1.0], **_synthetic()}
+    for y in ("energy", "overlap"):
+        fig = plotting.continuation_figure(rec, min_fraction=0.3, y=y)
+        assert len(fig.axes) == 2 and "2 tracks with basin fraction < 0.3" in fig.axes[0].get_title()
+        plotting.plt.close(fig)
+    rec["tracks"][0]["overlap"][0] = None
+    with pytest.raises(ValueError, match="planted patterns"):
+        plotting.continuation_figure(rec, y="overlap")
