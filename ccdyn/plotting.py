@@ -419,3 +419,69 @@ def ddn_op_figure(panels: dict, latents, title: str = ""):
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
+
+
+# --- Continuation of basins across a parameter (ccdyn.one_layer.continuation, #12 item 3) ----------
+
+def continuation_figure(record: dict, title: str = "", min_fraction: float = 0.0, y: str = "energy"):
+    """Top: each track's optimum energy (``y="energy"``) or cosine with its best planted pattern
+    (``y="overlap"``; e.g. for tau, which rescales the energy) against the parameter, line width =
+    basin fraction, solid where the optimum is stable at both ends of a segment, dashed otherwise
+    (filled / open markers: stable / not); thin dotted lines join a vanishing optimum to the track it
+    merges into and a born optimum to the track it was born from; x marks where a track ends without
+    a merge. Bottom: the basin fractions themselves (95% Wilson intervals), which separate tracks of
+    equal energy. Only tracks whose fraction reaches ``min_fraction`` at some value are drawn. Log x
+    when the values are positive and span a factor >= 20."""
+    values = np.asarray(record["values"], np.float64)
+    tracks = [t for t in record["tracks"] if max(f for f in t["fraction"] if f is not None) >= min_fraction]
+    fig, (ax, axf) = plt.subplots(2, 1, figsize=(8, 7), sharex=True, gridspec_kw={"height_ratios": [3, 2]})
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    if y not in ("energy", "overlap") or any(t["optimum"][k] is not None and t[y][k] is None
+                                             for t in tracks for k in range(values.size)):
+        raise ValueError(f"y={y!r} must be 'energy' or, on data with planted patterns, 'overlap'")
+    at = {(t["id"], k): (values[k], t[y][k]) for t in tracks for k in range(values.size)
+          if t["optimum"][k] is not None}
+    for t in tracks:
+        c = colors[t["id"] % len(colors)]
+        ks = [k for k in range(values.size) if t["optimum"][k] is not None]
+        for k0, k1 in zip(ks, ks[1:]):
+            ls = "-" if t["stable"][k0] and t["stable"][k1] else "--"
+            lw = 0.6 + 14 * 0.5 * (t["fraction"][k0] + t["fraction"][k1])
+            ax.plot(values[[k0, k1]], [t[y][k0], t[y][k1]], color=c, lw=lw, ls=ls,
+                    solid_capstyle="round")
+            axf.plot(values[[k0, k1]], [t["fraction"][k0], t["fraction"][k1]], color=c, lw=1.5, ls=ls)
+        for k in ks:
+            mfc = c if t["stable"][k] else "white"
+            ax.plot(values[k], t[y][k], "o", color=c, ms=3 + 10 * t["fraction"][k] ** 0.5, mfc=mfc)
+            lo, hi = t["ci95"][k]
+            axf.errorbar(values[k], t["fraction"][k], yerr=[[t["fraction"][k] - lo], [hi - t["fraction"][k]]],
+                         fmt="o", color=c, ms=4, mfc=mfc, capsize=2)
+        axf.annotate(str(t["id"]), (values[ks[-1]], t["fraction"][ks[-1]]), fontsize=7, color=c, xytext=(4, 0),
+                     textcoords="offset points", va="center")
+        if t["merges_into"] is not None and t["dies_at"] in values:
+            k = int(np.flatnonzero(values == t["dies_at"])[0])
+            if (t["merges_into"], k) in at:
+                x1, y1 = at[(t["merges_into"], k)]
+                ax.plot([values[ks[-1]], x1], [t[y][ks[-1]], y1], ":", color=c, lw=1)
+        if t["dies_at"] is not None and t["merges_into"] is None:
+            ax.plot(t["dies_at"], t[y][ks[-1]], "x", color=c, ms=7)
+        if t["born_from"] is not None and ks[0] > 0 and (t["born_from"], ks[0] - 1) in at:
+            x0, y0 = at[(t["born_from"], ks[0] - 1)]
+            ax.plot([x0, values[ks[0]]], [y0, t[y][ks[0]]], ":", color=c, lw=1)
+    if np.all(values > 0) and values.max() / values.min() >= 20:
+        ax.set_xscale("log")
+    axf.set_xlabel(record["param"])
+    ax.set_ylabel(r"energy $E_\alpha$ of the optimum" if y == "energy" else "cos with its best pattern $u_m$")
+    axf.set_ylabel("basin fraction (track id at its last value)")
+    ax.plot([], [], "k-", lw=2, label="stable (width = basin fraction)")
+    ax.plot([], [], "k--", lw=2, label="not stable")
+    ax.plot([], [], "k:", lw=1, label="merge / birth")
+    ax.plot([], [], "kx", label="gone, no merge (at its last value)")
+    ax.legend(fontsize=7, loc="best")
+    hidden = len(record["tracks"]) - len(tracks)
+    ax.set_title((title or f"Continuation in {record['param']}: {len(record['tracks'])} tracks")
+                 + (f"\n({hidden} tracks with basin fraction < {min_fraction:g} throughout not drawn)"
+                    if hidden else ""),
+                 fontsize=10)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,144 @@
+"""Continuation of basins across a parameter (ccdyn.one_layer.continuation): the matching rule on
+hand-made analyses whose answer is known (an optimum that vanishes into a neighbour, a basin that
+splits, a branch that moves), tipping rows, the parameter checks, and one tiny real run whose two
+equal values must give the identity (same seed, same inits, same labels)."""
+
+import numpy as np
+import pytest
+
+from ccdyn.data.registry import DataSpec
+from ccdyn.one_layer import continuation
+from ccdyn.one_layer.basins import BasinsConfig
+
+
+def _unit(*v):
+    v = np.asarray(v, np.float64)
+    return v / np.linalg.norm(v)
+
+
+def _analysis(optima, labels, stable=None):
+    labels = np.asarray(labels)
+    n = labels.size
+    rows = [{"fraction": np.sum(labels == k) / n, "ci95": [0.0, 1.0], "energy": float(k),
+             "count": int(np.sum(labels == k)), "stable": True if stable is None else stable[k], "pattern": k,
+             "overlap": 1.0} for k in range(len(optima))]
+    return {"optima": np.asarray(optima), "labels": labels, "rows": rows}
+
+
+# v0: optima x, y, z. v1: x moved a little, y gone (its inits went to x), z split into z' and z'', both
+# within match_tol of z: z' (25 of z's 40 inits) continues z although z'' (15) is nearer.
+X0, Y0, Z0 = _unit(1, 0, 0), _unit(0.7, 0.7, 0), _unit(0, 0, 1)
+X1, Z1a, Z1b = _unit(0.98, 0.05, 0), _unit(-0.05, 0.1, 1), _unit(0.02, 0, 1)
+L0 = np.array([0] * 40 + [1] * 20 + [2] * 40)
+L1 = np.array([0] * 40 + [0] * 18 + [-4] * 2 + [1] * 25 + [2] * 15)  # -4: not converged
+
+
+def _synthetic(**kw):
+    an = [_analysis([X0, Y0, Z0], L0), _analysis([X1, Z1a, Z1b], L1)]
+    return continuation.follow(an, [0.0, 1.0], odd=False, match_tol=0.2, **kw)
+
+
+def test_matching_a_vanishing_optimum_and_a_split():
+    out = _synthetic()
+    t = {tr["id"]: tr for tr in out["tracks"]}
+    assert len(t) == 4
+    # x continues (moved 0.05), y dies at 1.0 and merges into x's track (90% of its basin went there)
+    assert t[0]["optimum"] == [0, 0] and t[0]["dies_at"] is None and t[0]["born_at"] is None
+    assert t[1]["optimum"] == [1, None] and t[1]["dies_at"] == 1.0 and t[1]["merges_into"] == 0
+    assert t[1]["lost_to_not_converged"] == pytest.approx(0.1) and t[0]["lost_to_not_converged"] is None
+    # z continues into z' (the larger share of its basin among optima within match_tol), z'' is born from z
+    assert t[2]["optimum"] == [2, 1] and t[2]["dies_at"] is None
+    assert t[3]["optimum"] == [None, 2] and t[3]["born_at"] == 1.0 and t[3]["born_from"] == 2
+    assert t[2]["fraction"] == [0.4, 0.25] and t[3]["fraction"] == [None, 0.15]
+    d = out["steps"][0]["distance"]
+    assert d[2, 2] < d[2, 1] < 0.2 < d[1, 0]
+    P = out["steps"][0]["tipping"]
+    np.testing.assert_allclose(P[1], [0.9, 0, 0, 0.1])
+    np.testing.assert_allclose(P[2], [0, 25 / 40, 15 / 40, 0])
+
+
+def test_merge_needs_the_share_and_distance_decides_continuation():
+    # with merge_share above y's 90% the vanishing optimum just dies
+    t = _synthetic(merge_share=0.95)["tracks"]
+    assert t[1]["dies_at"] == 1.0 and t[1]["merges_into"] is None
+    # an optimum that moves farther than match_tol is a new branch even when it takes the whole basin
+    an = [_analysis([X0], [0] * 10), _analysis([_unit(0.8, 0.6, 0)], [0] * 10)]
+    tr = continuation.follow(an, [0, 1], odd=False, match_tol=0.2)["tracks"]
+    assert [(x["dies_at"], x["merges_into"], x["born_at"], x["born_from"]) for x in tr] == [(1.0, 1, None, None),
+                                                                                          (None, None, 1.0, 0)]
+
+
+def test_odd_activations_match_w_and_minus_w():
+    an = [_analysis([X0], [0] * 10), _analysis([-X1], [0] * 10)]
+    assert continuation.follow(an, [0, 1], odd=True, match_tol=0.2)["tracks"][0]["optimum"] == [0, 0]
+    assert len(continuation.follow(an, [0, 1], odd=False, match_tol=0.2)["tracks"]) == 2
+
+
+def test_two_optima_onto_one_keep_the_larger_overlap():
+    an = [_analysis([X0, _unit(1, 0.1, 0)], [0] * 6 + [1] * 4), _analysis([X1], [0] * 10)]
+    tr = continuation.follow(an, [0, 1], odd=False, match_tol=0.2)["tracks"]
+    assert tr[0]["optimum"] == [0, 0] and tr[1]["dies_at"] == 1.0 and tr[1]["merges_into"] == 0
+
+
+def test_tipping_rows_sum_to_one_and_empty_rows_stay_zero():
+    rng = np.random.default_rng(0)
+    la, lb = rng.integers(-3, 4, 500), rng.integers(-2, 5, 500)
+    O = continuation.overlap(la, lb, 4, 5)
+    assert O.shape == (4, 6) and O.sum() == np.sum(la >= 0)
+    np.testing.assert_allclose(continuation.tipping(O).sum(axis=1), 1.0)
+    np.testing.assert_array_equal(continuation.tipping(np.zeros((2, 3))), 0.0)
+    with pytest.raises(ValueError, match="same inits"):
+        continuation.overlap(la, lb[:-1], 4, 5)
+
+
+def test_configs_reach_every_kind_of_field_and_refuse_bad_ones():
+    base = BasinsConfig()
+    assert [c.tau for c in continuation.configs(base, "tau", [0.5, 2])] == [0.5, 2.0]
+    assert continuation.configs(base, "ortho_eps", [0.3])[0].data == DataSpec(ortho_eps=0.3)
+    assert continuation.configs(base, "max_steps", [10])[0].dynamics.max_steps == 10
+    assert continuation.configs(base, "q", [0.3])[0].data.q == (0.3,)
+    with pytest.raises(ValueError, match="'nonsense' is unknown"):
+        continuation.configs(base, "nonsense", [1])
+    with pytest.raises(ValueError, match="seed cannot be continued"):
+        continuation.configs(base, "seed", [1, 2])
+    with pytest.raises(ValueError, match="tau=-1 must be > 0"):
+        continuation.configs(base, "tau", [1, -1])
+    with pytest.raises(ValueError, match="max_steps=2.5 must be an integer"):
+        continuation.configs(base, "max_steps", [2.5])
+
+
+def test_real_run_of_two_equal_values_is_the_identity():
+    base = BasinsConfig(data=DataSpec(d=4, m=4), n_init=500, tile=128, chunk_size=512)
+    rec = continuation.run(base, "ortho_eps", [0.2, 0.2])
+    k = rec["runs"][0]["n_optima"]
+    assert k >= 2 and rec["runs"][1]["n_optima"] == k
+    P = rec["steps"][0]["tipping"]
+    np.testing.assert_array_equal(P, np.eye(k, k + 1))
+    assert all(t["born_at"] is None and t["dies_at"] is None and None not in t["optimum"] for t in rec["tracks"])
+    header, rows = continuation.track_rows(rec)
+    assert len(rows) == 2 * k and len(header) == len(rows[0])
+    assert len(continuation.tipping_rows(rec)[1]) == k
+
+
+def test_compact_keeps_the_nonzero_overlaps_and_the_table_hides_small_tracks():
+    out = {"param": "p", "values": [0.0, 1.0], "runs": [{"n_optima": 3, "status_counts": {"converged": 100}},
+                                                          {"n_optima": 3, "status_counts": {"converged": 98}}],
+           **_synthetic()}
+    steps = continuation.compact(out)["steps"]
+    assert sorted(steps[0]["overlap"]) == [[0, 0, 40], [1, -1, 2], [1, 0, 18], [2, 1, 25], [2, 2, 15]]
+    assert steps[0]["successor"] == [0, -1, 1] and steps[0]["successor_distance"][1] is None
+    text = continuation.table(out, min_fraction=0.3)
+    assert "2 tracks with basin fraction < 0.3" in text and "0.400 s" in text
+
+
+def test_figure_draws_energy_or_overlap_and_refuses_a_missing_overlap():
+    from ccdyn import plotting
+
+    rec = {"param": "p", "values": [0.0, 1.0], **_synthetic()}
+    for y in ("energy", "overlap"):
+        fig = plotting.continuation_figure(rec, min_fraction=0.3, y=y)
+        assert len(fig.axes) == 2 and "2 tracks with basin fraction < 0.3" in fig.axes[0].get_title()
+        plotting.plt.close(fig)
+    rec["tracks"][0]["overlap"][0] = None
+    with pytest.raises(ValueError, match="planted patterns"):
+        plotting.continuation_figure(rec, y="overlap")

@@ -1,0 +1,45 @@
+"""scripts/continuation.py in-process: bad --param / --values end with one ``error:`` line (exit 2)
+before any run; one tiny run writes every output. The matching is tested in
+tests/one_layer/test_continuation.py."""
+
+import csv
+import json
+
+from ccdyn import cli  # noqa: F401 -- imports absl.app first, so inprocess.script() keeps its flags
+from tests.scripts import inprocess
+
+TINY = ["--d=3", "--m=3", "--n_init=200", "--tile=128"]
+
+
+def test_bad_param_and_values_are_one_error_line(tmp_path):
+    with inprocess.script("continuation") as script:
+        assert "--values must be a comma-separated list of numbers" in inprocess.flag_error(
+            script, "--param=tau", "--values=0.5,x")
+        assert "param" in inprocess.flag_error(script, "--values=1")
+        out = f"--output_dir={tmp_path / 'o'}"
+        code, errors = inprocess.start_exit(script, "--param=nonsense", "--values=1", out)
+        assert code == 2 and len(errors) == 1 and "--param='nonsense' is unknown" in errors[0]
+        code, errors = inprocess.start_exit(script, "--param=tau", "--values=1,-2", out)
+        assert code == 2 and errors == ["error: --values: tau=-2 must be > 0"]
+        code, errors = inprocess.start_exit(script, "--param=seed", "--values=1,2", out)
+        assert code == 2 and "cannot be continued" in errors[0]
+        assert not (tmp_path / "o").exists()
+
+
+def test_tiny_run_writes_every_output(tmp_path, capsys):
+    with inprocess.script("continuation") as script:
+        code, errors = inprocess.start_exit(script, "--param=ortho_eps", "--values=0,0.2", *TINY,
+                                            f"--output_dir={tmp_path / 'o'}")
+    assert code in (0, None) and errors == []
+    assert "track" in capsys.readouterr().out
+    rec = json.loads((tmp_path / "o" / "continuation.json").read_text())
+    assert rec["param"] == "ortho_eps" and rec["values"] == [0.0, 0.2] and "versions" in rec
+    assert rec["config"]["base"]["n_init"] == 200 and len(rec["runs"]) == 2 and rec["tracks"]
+    with open(tmp_path / "o" / "tipping.csv") as f:
+        rows = list(csv.DictReader(f))
+    shares = {}
+    for r in rows:
+        shares[r["from_optimum"]] = shares.get(r["from_optimum"], 0.0) + float(r["share"])
+    assert shares and all(abs(s - 1) < 1e-9 for s in shares.values())
+    assert (tmp_path / "o" / "tracks.csv").stat().st_size > 100
+    assert (tmp_path / "o" / "continuation.png").stat().st_size > 10_000
