@@ -6,7 +6,9 @@ import importlib.util
 import io
 from pathlib import Path
 
-from absl import flags
+from absl import app, flags  # noqa: F401 -- absl.app's own flags exist before script() records FLAGS
+
+import ccdyn.cli  # noqa: F401 -- so do the flags of the scripts' shared layer
 
 ROOT = Path(__file__).resolve().parents[2]
 FLAGS = flags.FLAGS

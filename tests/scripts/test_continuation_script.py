@@ -5,7 +5,6 @@ tests/one_layer/test_continuation.py."""
 import csv
 import json
 
-from ccdyn import cli  # noqa: F401 -- imports absl.app first, so inprocess.script() keeps its flags
 from tests.scripts import inprocess
 
 TINY = ["--d=3", "--m=3", "--n_init=200", "--tile=128"]
