@@ -10,7 +10,8 @@ import numpy as np  # noqa: E402
 
 __all__ = ["landscape_figure", "basins_figure", "power_iteration_figure", "matching_figure", "weights_figure",
            "blowup_figure", "rotation_augmentation_figure", "orbit_basins_figure", "roughness_figure",
-           "fig3_figure", "mc_rate_figure", "cluster_curves_figure", "cluster_snapshots_figure", "cluster_grid_figure"]
+           "fig3_figure", "mc_rate_figure", "cluster_curves_figure", "cluster_snapshots_figure", "cluster_grid_figure",
+           "ddn_op_figure", "continuation_figure"]
 
 _STYLES = {"linear": ":", "relu": "-", "leaky_relu": "--", "quadratic": "-."}
 
