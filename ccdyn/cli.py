@@ -5,6 +5,9 @@ the run directory. Scripts read their flags only in ``main`` and hand the values
   register a validator whose one-line message names the flag and the accepted range.
 - :func:`define_data_flags` defines the flags of :class:`ccdyn.data.registry.DataSpec` (defaults from
   a frozen spec) and :func:`data_spec` builds the spec back from the parsed flag values.
+- :func:`define_basins_flags` defines the data flags and the flags of a basins run (activation, alpha,
+  dynamics, inits, tiles); :func:`basins_config` builds the :class:`ccdyn.one_layer.basins.BasinsConfig`
+  back and :func:`basins_data` runs the start-up checks of a config and returns its float64 data.
 - :func:`run_record` is the provenance every output carries: command line, versions, devices;
   :func:`with_run_record` puts it in front of a study's record (``ccdyn.studies``) for its JSON.
 - :func:`define_run_flags` defines ``--output_dir``, ``--overwrite`` (and ``--resume``);
@@ -35,12 +38,16 @@ import numpy as np
 from absl import app, flags
 
 import ccdyn
-from ccdyn import parallel, rundir
-from ccdyn.data.registry import AUGMENTATIONS, DATA_MODELS, DataSpec
+import jax.numpy as jnp
+
+from ccdyn import activations, pairwise, parallel, rundir
+from ccdyn.data.registry import AUGMENTATIONS, DATA_MODELS, DataSpec, build_dataset, support_shape
+from ccdyn.one_layer import basins, engine
 
 __all__ = ["floats", "ints", "register_numbers", "register_subset", "define_data_flags", "data_spec",
            "run_record", "with_run_record", "define_run_flags", "open_run_dir", "finish", "start", "or_fail", "fail",
-           "log", "progress", "SEED_MAX", "check_memory", "check_tolerance"]
+           "log", "progress", "SEED_MAX", "check_memory", "check_tolerance", "define_basins_flags", "basins_config",
+           "basins_data"]
 
 SEED_MAX = 2**32 - 1  # jax.random.PRNGKey(s) is distinct for s in [0, 2**32) with or without x64
 
@@ -140,6 +147,65 @@ def data_spec(values) -> DataSpec:
     kw = {f.name: values[f.name].value for f in dataclasses.fields(DataSpec)}
     kw.update(q=floats(kw["q"]), angles=floats(kw["angles"]), probs=floats(kw["probs"]) if kw["probs"] else None)
     return DataSpec(**kw)
+
+
+def define_basins_flags(n_init: int = 10000) -> None:
+    """The data flags and one flag per field of :class:`ccdyn.one_layer.basins.BasinsConfig` (and its
+    :class:`ccdyn.one_layer.engine.Dynamics`), with validators (scripts/basins.py, scripts/continuation.py)."""
+    define_data_flags()
+    flags.DEFINE_enum("act", "relu", activations.ACTIVATIONS, "Activation h.")
+    flags.DEFINE_float("leaky_slope", activations.DEFAULT_LEAKY_SLOPE, "leaky_relu negative slope, in [0, 1).")
+    flags.DEFINE_enum("alpha", "uniform", pairwise.KINDS, "Pairwise importance alpha (Gaussian: Cor. 2).")
+    flags.DEFINE_float("tau", 1.0, "Temperature of the Gaussian alpha (> 0).")
+    flags.DEFINE_enum("method", "power", ["power", "flow"], "Power iteration (Eq. PI) or the flow (Eq. 7).")
+    flags.DEFINE_float("step_size", 1.0, "Initial Euler step of the flow (> 0).")
+    flags.DEFINE_float("shift", 0.0, "Power-iteration shift s: A(w) w + s w (App. B.4), >= 0.")
+    flags.DEFINE_integer("max_steps", 2000, "Steps before a run is declared not converged.", lower_bound=1)
+    flags.DEFINE_float("tol", 1e-6, "Relative convergence tolerance, in (0, 0.1).")
+    flags.DEFINE_float("cluster_tol", 1e-2, "Endpoints closer than this are one optimum, in (0, 1).")
+    flags.DEFINE_integer("n_init", n_init, "Number of random initializations.", lower_bound=1,
+                         upper_bound=parallel.MAX_INITS)
+    flags.DEFINE_integer("seed", 0, "Seed of the initializations (init i uses fold_in(seed, i)).", lower_bound=0,
+                         upper_bound=SEED_MAX)
+    flags.DEFINE_integer("chunk_size", 16384, "Inits per chunk (bounds memory; unit of resume).", lower_bound=1)
+    flags.DEFINE_integer("tile", 512, "Inits per tile: the fixed GEMM width (results do not depend on "
+                         "chunk_size or device count at a fixed tile).", lower_bound=1)
+    flags.DEFINE_bool("x64", False, "Run the dynamics in float64 (certificates are always float64).")
+    flags.register_validator("leaky_slope", lambda v: 0 <= v < 1, "--leaky_slope must lie in [0, 1)")
+    flags.register_validator("tau", lambda v: v > 0, "--tau must be > 0")
+    flags.register_validator("step_size", lambda v: v > 0, "--step_size must be > 0")
+    flags.register_validator("shift", lambda v: v >= 0, "--shift must be >= 0")
+    flags.register_validator("tol", lambda v: 0 < v < 0.1, "--tol must lie in (0, 0.1)")
+    flags.register_validator("cluster_tol", lambda v: 0 < v < 1, "--cluster_tol must lie in (0, 1)")
+    flags.register_multi_flags_validator(
+        ["method", "act"], lambda f: f["method"] != "power" or f["act"] in activations.HOMOGENEOUS,
+        f"--method=power needs a homogeneous --act ({', '.join(activations.HOMOGENEOUS)}); use --method=flow")
+
+
+def basins_config(values, **extra) -> basins.BasinsConfig:
+    """The :class:`ccdyn.one_layer.basins.BasinsConfig` of parsed :func:`define_basins_flags` values
+    (``values``: the scripts' ``FLAGS``); ``extra``: fields a script adds (e.g. ``target_unseen``)."""
+    v = {name: values[name].value for name in ("act", "leaky_slope", "alpha", "tau", "n_init", "seed", "chunk_size",
+                                               "tile", "x64", "cluster_tol")}
+    dyn = engine.Dynamics(**{name: values[name].value for name in ("method", "step_size", "tol", "max_steps", "shift")})
+    return basins.BasinsConfig(data=data_spec(values), dynamics=dyn, **v, **extra)
+
+
+def basins_data(cfg: basins.BasinsConfig, context: str = ""):
+    """The start-up checks of a basins run, before anything is compiled or written: ``--tol`` against the
+    dtype, the memory estimate (from the data flags, then from the data), d >= 2, and the dtype against
+    the data's scale (:func:`ccdyn.one_layer.engine.range_problems`). Returns the float64 dataset; a
+    failed check ends the script, its line prefixed with ``context``."""
+    check_tolerance(cfg.dynamics.tol, "--tol", cfg.dtype)
+    check_memory(*basins.memory_estimate(cfg, support_shape(cfg.data)))
+    ds64 = or_fail(build_dataset, cfg.data, jnp.float64)
+    if ds64.dim < 2:
+        fail(f"{context}the data has dimension {ds64.dim}; basins live on the sphere S^(d-1) and need d >= 2 "
+             "(--d / --data_path)")
+    check_memory(*basins.memory_estimate(cfg, (ds64.n, 1 if ds64.x_aug is None else ds64.x_aug.shape[1], ds64.dim)))
+    for problem in engine.range_problems(ds64, cfg.activation, cfg.pairwise, cfg.dynamics, cfg.dtype):
+        fail(f"{context}{problem}")
+    return ds64
 
 
 def run_record(script: str, argv=None, num_processes: int = 1) -> dict:

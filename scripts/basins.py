@@ -27,47 +27,20 @@ import jax
 
 jax.config.update("jax_enable_x64", True)  # certificates are float64; the run uses --x64 or float32
 
-import jax.numpy as jnp  # noqa: E402
-
-from ccdyn import activations, cli, io, pairwise, parallel, plotting, rundir  # noqa: E402
-from ccdyn.data.registry import build_dataset, support_shape  # noqa: E402
-from ccdyn.one_layer import basins, engine  # noqa: E402
+from ccdyn import cli, io, parallel, plotting, rundir  # noqa: E402
+from ccdyn.one_layer import basins  # noqa: E402
 
 OUTPUTS = ("summary.json", "optima.npz", "basins.png", "chunks")
 
 FLAGS = flags.FLAGS
-cli.define_data_flags()
-flags.DEFINE_enum("act", "relu", activations.ACTIVATIONS, "Activation h.")
-flags.DEFINE_float("leaky_slope", activations.DEFAULT_LEAKY_SLOPE, "leaky_relu negative slope, in [0, 1).")
-flags.DEFINE_enum("alpha", "uniform", pairwise.KINDS, "Pairwise importance alpha (Gaussian: Cor. 2).")
-flags.DEFINE_float("tau", 1.0, "Temperature of the Gaussian alpha (> 0).")
-flags.DEFINE_enum("method", "power", ["power", "flow"], "Power iteration (Eq. PI) or the flow (Eq. 7).")
-flags.DEFINE_float("step_size", 1.0, "Initial Euler step of the flow (> 0).")
-flags.DEFINE_float("shift", 0.0, "Power-iteration shift s: A(w) w + s w (App. B.4), >= 0.")
-flags.DEFINE_integer("max_steps", 2000, "Steps before a run is declared not converged.", lower_bound=1)
-flags.DEFINE_float("tol", 1e-6, "Relative convergence tolerance, in (0, 0.1).")
-flags.DEFINE_float("cluster_tol", 1e-2, "Endpoints closer than this are one optimum, in (0, 1).")
-flags.DEFINE_integer("n_init", 10000, "Number of random initializations.", lower_bound=1,
-                     upper_bound=parallel.MAX_INITS)
-flags.DEFINE_integer("seed", 0, "Seed of the initializations (init i uses fold_in(seed, i)).", lower_bound=0,
-                     upper_bound=cli.SEED_MAX)
-flags.DEFINE_integer("chunk_size", 16384, "Inits per chunk (bounds memory; unit of resume).", lower_bound=1)
-flags.DEFINE_integer("tile", 512, "Inits per tile: the fixed GEMM width (results do not depend on "
-                     "chunk_size or device count at a fixed tile).", lower_bound=1)
+cli.define_basins_flags()
 flags.DEFINE_float("target_unseen", None, "Stop at the first chunk where the bound on the basin mass of optima not "
                    "found and every 95% half-width are <= this, in (0, 1); --n_init is then the cap.")
-flags.DEFINE_bool("x64", False, "Run the dynamics in float64 (certificates are always float64).")
 cli.define_run_flags(None, what="Run directory (default runs/basins-<act>-<data>-...).")
 flags.DEFINE_string("coordinator_address", None, "Multi-host: HOST:PORT of process 0.")
 flags.DEFINE_integer("num_processes", 1, "Multi-host: number of processes.", lower_bound=1)
 flags.DEFINE_integer("process_id", 0, "Multi-host: this process's index.", lower_bound=0)
 
-flags.register_validator("leaky_slope", lambda v: 0 <= v < 1, "--leaky_slope must lie in [0, 1)")
-flags.register_validator("tau", lambda v: v > 0, "--tau must be > 0")
-flags.register_validator("step_size", lambda v: v > 0, "--step_size must be > 0")
-flags.register_validator("shift", lambda v: v >= 0, "--shift must be >= 0")
-flags.register_validator("tol", lambda v: 0 < v < 0.1, "--tol must lie in (0, 0.1)")
-flags.register_validator("cluster_tol", lambda v: 0 < v < 1, "--cluster_tol must lie in (0, 1)")
 flags.register_multi_flags_validator(
     ["target_unseen", "num_processes"], lambda f: f["target_unseen"] is None or (0 < f["target_unseen"] < 1 and
                                                                                  f["num_processes"] == 1),
@@ -75,9 +48,6 @@ flags.register_multi_flags_validator(
 flags.register_multi_flags_validator(
     ["process_id", "num_processes"], lambda f: f["process_id"] < f["num_processes"],
     "--process_id must lie in [0, --num_processes - 1]")
-flags.register_multi_flags_validator(
-    ["method", "act"], lambda f: f["method"] != "power" or f["act"] in activations.HOMOGENEOUS,
-    f"--method=power needs a homogeneous --act ({', '.join(activations.HOMOGENEOUS)}); use --method=flow")
 flags.register_multi_flags_validator(
     ["num_processes", "coordinator_address"], lambda f: f["num_processes"] == 1 or bool(f["coordinator_address"]),
     "--num_processes > 1 needs --coordinator_address=HOST:PORT of process 0")
@@ -88,21 +58,8 @@ def main(argv):
     t_start = time.time()
     pid, n_proc = FLAGS.process_id, FLAGS.num_processes
     cli.or_fail(parallel.initialize_distributed, FLAGS.coordinator_address, n_proc, pid)  # before any JAX work
-    cfg = basins.BasinsConfig(
-        data=cli.data_spec(FLAGS), act=FLAGS.act, leaky_slope=FLAGS.leaky_slope, alpha=FLAGS.alpha, tau=FLAGS.tau,
-        dynamics=engine.Dynamics(method=FLAGS.method, step_size=FLAGS.step_size, tol=FLAGS.tol,
-                                 max_steps=FLAGS.max_steps, shift=FLAGS.shift),
-        n_init=FLAGS.n_init, seed=FLAGS.seed, chunk_size=FLAGS.chunk_size, tile=FLAGS.tile, x64=FLAGS.x64,
-        cluster_tol=FLAGS.cluster_tol, target_unseen=FLAGS.target_unseen)
-    cli.check_tolerance(cfg.dynamics.tol, "--tol", cfg.dtype)
-    cli.check_memory(*basins.memory_estimate(cfg, support_shape(cfg.data)))
-    ds64 = cli.or_fail(build_dataset, cfg.data, jnp.float64)
-    if ds64.dim < 2:
-        cli.fail(f"the data has dimension {ds64.dim}; basins live on the sphere S^(d-1) and need d >= 2 "
-                 "(--d / --data_path)")
-    cli.check_memory(*basins.memory_estimate(cfg, (ds64.n, 1 if ds64.x_aug is None else ds64.x_aug.shape[1], ds64.dim)))
-    for problem in engine.range_problems(ds64, cfg.activation, cfg.pairwise, cfg.dynamics, cfg.dtype):
-        cli.fail(problem)
+    cfg = cli.basins_config(FLAGS, target_unseen=FLAGS.target_unseen)
+    ds64 = cli.basins_data(cfg)
     out_name = FLAGS.output_dir or (f"runs/basins-{cfg.act}-{cfg.data.data}-{cfg.alpha}-{cfg.dynamics.method}"
                                     f"-n{cfg.n_init}-seed{cfg.seed}")
     config = dataclasses.asdict(cfg)  # everything that determines the numbers (compared on --resume)

@@ -26,11 +26,8 @@ import jax
 
 jax.config.update("jax_enable_x64", True)  # certificates are float64; the runs use --x64 or float32
 
-import jax.numpy as jnp  # noqa: E402
-
-from ccdyn import activations, cli, io, pairwise, parallel, plotting  # noqa: E402
-from ccdyn.data.registry import build_dataset, support_shape  # noqa: E402
-from ccdyn.one_layer import basins, continuation, engine  # noqa: E402
+from ccdyn import cli, io, plotting  # noqa: E402
+from ccdyn.one_layer import continuation  # noqa: E402
 
 OUTPUTS = ("continuation.json", "tracks.csv", "tipping.csv", "continuation.png")
 
@@ -45,58 +42,22 @@ flags.DEFINE_float("min_fraction", 0.005, "Tracks listed on stdout and drawn: ba
                    "(the CSV and JSON files have all).", lower_bound=0)
 flags.DEFINE_enum("plot_y", "energy", ["energy", "overlap"], "The figure's y: the optimum's energy or its cosine "
                   "with its best planted pattern.")
-cli.define_data_flags()
-flags.DEFINE_enum("act", "relu", activations.ACTIVATIONS, "Activation h.")
-flags.DEFINE_float("leaky_slope", activations.DEFAULT_LEAKY_SLOPE, "leaky_relu negative slope, in [0, 1).")
-flags.DEFINE_enum("alpha", "uniform", pairwise.KINDS, "Pairwise importance alpha (Gaussian: Cor. 2).")
-flags.DEFINE_float("tau", 1.0, "Temperature of the Gaussian alpha (> 0).")
-flags.DEFINE_enum("method", "power", ["power", "flow"], "Power iteration (Eq. PI) or the flow (Eq. 7).")
-flags.DEFINE_float("step_size", 1.0, "Initial Euler step of the flow (> 0).")
-flags.DEFINE_float("shift", 0.0, "Power-iteration shift s (App. B.4), >= 0.")
-flags.DEFINE_integer("max_steps", 2000, "Steps before a run is declared not converged.", lower_bound=1)
-flags.DEFINE_float("tol", 1e-6, "Relative convergence tolerance, in (0, 0.1).")
-flags.DEFINE_float("cluster_tol", 1e-2, "Endpoints closer than this are one optimum, in (0, 1).")
-flags.DEFINE_integer("n_init", 2000, "Random initializations (the same at every value).", lower_bound=1,
-                     upper_bound=parallel.MAX_INITS)
-flags.DEFINE_integer("seed", 0, "Seed of the initializations.", lower_bound=0, upper_bound=cli.SEED_MAX)
-flags.DEFINE_integer("chunk_size", 16384, "Inits per chunk (bounds memory).", lower_bound=1)
-flags.DEFINE_integer("tile", 512, "Inits per tile (the fixed GEMM width).", lower_bound=1)
-flags.DEFINE_bool("x64", False, "Run the dynamics in float64 (certificates are always float64).")
+cli.define_basins_flags(n_init=2000)
 cli.define_run_flags(None, resume=False, what="Run directory (default runs/continuation-<param>).")
 
 flags.mark_flags_as_required(["param", "values"])
 cli.register_numbers("values", float)
 flags.register_validator("match_tol", lambda v: 0 < v <= 2, "--match_tol must lie in (0, 2]")
 flags.register_validator("merge_share", lambda v: 0 < v <= 1, "--merge_share must lie in (0, 1]")
-flags.register_validator("leaky_slope", lambda v: 0 <= v < 1, "--leaky_slope must lie in [0, 1)")
-flags.register_validator("tau", lambda v: v > 0, "--tau must be > 0")
-flags.register_validator("step_size", lambda v: v > 0, "--step_size must be > 0")
-flags.register_validator("shift", lambda v: v >= 0, "--shift must be >= 0")
-flags.register_validator("tol", lambda v: 0 < v < 0.1, "--tol must lie in (0, 0.1)")
-flags.register_validator("cluster_tol", lambda v: 0 < v < 1, "--cluster_tol must lie in (0, 1)")
-flags.register_multi_flags_validator(
-    ["method", "act"], lambda f: f["method"] != "power" or f["act"] in activations.HOMOGENEOUS,
-    f"--method=power needs a homogeneous --act ({', '.join(activations.HOMOGENEOUS)}); use --method=flow")
 
 
 def main(argv):
     del argv
     t_start = time.time()
-    base = basins.BasinsConfig(
-        data=cli.data_spec(FLAGS), act=FLAGS.act, leaky_slope=FLAGS.leaky_slope, alpha=FLAGS.alpha, tau=FLAGS.tau,
-        dynamics=engine.Dynamics(method=FLAGS.method, step_size=FLAGS.step_size, tol=FLAGS.tol,
-                                 max_steps=FLAGS.max_steps, shift=FLAGS.shift),
-        n_init=FLAGS.n_init, seed=FLAGS.seed, chunk_size=FLAGS.chunk_size, tile=FLAGS.tile, x64=FLAGS.x64,
-        cluster_tol=FLAGS.cluster_tol)
+    base = cli.basins_config(FLAGS)
     param, values = FLAGS.param, cli.floats(FLAGS.values)
     for cfg in cli.or_fail(continuation.configs, base, param, values):  # every value checked before any run
-        cli.check_tolerance(cfg.dynamics.tol, "--tol", cfg.dtype)
-        cli.check_memory(*basins.memory_estimate(cfg, support_shape(cfg.data)))
-        ds64 = cli.or_fail(build_dataset, cfg.data, jnp.float64)
-        if ds64.dim < 2:
-            cli.fail(f"the data has dimension {ds64.dim}; basins need d >= 2")
-        for problem in engine.range_problems(ds64, cfg.activation, cfg.pairwise, cfg.dynamics, cfg.dtype):
-            cli.fail(f"{param}={cfg_value(cfg, param):g}: {problem}")
+        cli.basins_data(cfg, context=f"{param}={cfg_value(cfg, param):g}: ")
     config = {"base": dataclasses.asdict(base), "param": param, "values": values, "match_tol": FLAGS.match_tol,
               "merge_share": FLAGS.merge_share, "min_fraction": FLAGS.min_fraction}
     run = cli.open_run_dir(FLAGS.output_dir or f"runs/continuation-{param}", io.as_json(config),
