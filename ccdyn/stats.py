@@ -81,7 +81,7 @@ def unseen_mass(counts, n: int, confidence: float = 0.95) -> dict:
 def t_interval(values, confidence: float = 0.95) -> tuple:
     """(mean, low, high): Student's t interval for the mean of ``values`` (e.g. per-seed paired
     differences), mean +- t_{n-1} s / sqrt(n); (mean, -inf, inf) for n < 2, (nan, nan, nan) for n = 0."""
-    from scipy import stats as _scipy_stats  # scipy comes with scikit-learn
+    from scipy.special import stdtrit  # the t quantile; scipy comes with scikit-learn
 
     v = np.asarray(values, np.float64).ravel()
     if v.size == 0:
@@ -89,5 +89,5 @@ def t_interval(values, confidence: float = 0.95) -> tuple:
     mean = float(v.mean())
     if v.size < 2:
         return mean, float("-inf"), float("inf")
-    half = float(_scipy_stats.t.ppf(0.5 + confidence / 2, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size))
+    half = float(stdtrit(v.size - 1, 0.5 + confidence / 2) * v.std(ddof=1) / np.sqrt(v.size))
     return mean, mean - half, mean + half

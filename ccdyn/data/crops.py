@@ -16,6 +16,7 @@ applies the same random transform twice).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import jax
@@ -36,6 +37,7 @@ def _fallback(height, width, ratio_lo, ratio_hi):
     return h.astype(jnp.int32), w.astype(jnp.int32)
 
 
+@functools.partial(jax.jit, static_argnames=("n", "height", "width", "attempts"))
 def sample_boxes(key, n: int, height: int, width: int, scale=(0.5, 1.0), ratio=(0.5, 1.5),
                  attempts: int = ATTEMPTS):
     """Crop boxes (top, left, h, w), each (n,) int32, of ``n`` independent random resized crops.
@@ -76,6 +78,7 @@ def resize_matrix(start, size, out: int, full: int, dtype=None):
             + frac[:, None] * jax.nn.one_hot(start + i1, full, dtype=dtype))
 
 
+@jax.jit
 def crop_resize(images, boxes):
     """(n, H, W) images cropped to ``boxes`` (top, left, h, w) and resized back to H x W, bilinearly."""
     n, height, width = images.shape

@@ -1,7 +1,8 @@
 """The MNIST experiment of App. E.3 (Figs. 12-13): the 2-layer network of Sec. 5 / App. E.2 on images
 cut into 4 disjoint receptive fields, trained with and without random resized crops, and the two
 numbers the figures only show: how much high-frequency energy the learned filters hold and how
-alike the filters of one receptive field are (docs/two_layer_readings.md, "MNIST").
+alike the filters of one receptive field are (docs/two_layer_readings.md, "MNIST"). The verdicts and
+tables of a run are in :mod:`ccdyn.two_layer.mnist_claims`.
 
 Settings (:class:`MnistConfig`), and where each comes from:
 - batch 8, 50 000 minibatches, a new shuffled pass when the data run out (App. E.3);
@@ -20,13 +21,17 @@ Training (:func:`train`): runs = seeds x {no augmentation, augmentation}, vmappe
 so the two conditions are paired. A pass is a fresh permutation of the images (drop-last), kept in
 the scan carry and redrawn at the first step of each pass.
 
-Scores of a filter bank W (K, M, s*s) (:func:`high_frequency_fraction`, :func:`max_cosine`):
+Scores of a filter bank W (K, M, s*s) (:func:`ccdyn.two_layer.metrics.high_frequency_fraction`,
+:func:`ccdyn.two_layer.metrics.max_cosine`):
 - high-frequency fraction: the share of a filter's energy sum |DFT|^2 at radial frequencies above
   half the Nyquist frequency, sqrt(fx^2 + fy^2) > 1/4 cycles per pixel (fx, fy in [-1/2, 1/2));
   a white-noise filter has the share of such frequencies, a smooth blob little;
 - max cosine: for each filter, the largest cosine with another filter of the same RF, averaged;
   lower means more diverse. For ReLU, w and -w are different features, so the cosine is signed (|cos|
-  for an odd activation, as for the matching scores).
+  for an odd activation, as for the matching scores);
+- dead fraction: filters whose pre-activation is <= 0 on every (un-augmented) input; with pixels
+  >= 0 an all-negative ReLU filter never fires, gets no gradient from the loss and only decays; and
+  the max cosine among the filters that do fire (``max_cos_live``), which such filters cannot inflate.
 """
 
 from __future__ import annotations
@@ -39,13 +44,14 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from ccdyn import activations, stats, verdicts
+from ccdyn import activations
 from ccdyn.data import crops
 from ccdyn.data import mnist as mnist_data
+from ccdyn.two_layer import metrics
 from ccdyn.two_layer import network as net_lib
 
-__all__ = ["MnistConfig", "network", "run_keys", "train", "high_frequency_fraction", "max_cosine", "filter_scores",
-           "run", "claims", "CONDITIONS"]
+__all__ = ["MnistConfig", "network", "run_keys", "minibatch", "train", "filter_scores",
+           "run", "CONDITIONS"]
 
 CONDITIONS = ("no_aug", "aug")
 
@@ -115,14 +121,20 @@ def _views(images, idx, crop_key, aug, cfg: MnistConfig):
     return mnist_data.receptive_fields(v1, cfg.rf_side), mnist_data.receptive_fields(v2, cfg.rf_side)
 
 
-def _step(carry, t, images, data_key, crop_key, aug, net, cfg: MnistConfig):
-    state, perm = carry
-    n, b = images.shape[0], cfg.train.batch_size
+def minibatch(perm, data_key, t, n: int, b: int):
+    """(permutation, indices (b,)) of step t: pass p = t // (n // b) is the permutation drawn from
+    ``fold_in(data_key, p)`` (drop-last), redrawn at its first step and otherwise taken from ``perm``."""
     per_pass = n // b
     pos = t % per_pass
     perm = jax.lax.cond(pos == 0, lambda: jax.random.permutation(jax.random.fold_in(data_key, t // per_pass), n),
                         lambda: perm)
-    x1, x2 = _views(images, jax.lax.dynamic_slice(perm, (pos * b,), (b,)), jax.random.fold_in(crop_key, t), aug, cfg)
+    return perm, jax.lax.dynamic_slice(perm, (pos * b,), (b,))
+
+
+def _step(carry, t, images, data_key, crop_key, aug, net, cfg: MnistConfig):
+    state, perm = carry
+    perm, idx = minibatch(perm, data_key, t, images.shape[0], cfg.train.batch_size)
+    x1, x2 = _views(images, idx, jax.random.fold_in(crop_key, t), aug, cfg)
     value, grads = jax.value_and_grad(net_lib.loss)(state.params, x1, x2, net, cfg.train)
     updates, opt_state = net_lib.make_optimizer(cfg.train).update(grads, state.opt_state, state.params)
     params = optax.apply_updates(state.params, updates)
@@ -170,30 +182,15 @@ def train(images, cfg: MnistConfig, block: int = 1000, on_block=None):
     return carry[0], w0, augs, jnp.stack(history)
 
 
-def high_frequency_fraction(w, side: int):
-    """Share of the energy of each filter at radial frequency > 1/4 cycles per pixel, (..., M) from
-    filters (..., M, side * side) laid out row-major."""
-    img = w.reshape(w.shape[:-1] + (side, side))
-    power = jnp.abs(jnp.fft.fft2(img)) ** 2
-    f = jnp.fft.fftfreq(side)
-    high = (f[:, None] ** 2 + f[None, :] ** 2) > 1 / 16
-    total = jnp.sum(power, axis=(-2, -1))
-    return jnp.sum(jnp.where(high, power, 0.0), axis=(-2, -1)) / jnp.maximum(total, jnp.finfo(power.dtype).tiny)
-
-
-def max_cosine(w, signed: bool = True):
-    """For each filter of (..., M, d), the largest (|)cosine(|) with another filter of the same bank, (..., M)."""
-    u = w / jnp.maximum(jnp.linalg.norm(w, axis=-1, keepdims=True), jnp.finfo(w.dtype).tiny)
-    cos = jnp.einsum("...md,...nd->...mn", u, u)
-    cos = cos if signed else jnp.abs(cos)
-    m = w.shape[-2]
-    return jnp.max(jnp.where(jnp.eye(m, dtype=bool), -jnp.inf, cos), axis=-1)
-
-
-def filter_scores(w, side: int, signed: bool = True) -> dict:
-    """{"hf": (runs,), "max_cos": (runs,), "hf_rf", "max_cos_rf": (runs, K)} of filters (runs, K, M, side^2)."""
-    hf, mc = high_frequency_fraction(w, side), max_cosine(w, signed)
+def filter_scores(w, side: int, x, signed: bool = True) -> dict:
+    """Scores of filters (runs, K, M, side^2) on the un-augmented inputs x (n, K, side^2): ``hf``,
+    ``max_cos``, ``dead`` (fraction of filters that never fire) and ``max_cos_live`` (max cosine among the
+    filters that do), each (runs,), and ``hf_rf``, ``max_cos_rf`` (runs, K)."""
+    hf, mc = metrics.high_frequency_fraction(w, side), metrics.max_cosine(w, signed)
+    dead = jax.lax.map(lambda v: metrics.dead_filters(v, x), w)
+    live = metrics.max_cosine(w, signed, mask=~dead)
     return {"hf": np.asarray(hf.mean(axis=(-2, -1))), "max_cos": np.asarray(mc.mean(axis=(-2, -1))),
+            "dead": np.asarray(dead.mean(axis=(-2, -1))), "max_cos_live": np.asarray(jnp.nanmean(live, axis=(-2, -1))),
             "hf_rf": np.asarray(hf.mean(axis=-1)), "max_cos_rf": np.asarray(mc.mean(axis=-1))}
 
 
@@ -203,7 +200,8 @@ def run(images, cfg: MnistConfig, block: int = 1000, on_block=None) -> dict:
     states, w0, augs, history = train(images, cfg, block, on_block)
     side = images.shape[1] // cfg.rf_side
     signed = not activations.get_activation(cfg.act).odd
-    final, init = filter_scores(states.params["W"], side, signed), filter_scores(w0, side, signed)
+    x = mnist_data.receptive_fields(jnp.asarray(images), cfg.rf_side)
+    final, init = filter_scores(states.params["W"], side, x, signed), filter_scores(w0, side, x, signed)
     finite = np.asarray(states.finite)
     out = {"side": side, "n_images": int(images.shape[0]), "finite": {}, "stopped_at": {}, "final": {},
            "init": {}, "loss": {}, "W": {}}
@@ -216,24 +214,4 @@ def run(images, cfg: MnistConfig, block: int = 1000, on_block=None) -> dict:
         out["init"][cond] = {k: v[sel] for k, v in init.items()}
         out["loss"][cond] = np.asarray(history)[:, sel]
         out["W"][cond] = np.asarray(states.params["W"])[sel]
-    return out
-
-
-def claims(record: dict, confidence: float = 0.95) -> list:
-    """Verdicts on App. E.3 / Figs. 12-13 from paired per-seed differences (aug - no_aug) of the final
-    scores: each claim holds when the mean difference has the claimed sign and its t interval over
-    seeds excludes 0. Seeds with a non-finite run are left out (and counted)."""
-    out = []
-    for key, claim in (("hf", "augmentation gives smoother filters, weaker high frequencies (App. E.3, Fig. 13)"),
-                       ("max_cos", "augmentation gives more diverse filters, lower max cosine (issue #15's "
-                                   "reading of Figs. 12-13)")):
-        a, b = record["final"]["aug"][key], record["final"]["no_aug"][key]
-        diff = a - b
-        ok = np.isfinite(diff)
-        mean, lo, hi = stats.t_interval(diff[ok], confidence)
-        numbers = {"aug": float(np.nanmean(a)), "no_aug": float(np.nanmean(b)), "diff": mean,
-                   "diff_ci": [lo, hi], "seeds": int(ok.sum()), "seeds_dropped": int((~ok).sum())}
-        parts = {"lower with augmentation on average": bool(mean < 0),
-                 f"{int(100 * confidence)}% interval over seeds below 0": bool(hi < 0)}
-        out.append(dict(verdicts.verdict(claim, parts, numbers), grid="mnist"))
     return out
