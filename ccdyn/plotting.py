@@ -518,16 +518,19 @@ def mnist_filters_figure(w, side: int, title: str = ""):
 
 
 def mnist_scores_figure(record: dict, title: str = ""):
-    """The two filter scores of App. E.3 per seed, without and with augmentation (a line per seed joins
-    its paired runs), with the scores of the initial filters as a dotted reference."""
+    """The filter scores of App. E.3 per seed (high-frequency fraction, max cosine, dead fraction, max
+    cosine among live filters), without and with augmentation (a line per seed joins its paired runs),
+    with the scores of the initial filters as a dotted reference."""
     conds = ("no_aug", "aug")
-    fig, axes = plt.subplots(1, 2, figsize=(8, 3.4))
-    for ax, key, label in zip(axes, ("hf", "max_cos"), ("high-frequency energy fraction", "mean max cosine")):
+    fig, axes = plt.subplots(1, 4, figsize=(15, 3.4))
+    for ax, key, label in zip(axes, ("hf", "max_cos", "dead", "max_cos_live"),
+                              ("high-frequency energy fraction", "mean max cosine", "fraction of dead filters",
+                               "mean max cosine among live filters")):
         y = np.stack([np.asarray(record["final"][c][key], float) for c in conds])
         ax.plot([0, 1], y, "-o", color="0.4", lw=1, ms=4)
         ax.plot([0, 1], np.nanmean(y, axis=1), "-s", color="C3", lw=2.5, ms=7, label="mean over seeds")
         ax.axhline(float(np.nanmean(record["init"]["no_aug"][key])), color="0.5", ls=":", label="at initialization")
-        ax.set_xticks([0, 1], ["no augmentation", "RandomResizedCrop"])
+        ax.set_xticks([0, 1], ["no aug.", "RandomResizedCrop"])
         ax.set_xlim(-0.3, 1.3)
         ax.set_ylabel(label)
         ax.legend(fontsize=7)

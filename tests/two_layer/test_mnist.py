@@ -8,6 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from ccdyn import stats
 from ccdyn.two_layer import metrics
 from ccdyn.two_layer import mnist, mnist_claims
 
@@ -107,3 +108,4 @@ def test_verdicts_on_paired_differences():
     np.testing.assert_allclose(hf["numbers"]["diff_ci"], [d.mean() - half, d.mean() + half], rtol=1e-6)
     assert not mc["holds"] and mc["numbers"]["seeds"] == 2 and mc["numbers"]["seeds_dropped"] == 1
     assert live["parts"] == {"lower with augmentation on average": True, "95% interval over seeds below 0": False}
+    assert stats.t_interval([0.3]) == (0.3, -np.inf, np.inf) and np.all(np.isnan(stats.t_interval([])))
