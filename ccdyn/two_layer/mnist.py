@@ -141,8 +141,8 @@ def _step(carry, t, images, data_key, crop_key, aug, net, cfg: MnistConfig):
     leaves = jax.tree_util.tree_leaves(params)
     ok = state.finite & jnp.isfinite(value) & jnp.all(jnp.stack([jnp.all(jnp.isfinite(v)) for v in leaves]))
     keep = lambda new, old: jax.tree_util.tree_map(lambda a, c: jnp.where(ok, a, c), new, old)  # noqa: E731
-    new = net_lib.TrainState(params=keep(params, state.params), opt_state=keep(opt_state, state.opt_state),
-                             finite=ok, stopped_at=jnp.where(state.finite & ~ok, t, state.stopped_at).astype(jnp.int32))
+    new = state.replace(params=keep(params, state.params), opt_state=keep(opt_state, state.opt_state),
+                        finite=ok, stopped_at=jnp.where(state.finite & ~ok, t, state.stopped_at).astype(jnp.int32))
     return (new, perm), jnp.where(ok, value, jnp.nan)
 
 
