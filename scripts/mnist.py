@@ -72,10 +72,10 @@ def _config(images):
     if FLAGS.batch_size > images.shape[0]:
         cli.fail(f"--batch_size={FLAGS.batch_size} exceeds the {images.shape[0]} images of the data")
     cli.or_fail(mnist_data.receptive_fields, images[:1], cfg.rf_side)
-    runs = 2 * cfg.n_seeds
-    cli.check_memory(4.0 * (images.size + runs * (images.shape[0] + 8 * cfg.n_filters * images[0].size)
-                            + 8 * runs * FLAGS.batch_size * images[0].size),
-                     "--n_seeds", "4 B x (images + runs x (n + 8 M H W + 8 batch H W))")
+    n, pixels, hidden = images.shape[0], images[0].size, 4 * cfg.n_filters  # K = 4 RFs of pixels / 4 each
+    per_run = n * (1 + hidden) + 3 * (cfg.n_filters * pixels + cfg.d_out * hidden) + 4 * FLAGS.batch_size * pixels
+    cli.check_memory(4.0 * (images.size + 2 * cfg.n_seeds * per_run), "--n_seeds",
+                     "4 B x (n H W + 2 n_seeds x (n (1 + K M) + 3 (M H W + d_out K M) + 4 batch H W))")
     return cfg
 
 

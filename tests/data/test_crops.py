@@ -65,9 +65,9 @@ def test_boxes_lie_in_range_and_follow_the_scale_and_ratio():
     assert np.all((top >= 0) & (left >= 0) & (top + h <= 28) & (left + w <= 28) & (h >= 1) & (w >= 1))
     area, ratio = h * w / 784, w / h
     assert area.min() >= 0.45 and area.max() <= 1.0 and ratio.min() >= 0.45 and ratio.max() <= 1.6
-    ref = _numpy_boxes(np.random.default_rng(0), 8000, 28, 28)  # the documented procedure, in numpy
+    ref = _numpy_boxes(np.random.default_rng(0), 3000, 28, 28)  # the documented procedure, in numpy
     for ours, theirs in ((h, ref[0]), (w, ref[1])):
-        assert abs(ours.mean() - theirs.mean()) < 0.25 and abs(ours.std() - theirs.std()) < 0.25
+        assert abs(ours.mean() - theirs.mean()) < 0.3 and abs(ours.std() - theirs.std()) < 0.3
     assert abs(area.mean() - np.mean(ref[0] * ref[1] / 784)) < 0.01
     assert abs(np.mean(top - (28 - h) / 2)) < 0.3 and abs(np.mean(left - (28 - w) / 2)) < 0.3  # uniform offsets
     assert len(set(zip(top, left))) > 100

@@ -99,6 +99,7 @@ def test_receptive_fields_against_a_loop_and_the_figure_order():
         mnist.receptive_fields(np.zeros((1, 7, 6)), 2)
 
 
-def test_digits_stand_in():
+@pytest.mark.slow
+def test_digits_stand_in():  # slow only for importing scikit-learn (1-2 s); the committed results use it
     x, y = mnist.load_digits()
     assert x.shape == (1797, 8, 8) and y.shape == (1797,) and x.min() == 0 and x.max() == 1

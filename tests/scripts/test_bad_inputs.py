@@ -160,6 +160,7 @@ MNIST = [
     ("--scale=0.9,0.5", "--scale must be two numbers low,high with low <= high"),
     ("--ratio=0.5", "--ratio must be two numbers low,high with low <= high"),
     ("--mnist_dir={d}/ok --batch_size=5", "--batch_size=5 exceeds the 3 images of the data"),
+    ("--mnist_dir={d}/ok --batch_size=2 --n_seeds=10000000", "--n_seeds needs about"),
     ("--steps=0", "--steps=0: 0 is not"),
     ("--tau=inf", "--tau=inf must be a finite number"),
     ("--bn=batch", "--bn=batch"),
