@@ -55,25 +55,26 @@ for _name in ("scale", "ratio"):
                              f"--{_name} must be two numbers low,high with low <= high")
 
 
-def _data():
+def _data(mnist_dir):
     """(images, description); a bad file or folder ends the script naming it."""
-    if FLAGS.mnist_dir is None:
+    if mnist_dir is None:
         return mnist_data.load_digits()[0], "scikit-learn 8x8 digits (offline stand-in for MNIST)"
-    images, _ = cli.or_fail(mnist_data.load_mnist, FLAGS.mnist_dir, "train")
+    images, _ = cli.or_fail(mnist_data.load_mnist, mnist_dir, "train")
     return images, f"MNIST train split from --mnist_dir ({images.shape[0]} images)"
 
 
-def _config(images):
-    train = dataclasses.replace(_T, tau=FLAGS.tau, lr=FLAGS.lr, momentum=FLAGS.momentum,
-                                weight_decay=FLAGS.weight_decay, batch_size=FLAGS.batch_size, steps=FLAGS.steps)
-    cfg = cli.or_fail(mnist.MnistConfig, n_filters=FLAGS.n_filters, d_out=FLAGS.d_out, bn=FLAGS.bn,
-                      scale=cli.floats(FLAGS.scale), ratio=cli.floats(FLAGS.ratio), n_seeds=FLAGS.n_seeds,
-                      seed=FLAGS.seed, train=train)
-    if FLAGS.batch_size > images.shape[0]:
-        cli.fail(f"--batch_size={FLAGS.batch_size} exceeds the {images.shape[0]} images of the data")
+def _config(images, f: dict):
+    """The frozen config of the flag values ``f`` after the start-up checks against the data and memory."""
+    train = dataclasses.replace(_T, tau=f["tau"], lr=f["lr"], momentum=f["momentum"],
+                                weight_decay=f["weight_decay"], batch_size=f["batch_size"], steps=f["steps"])
+    cfg = cli.or_fail(mnist.MnistConfig, n_filters=f["n_filters"], d_out=f["d_out"], bn=f["bn"],
+                      scale=cli.floats(f["scale"]), ratio=cli.floats(f["ratio"]), n_seeds=f["n_seeds"],
+                      seed=f["seed"], train=train)
+    if train.batch_size > images.shape[0]:
+        cli.fail(f"--batch_size={train.batch_size} exceeds the {images.shape[0]} images of the data")
     cli.or_fail(mnist_data.receptive_fields, images[:1], cfg.rf_side)
     n, pixels, hidden = images.shape[0], images[0].size, 4 * cfg.n_filters  # K = 4 RFs of pixels / 4 each
-    per_run = n * (1 + hidden) + 3 * (cfg.n_filters * pixels + cfg.d_out * hidden) + 4 * FLAGS.batch_size * pixels
+    per_run = n * (1 + hidden) + 3 * (cfg.n_filters * pixels + cfg.d_out * hidden) + 4 * train.batch_size * pixels
     cli.check_memory(4.0 * (images.size + 2 * cfg.n_seeds * per_run), "--n_seeds",
                      "4 B x (n H W + 2 n_seeds x (n (1 + K M) + 3 (M H W + d_out K M) + 4 batch H W))")
     return cfg
@@ -97,8 +98,9 @@ def _write(out, record, cfg, data):
 def main(argv):
     del argv
     t0 = time.time()
-    images, data = _data()
-    cfg = _config(images)
+    f = FLAGS.flag_values_dict()
+    images, data = _data(f["mnist_dir"])
+    cfg = _config(images, f)
     config = {"data": data, "mnist_dir": FLAGS.mnist_dir, "mnist": dataclasses.asdict(cfg)}
     run = cli.open_run_dir(FLAGS.output_dir, config, script="scripts/mnist.py", outputs=OUTPUTS,
                            overwrite=FLAGS.overwrite, can_resume=False)
