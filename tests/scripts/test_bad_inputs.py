@@ -22,6 +22,13 @@ def files(tmp_path_factory):
     io.write_npz(d / "ok.npz", x=x)
     (d / "trunc.npz").write_bytes((d / "ok.npz").read_bytes()[:100])
     (d / "plain_file").write_text("x")
+    from ccdyn.data import mnist  # MNIST folders: a wrong magic number, fewer labels than images, a good one
+
+    im, lab, lab2 = (mnist.encode_idx(np.zeros(shape, np.uint8)) for shape in ((3, 4, 4), 3, 2))
+    for name, images, labels in (("bad", b"\x01\x02" + im[2:], lab), ("short", im, lab2), ("ok", im, lab)):
+        (d / f"mnist_{name}").mkdir()
+        (d / f"mnist_{name}" / "train-images-idx3-ubyte").write_bytes(images)
+        (d / f"mnist_{name}" / "train-labels-idx1-ubyte").write_bytes(labels)
     return d
 
 
@@ -76,6 +83,17 @@ OTHERS = [
     ("landscape", "--n_grid=100000000000", "--n_grid needs about"),
     ("landscape", "--data_path={d}/zero.npz", "zero.npz is not a readable .npz file (empty file)"),
     ("landscape", "--tau=inf", "--tau=inf must be a finite number"),
+    ("mnist", "--mnist_dir={d}/mnist_missing", "mnist_missing' is not a directory"),
+    ("mnist", "--mnist_dir={d}/mnist_bad", "mnist_bad/train-images-idx3-ubyte: wrong magic number 0x0102"),
+    ("mnist", "--mnist_dir={d}/mnist_short", "train-labels-idx1-ubyte: size mismatch, 2 labels for the 3 images"),
+    ("mnist", "--scale=0,1", "--scale must be a comma-separated list of numbers in (0, 1]"),
+    ("mnist", "--scale=0.9,0.5", "--scale must be two numbers low,high with low <= high"),
+    ("mnist", "--ratio=0.5", "--ratio must be two numbers low,high with low <= high"),
+    ("mnist", "--mnist_dir={d}/mnist_ok --batch_size=5", "--batch_size=5 exceeds the 3 images of the data"),
+    ("mnist", "--mnist_dir={d}/mnist_ok --batch_size=2 --n_seeds=10000000", "--n_seeds needs about"),
+    ("mnist", "--steps=0", "--steps=0: 0 is not"),
+    ("mnist", "--tau=inf", "--tau=inf must be a finite number"),
+    ("mnist", "--bn=batch", "--bn=batch"),
 ]
 
 
@@ -134,43 +152,3 @@ def test_a_full_disk_while_writing_a_chunk_names_the_chunk(tmp_path, monkeypatch
                                             f"--output_dir={tmp_path / 'b'}")
     assert code == 2 and "No space left on device" in errors[0] and "chunk_000000.npz" in errors[0], errors
     assert not (tmp_path / "b").exists()
-
-
-@pytest.fixture(scope="module")
-def mnist_dirs(tmp_path_factory):
-    """MNIST folders: ``bad`` (images with a wrong magic number), ``short`` (fewer labels than images), ``ok``."""
-    from ccdyn.data import mnist
-
-    d = tmp_path_factory.mktemp("mnist")
-    images, labels = np.zeros((3, 4, 4), np.uint8), np.zeros(3, np.uint8)
-    for name, im, lab in (("bad", b"\x01\x02" + mnist.encode_idx(images)[2:], mnist.encode_idx(labels)),
-                          ("short", mnist.encode_idx(images), mnist.encode_idx(labels[:2])),
-                          ("ok", mnist.encode_idx(images), mnist.encode_idx(labels))):
-        (d / name).mkdir()
-        (d / name / "train-images-idx3-ubyte").write_bytes(im)
-        (d / name / "train-labels-idx1-ubyte").write_bytes(lab)
-    return d
-
-
-MNIST = [
-    ("--mnist_dir={d}/missing", "mnist_dir '{d}/missing' is not a directory"),
-    ("--mnist_dir={d}/bad", "{d}/bad/train-images-idx3-ubyte: wrong magic number 0x0102"),
-    ("--mnist_dir={d}/short", "train-labels-idx1-ubyte: size mismatch, 2 labels for the 3 images"),
-    ("--scale=0,1", "--scale must be a comma-separated list of numbers in (0, 1]"),
-    ("--scale=0.9,0.5", "--scale must be two numbers low,high with low <= high"),
-    ("--ratio=0.5", "--ratio must be two numbers low,high with low <= high"),
-    ("--mnist_dir={d}/ok --batch_size=5", "--batch_size=5 exceeds the 3 images of the data"),
-    ("--mnist_dir={d}/ok --batch_size=2 --n_seeds=10000000", "--n_seeds needs about"),
-    ("--steps=0", "--steps=0: 0 is not"),
-    ("--tau=inf", "--tau=inf must be a finite number"),
-    ("--bn=batch", "--bn=batch"),
-]
-
-
-@pytest.mark.parametrize("args, message", MNIST, ids=[a for a, _ in MNIST])
-def test_mnist_bad_inputs(mnist_dirs, tmp_path, args, message):
-    out = tmp_path / "out"
-    with inprocess.script("mnist") as script:
-        code, errors = inprocess.start_exit(script, *args.format(d=mnist_dirs).split(), f"--output_dir={out}")
-    assert code == 2 and len(errors) == 1 and message.format(d=mnist_dirs) in errors[0], errors
-    assert not out.exists()
