@@ -1,5 +1,5 @@
 """The MNIST experiment of App. E.3 (Figs. 12-13): the 2-layer network of Sec. 5 / App. E.2 on images
-cut into 4 disjoint receptive fields, trained with and without random resized crops, and the two
+cut into 4 disjoint receptive fields, trained with and without random resized crops, and the
 numbers the figures only show: how much high-frequency energy the learned filters hold and how
 alike the filters of one receptive field are (docs/two_layer_readings.md, "MNIST"). The verdicts and
 tables of a run are in :mod:`ccdyn.two_layer.mnist_claims`.
