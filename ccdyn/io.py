@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["atomic_write_bytes", "write_json", "read_json", "write_npz", "read_npz", "write_csv", "save_figure",
-           "as_json"]
+           "as_json", "read_bytes"]
 
 
 def _umask() -> int:
@@ -127,3 +127,21 @@ def save_figure(path, fig, dpi: int = 120) -> None:
     fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
     plt.close(fig)
     atomic_write_bytes(path, buf.getvalue())
+
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def read_bytes(path) -> bytes:
+    """The bytes of ``path``, decompressed when the file is gzip (by its magic bytes, whatever its
+    name). ``ValueError`` naming the file when it is missing, unreadable or a broken gzip stream."""
+    import gzip
+    import zlib
+
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        return gzip.decompress(data) if data[:2] == _GZIP_MAGIC else data
+    except (OSError, EOFError, zlib.error) as e:
+        text = e.strerror if isinstance(e, OSError) and e.strerror else str(e) or e.__class__.__name__
+        raise ValueError(f"{path} cannot be read ({text})") from None

@@ -486,3 +486,54 @@ def continuation_figure(record: dict, title: str = "", min_fraction: float = 0.0
                  fontsize=10)
     fig.tight_layout()
     return fig
+
+
+__all__ += ["mnist_filters_figure", "mnist_scores_figure"]
+
+
+def mnist_filters_figure(w, side: int, title: str = ""):
+    """Figs. 12-13: the filters of one run, a row per receptive field (0 upper left, 1 upper right,
+    2 bottom left, 3 bottom right), each filter (side x side) scaled to its own max |value|
+    (red > 0, blue < 0).
+
+    Args:
+      w: (K, M, side * side) first-layer weights.
+    """
+    w = np.asarray(w)
+    k, m, _ = w.shape
+    fig, axes = plt.subplots(k, m, figsize=(0.75 * m + 0.6, 0.75 * k + 0.5), squeeze=False)
+    for r in range(k):
+        for c in range(m):
+            f = w[r, c].reshape(side, side)
+            lim = np.max(np.abs(f)) or 1.0
+            ax = axes[r, c]
+            ax.imshow(f, cmap="RdBu_r", vmin=-lim, vmax=lim, interpolation="nearest")
+            ax.set_xticks([])
+            ax.set_yticks([])
+            if c == 0:
+                ax.set_ylabel(f"RF {r}", fontsize=8)
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def mnist_scores_figure(record: dict, title: str = ""):
+    """The filter scores of App. E.3 per seed (high-frequency fraction, max cosine, dead fraction, max
+    cosine among live filters), without and with augmentation (a line per seed joins its paired runs),
+    with the scores of the initial filters as a dotted reference."""
+    conds = ("no_aug", "aug")
+    fig, axes = plt.subplots(1, 4, figsize=(15, 3.4))
+    for ax, key, label in zip(axes, ("hf", "max_cos", "dead", "max_cos_live"),
+                              ("high-frequency energy fraction", "mean max cosine", "fraction of dead filters",
+                               "mean max cosine among live filters")):
+        y = np.stack([np.asarray(record["final"][c][key], float) for c in conds])
+        ax.plot([0, 1], y, "-o", color="0.4", lw=1, ms=4)
+        ax.plot([0, 1], np.nanmean(y, axis=1), "-s", color="C3", lw=2.5, ms=7, label="mean over seeds")
+        ax.axhline(float(np.nanmean(record["init"]["no_aug"][key])), color="0.5", ls=":", label="at initialization")
+        ax.set_xticks([0, 1], ["no aug.", "RandomResizedCrop"])
+        ax.set_xlim(-0.3, 1.3)
+        ax.set_ylabel(label)
+        ax.legend(fontsize=7)
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    return fig

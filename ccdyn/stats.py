@@ -1,5 +1,5 @@
 """Statistics of basin counts: Wilson intervals, their overlaps, Pearson's chi-square test, and the
-basin mass of optima not seen yet.
+basin mass of optima not seen yet; and a t interval for a mean over seeds.
 
 A basin fraction is a binomial proportion count / n over random initializations; these functions
 turn counts into 95% intervals, test whether several counts are compatible with equal
@@ -11,7 +11,8 @@ from __future__ import annotations
 import jax.scipy.stats
 import numpy as np
 
-__all__ = ["wilson_interval", "intervals_overlap", "covering_intervals", "equal_counts_pvalue", "unseen_mass"]
+__all__ = ["wilson_interval", "intervals_overlap", "covering_intervals", "equal_counts_pvalue", "unseen_mass",
+           "t_interval"]
 
 
 def wilson_interval(count, n, z: float = 1.959963984540054):
@@ -75,3 +76,18 @@ def unseen_mass(counts, n: int, confidence: float = 0.95) -> dict:
     margin = (1 + np.sqrt(2)) * np.sqrt(np.log(2 / (1 - confidence)) / n)
     return {"good_turing": estimate, "upper": float(min(1.0, estimate + margin)), "singletons": singletons,
             "confidence": confidence}
+
+
+def t_interval(values, confidence: float = 0.95) -> tuple:
+    """(mean, low, high): Student's t interval for the mean of ``values`` (e.g. per-seed paired
+    differences), mean +- t_{n-1} s / sqrt(n); (mean, -inf, inf) for n < 2, (nan, nan, nan) for n = 0."""
+    from scipy.special import stdtrit  # the t quantile; scipy comes with scikit-learn
+
+    v = np.asarray(values, np.float64).ravel()
+    if v.size == 0:
+        return float("nan"), float("nan"), float("nan")
+    mean = float(v.mean())
+    if v.size < 2:
+        return mean, float("-inf"), float("inf")
+    half = float(stdtrit(v.size - 1, 0.5 + confidence / 2) * v.std(ddof=1) / np.sqrt(v.size))
+    return mean, mean - half, mean + half

@@ -9,14 +9,21 @@ and chi_bar_+/- are their means over k. Eq. 181 prints 1/P in front of chi_-; we
 of tokens outside R_k^g instead, so that both scores lie in [-1, 1] and are comparable (docs/two_layer_readings.md).
 R_k^g is the ``used`` mask of :class:`ccdyn.data.tokens.TokenData`. For an odd activation (linear)
 w and -w compute the same feature, so ``odd=True`` scores |cos|.
+
+Filter scores of the image experiment (App. E.3, :mod:`ccdyn.two_layer.mnist`): the share of a
+filter's energy at high spatial frequencies, the largest cosine between filters of one RF, and
+the filters that never fire on the data.
 """
 
 from __future__ import annotations
 
+import functools
+
 import chex
+import jax
 import jax.numpy as jnp
 
-__all__ = ["best_match", "matching_scores"]
+__all__ = ["best_match", "matching_scores", "high_frequency_fraction", "max_cosine", "dead_filters"]
 
 
 def best_match(w, embeddings, odd: bool = False):
@@ -62,3 +69,39 @@ def matching_scores(w, embeddings, used, odd: bool = False):
     minus = jnp.where(n_out > 0, jnp.sum(best * (1.0 - used), axis=1) / jnp.maximum(n_out, 1), jnp.nan)
     return {"chi_plus_rf": plus, "chi_minus_rf": minus,
             "chi_plus": jnp.nanmean(plus), "chi_minus": jnp.nanmean(minus)}
+
+
+@functools.partial(jax.jit, static_argnames=("side",))
+def high_frequency_fraction(w, side: int):
+    """Share of the energy of each filter at radial frequency > 1/4 cycles per pixel, (..., M) from
+    filters (..., M, side * side) laid out row-major."""
+    img = w.reshape(w.shape[:-1] + (side, side))
+    power = jnp.abs(jnp.fft.fft2(img)) ** 2
+    f = jnp.fft.fftfreq(side)
+    high = (f[:, None] ** 2 + f[None, :] ** 2) > 1 / 16
+    total = jnp.sum(power, axis=(-2, -1))
+    return jnp.sum(jnp.where(high, power, 0.0), axis=(-2, -1)) / jnp.maximum(total, jnp.finfo(power.dtype).tiny)
+
+
+@functools.partial(jax.jit, static_argnames=("signed",))
+def max_cosine(w, signed: bool = True, mask=None):
+    """For each filter of (..., M, d), the largest (|)cosine(|) with another filter of the same bank, (..., M).
+
+    ``mask`` (..., M) bool: compare only filters inside the mask; a filter outside it, or without a
+    partner inside it, gets NaN."""
+    u = w / jnp.maximum(jnp.linalg.norm(w, axis=-1, keepdims=True), jnp.finfo(w.dtype).tiny)
+    cos = jnp.einsum("...md,...nd->...mn", u, u)
+    cos = cos if signed else jnp.abs(cos)
+    m = w.shape[-2]
+    other = ~jnp.eye(m, dtype=bool)
+    if mask is not None:
+        other = other & mask[..., :, None] & mask[..., None, :]
+    best = jnp.max(jnp.where(other, cos, -jnp.inf), axis=-1)
+    return jnp.where(jnp.any(other, axis=-1), best, jnp.nan)
+
+
+@jax.jit
+def dead_filters(w, x):
+    """(K, M) bool: filters w (K, M, d) whose pre-activation w_km^T x_k is <= 0 on every input x (n, K, d);
+    a ReLU filter so placed never fires and gets no gradient from the loss."""
+    return jnp.max(jnp.einsum("nkd,kmd->nkm", x, w), axis=0) <= 0

@@ -22,6 +22,13 @@ def files(tmp_path_factory):
     io.write_npz(d / "ok.npz", x=x)
     (d / "trunc.npz").write_bytes((d / "ok.npz").read_bytes()[:100])
     (d / "plain_file").write_text("x")
+    from ccdyn.data import mnist  # MNIST folders: a wrong magic number, fewer labels than images, a good one
+
+    im, lab, lab2 = (mnist.encode_idx(np.zeros(shape, np.uint8)) for shape in ((3, 4, 4), 3, 2))
+    for name, images, labels in (("bad", b"\x01\x02" + im[2:], lab), ("short", im, lab2), ("ok", im, lab)):
+        (d / f"mnist_{name}").mkdir()
+        (d / f"mnist_{name}" / "train-images-idx3-ubyte").write_bytes(images)
+        (d / f"mnist_{name}" / "train-labels-idx1-ubyte").write_bytes(labels)
     return d
 
 
@@ -76,6 +83,17 @@ OTHERS = [
     ("landscape", "--n_grid=100000000000", "--n_grid needs about"),
     ("landscape", "--data_path={d}/zero.npz", "zero.npz is not a readable .npz file (empty file)"),
     ("landscape", "--tau=inf", "--tau=inf must be a finite number"),
+    ("mnist", "--mnist_dir={d}/mnist_missing", "mnist_missing' is not a directory"),
+    ("mnist", "--mnist_dir={d}/mnist_bad", "mnist_bad/train-images-idx3-ubyte: wrong magic number 0x0102"),
+    ("mnist", "--mnist_dir={d}/mnist_short", "train-labels-idx1-ubyte: size mismatch, 2 labels for the 3 images"),
+    ("mnist", "--scale=0,1", "--scale must be a comma-separated list of numbers in (0, 1]"),
+    ("mnist", "--scale=0.9,0.5", "--scale must be two numbers low,high with low <= high"),
+    ("mnist", "--ratio=0.5", "--ratio must be two numbers low,high with low <= high"),
+    ("mnist", "--mnist_dir={d}/mnist_ok --batch_size=5", "--batch_size=5 exceeds the 3 images of the data"),
+    ("mnist", "--mnist_dir={d}/mnist_ok --batch_size=2 --n_seeds=10000000", "--n_seeds needs about"),
+    ("mnist", "--steps=0", "--steps=0: 0 is not"),
+    ("mnist", "--tau=inf", "--tau=inf must be a finite number"),
+    ("mnist", "--bn=batch", "--bn=batch"),
 ]
 
 

@@ -1,0 +1,127 @@
+"""App. E.3 (Figs. 12-13): the 2-layer network on images cut into 4 receptive fields, trained with and
+without RandomResizedCrop views; the learned filters and two scores of them, over seeds.
+
+    python scripts/mnist.py --output_dir=results/two_layer/mnist                    # offline stand-in
+    python scripts/mnist.py --mnist_dir=/path/to/mnist --output_dir=runs/mnist_real  # real MNIST
+
+Without --mnist_dir the data are scikit-learn's bundled 8x8 digits (4 RFs of 4x4 pixels): a stand-in
+that needs no download, not MNIST. With --mnist_dir, the folder holds train-images-idx3-ubyte and
+train-labels-idx1-ubyte (each may be .gz) and the RFs are the 14x14 quadrants. Every seed trains both
+conditions from the same initialization and minibatch order (paired). See ccdyn/two_layer/mnist.py
+and docs/two_layer_readings.md (MNIST) for the settings and their sources. Writes summary.json,
+scores.csv, claims.md, filters.npz, filters_no_aug.png, filters_aug.png (seed 0) and scores.png.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+from absl import flags
+
+from ccdyn import cli, io, plotting, report, verdicts
+from ccdyn.data import mnist as mnist_data
+from ccdyn.two_layer import mnist, mnist_claims, network
+
+FLAGS = flags.FLAGS
+_C, _T = mnist.MnistConfig(), mnist.MnistConfig().train
+OUTPUTS = ("summary.json", "scores.csv", "claims.md", "filters.npz", "filters_*.png", "scores.png")
+flags.DEFINE_string("mnist_dir", None, "Folder with MNIST's train-images-idx3-ubyte and train-labels-idx1-ubyte "
+                    "(.gz or not); default: scikit-learn's 8x8 digits (offline stand-in).")
+flags.DEFINE_integer("n_seeds", 5, "Seeds; each trains both conditions (vmapped together).", lower_bound=1)
+flags.DEFINE_integer("seed", 0, "Base seed.", lower_bound=0, upper_bound=cli.SEED_MAX)
+flags.DEFINE_integer("steps", _T.steps, "Minibatches (App. E.3: 50 000).", lower_bound=1)
+flags.DEFINE_integer("batch_size", _T.batch_size, "Images per minibatch (App. E.3: 8), >= 2.", lower_bound=2)
+flags.DEFINE_integer("n_filters", _C.n_filters, "Filters per receptive field (authors' code: 10).", lower_bound=1)
+flags.DEFINE_integer("d_out", _C.d_out, "Output dimension (authors' code: 20).", lower_bound=1)
+flags.DEFINE_enum("bn", _C.bn, network.BN_VARIANTS, "BatchNorm variant (authors' code: vanilla).")
+flags.DEFINE_float("tau", _T.tau, "InfoNCE temperature (> 0).")
+flags.DEFINE_float("lr", _T.lr, "SGD learning rate (> 0; Sec. 5: 2e-3).")
+flags.DEFINE_float("momentum", _T.momentum, "SGD momentum, in [0, 1).")
+flags.DEFINE_float("weight_decay", _T.weight_decay, "Weight decay (>= 0).")
+flags.DEFINE_list("scale", [str(v) for v in _C.scale], "RandomResizedCrop area range: low,high in (0, 1].")
+flags.DEFINE_list("ratio", [str(v) for v in _C.ratio], "RandomResizedCrop aspect-ratio range: low,high > 0.")
+flags.DEFINE_integer("block", 1000, "Steps per compiled block (progress between blocks).", lower_bound=1)
+cli.define_run_flags("runs/mnist", resume=False, what="Output directory.")
+cli.register_numbers("scale", float, 0, 1, lo_open=True, hi_open=False)
+cli.register_numbers("ratio", float, 0, lo_open=True)
+flags.register_validator("tau", lambda v: v > 0, "--tau must be > 0")
+flags.register_validator("lr", lambda v: v > 0, "--lr must be > 0")
+flags.register_validator("momentum", lambda v: 0 <= v < 1, "--momentum must lie in [0, 1)")
+flags.register_validator("weight_decay", lambda v: v >= 0, "--weight_decay must be >= 0")
+for _name in ("scale", "ratio"):
+    flags.register_validator(_name, lambda v: len(cli.floats(v) or ()) == 2 and cli.floats(v)[0] <= cli.floats(v)[1],
+                             f"--{_name} must be two numbers low,high with low <= high")
+
+
+def _data(mnist_dir):
+    """(images, description); a bad file or folder ends the script naming it."""
+    if mnist_dir is None:
+        return mnist_data.load_digits()[0], "scikit-learn 8x8 digits (offline stand-in for MNIST)"
+    images, _ = cli.or_fail(mnist_data.load_mnist, mnist_dir, "train")
+    return images, f"MNIST train split from --mnist_dir ({images.shape[0]} images)"
+
+
+def _config(images, f: dict):
+    """The frozen config of the flag values ``f`` after the start-up checks against the data and memory."""
+    train = dataclasses.replace(_T, tau=f["tau"], lr=f["lr"], momentum=f["momentum"],
+                                weight_decay=f["weight_decay"], batch_size=f["batch_size"], steps=f["steps"])
+    cfg = cli.or_fail(mnist.MnistConfig, n_filters=f["n_filters"], d_out=f["d_out"], bn=f["bn"],
+                      scale=cli.floats(f["scale"]), ratio=cli.floats(f["ratio"]), n_seeds=f["n_seeds"],
+                      seed=f["seed"], train=train)
+    if train.batch_size > images.shape[0]:
+        cli.fail(f"--batch_size={train.batch_size} exceeds the {images.shape[0]} images of the data")
+    cli.or_fail(mnist_data.receptive_fields, images[:1], cfg.rf_side)
+    n, pixels, hidden = images.shape[0], images[0].size, 4 * cfg.n_filters  # K = 4 RFs of pixels / 4 each
+    per_run = n * (1 + hidden) + 3 * (cfg.n_filters * pixels + cfg.d_out * hidden) + 4 * train.batch_size * pixels
+    cli.check_memory(4.0 * (images.size + 2 * cfg.n_seeds * per_run), "--n_seeds",
+                     "4 B x (n H W + 2 n_seeds x (n (1 + K M) + 3 (M H W + d_out K M) + 4 batch H W))")
+    return cfg
+
+
+def _write(out, record, cfg, data):
+    io.write_npz(out / "filters.npz", **{f"W_{c}": record["W"][c] for c in mnist.CONDITIONS},
+                 **{f"loss_{c}": record["loss"][c] for c in mnist.CONDITIONS})
+    summary = mnist_claims.summary(record, cfg, data)
+    io.write_json(out / "summary.json", {**cli.run_record("scripts/mnist.py"), **summary})
+    io.write_csv(out / "scores.csv", *mnist_claims.scores_csv(record))
+    io.atomic_write_bytes(out / "claims.md", verdicts.claims_markdown(summary["claims"]).encode())
+    what = f"{cfg.train.steps} steps, batch {cfg.train.batch_size}"
+    for c, label in zip(mnist.CONDITIONS, ("without augmentation (Fig. 12)", "with RandomResizedCrop (Fig. 13)")):
+        fig = plotting.mnist_filters_figure(record["W"][c][0], record["side"], f"{data}\nseed 0, {label}, {what}")
+        io.save_figure(out / f"filters_{c}.png", fig)
+    io.save_figure(out / "scores.png", plotting.mnist_scores_figure(record, f"{data}, {cfg.n_seeds} seeds, {what}"))
+    return summary
+
+
+def main(argv):
+    del argv
+    t0 = time.time()
+    f = FLAGS.flag_values_dict()
+    images, data = _data(f["mnist_dir"])
+    cfg = _config(images, f)
+    config = {"data": data, "mnist_dir": FLAGS.mnist_dir, "mnist": dataclasses.asdict(cfg)}
+    run = cli.open_run_dir(FLAGS.output_dir, config, script="scripts/mnist.py", outputs=OUTPUTS,
+                           overwrite=FLAGS.overwrite, can_resume=False)
+    cli.log(f"{data}: {images.shape[0]} images {images.shape[1]}x{images.shape[2]}; {2 * cfg.n_seeds} runs")
+
+    def progress(done, losses):
+        if done == cfg.train.steps or done % max(FLAGS.block, cfg.train.steps // 10) == 0:
+            loss = np.asarray(losses).reshape(-1, 2)
+            cli.log(f"  step {done}/{cfg.train.steps}  mean loss no_aug {np.nanmean(loss[:, 0]):.4f}  "
+                    f"aug {np.nanmean(loss[:, 1]):.4f}  {time.time() - t0:.0f} s")
+
+    record = mnist.run(images, cfg, block=FLAGS.block, on_block=progress)
+    summary = _write(run.path, record, cfg, data)
+    for c in mnist.CONDITIONS:
+        for s in np.flatnonzero(~record["finite"][c]):
+            cli.log(f"WARNING {c} seed {s} went non-finite at step {record['stopped_at'][c][s]}; left out")
+    out = cli.finish(run)
+    print(report.format_table(*mnist_claims.summary_table(record)))
+    print("\n" + report.format_table(*verdicts.claims_table(summary["claims"])))
+    print(f"\nmean and 95% t interval over seeds; wrote {out} in {time.time() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    cli.start(main)
