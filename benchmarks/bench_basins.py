@@ -112,7 +112,7 @@ def main(argv):
     del argv
     ds = build_dataset(DataSpec(), DTYPE)
     act, pw = ccdyn.get_activation("relu"), ccdyn.get_pairwise("uniform")
-    mesh = parallel.local_mesh()
+    mesh = parallel.device_mesh()
     n_dev, tile, steps, reps = mesh.devices.size, FLAGS.tile, FLAGS.steps, FLAGS.repeats
     flops_per_init_step = 2 * (2 * ds.n * ds.dim)  # two GEMMs per tile and step, per init
     log(f"backend={jax.default_backend()} devices={n_dev} data n={ds.n} d={ds.dim} "

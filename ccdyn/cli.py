@@ -167,9 +167,11 @@ def define_basins_flags(n_init: int = 10000) -> None:
                          upper_bound=parallel.MAX_INITS)
     flags.DEFINE_integer("seed", 0, "Seed of the initializations (init i uses fold_in(seed, i)).", lower_bound=0,
                          upper_bound=SEED_MAX)
-    flags.DEFINE_integer("chunk_size", 16384, "Inits per chunk (bounds memory; unit of resume).", lower_bound=1)
-    flags.DEFINE_integer("tile", 512, "Inits per tile: the fixed GEMM width (results do not depend on "
-                         "chunk_size or device count at a fixed tile).", lower_bound=1)
+    flags.DEFINE_integer("chunk_size", None, "Inits per chunk (bounds memory; unit of resume); default: tile x "
+                         f"devices x {parallel.TILES_PER_CHUNK}.", lower_bound=1)
+    flags.DEFINE_integer("tile", None, "Inits per tile: the fixed GEMM width (results do not depend on chunk_size, "
+                         f"device or process count at a fixed tile); default: {parallel.CPU_TILE} on CPU, on an "
+                         "accelerator from its memory (docs/reproducibility.md, Sizing).", lower_bound=1)
     flags.DEFINE_bool("x64", False, "Run the dynamics in float64 (certificates are always float64).")
     flags.register_validator("leaky_slope", lambda v: 0 <= v < 1, "--leaky_slope must lie in [0, 1)")
     flags.register_validator("tau", lambda v: v > 0, "--tau must be > 0")
@@ -185,10 +187,11 @@ def define_basins_flags(n_init: int = 10000) -> None:
 def basins_config(values, **extra) -> basins.BasinsConfig:
     """The :class:`ccdyn.one_layer.basins.BasinsConfig` of parsed :func:`define_basins_flags` values
     (``values``: the scripts' ``FLAGS``); ``extra``: fields a script adds (e.g. ``target_unseen``)."""
-    v = {name: values[name].value for name in ("act", "leaky_slope", "alpha", "tau", "n_init", "seed", "chunk_size",
-                                               "tile", "x64", "cluster_tol")}
+    v = {name: values[name].value for name in ("act", "leaky_slope", "alpha", "tau", "n_init", "seed", "x64",
+                                               "cluster_tol")}
     dyn = engine.Dynamics(**{name: values[name].value for name in ("method", "step_size", "tol", "max_steps", "shift")})
-    return basins.BasinsConfig(data=data_spec(values), dynamics=dyn, **v, **extra)
+    cfg = basins.BasinsConfig(data=data_spec(values), dynamics=dyn, **v, **extra)
+    return basins.sized(cfg, support_shape(cfg.data), tile=values["tile"].value, chunk_size=values["chunk_size"].value)
 
 
 def basins_data(cfg: basins.BasinsConfig, context: str = ""):
