@@ -128,6 +128,10 @@ def chunk_ranges(n_init: int, chunk_size: int):
 
 
 AUTO = "auto"  # --coordinator_address=auto: let jax.distributed.initialize() read the cluster's environment
+# Processes > 0 wait at exit for process 0, which analyses and writes alone after the last chunk. (A
+# process that dies is noticed at once by the others' next collective, which fails; their exit then
+# waits for JAX's heartbeat timeout, 100 s, before it aborts.)
+SHUTDOWN_TIMEOUT_S = 3600
 
 
 def initialize_distributed(coordinator_address: str | None, num_processes: int, process_id: int) -> tuple:
@@ -139,7 +143,7 @@ def initialize_distributed(coordinator_address: str | None, num_processes: int, 
     environment (SLURM, Open MPI, TPU pods, ...); ``None`` with one process: a no-op.
     """
     if coordinator_address == AUTO:
-        jax.distributed.initialize()
+        jax.distributed.initialize(shutdown_timeout_seconds=SHUTDOWN_TIMEOUT_S)
         return jax.process_index(), jax.process_count()
     if num_processes <= 1:
         return 0, 1
@@ -147,8 +151,8 @@ def initialize_distributed(coordinator_address: str | None, num_processes: int, 
         raise ValueError("--coordinator_address is required when --num_processes > 1 (--coordinator_address)")
     if not (0 <= process_id < num_processes):
         raise ValueError(f"--process_id={process_id} must lie in [0, {num_processes - 1}]")
-    jax.distributed.initialize(coordinator_address=coordinator_address,
-                               num_processes=num_processes, process_id=process_id)
+    jax.distributed.initialize(coordinator_address=coordinator_address, num_processes=num_processes,
+                               process_id=process_id, shutdown_timeout_seconds=SHUTDOWN_TIMEOUT_S)
     return jax.process_index(), jax.process_count()
 
 
