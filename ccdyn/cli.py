@@ -368,3 +368,41 @@ def progress(t0: float, every_s: float = 2.0):
         log(f"  [{done}/{total} inits done] {rate:,.0f} inits/s, {now - t0:.1f} s{inside}")
 
     return report_progress
+
+
+def define_multihost_flags() -> None:
+    """``--coordinator_address``, ``--num_processes``, ``--process_id`` of a run over several hosts
+    (README.md, "Several hosts"), with their validators; :func:`start_processes` uses them."""
+    flags.DEFINE_string("coordinator_address", None, "Multi-host: HOST:PORT of process 0, or 'auto' (read from the "
+                        "cluster's environment: SLURM, Open MPI, TPU pods).")
+    flags.DEFINE_integer("num_processes", 1, "Multi-host: number of processes.", lower_bound=1)
+    flags.DEFINE_integer("process_id", 0, "Multi-host: this process's index.", lower_bound=0)
+    flags.register_multi_flags_validator(
+        ["process_id", "num_processes"], lambda f: f["process_id"] < f["num_processes"],
+        "--process_id must lie in [0, --num_processes - 1]")
+    flags.register_multi_flags_validator(
+        ["num_processes", "coordinator_address"], lambda f: f["num_processes"] == 1 or bool(f["coordinator_address"]),
+        "--num_processes > 1 needs --coordinator_address=HOST:PORT of process 0")
+
+
+def start_processes(values) -> tuple:
+    """Joins the run's processes (:func:`ccdyn.parallel.initialize_distributed`, before any JAX work) from
+    the :func:`define_multihost_flags` values; returns (this process's index, the process count)."""
+    return or_fail(parallel.initialize_distributed, values["coordinator_address"].value,
+                   values["num_processes"].value, values["process_id"].value)
+
+
+def agree_processes(pid: int, config: dict, run, value: int = 0) -> int:
+    """Every process of a multi-process run checks that all were started with the same ``config`` (its
+    fingerprint) and that process 0 opened its run directory (``run``, None elsewhere); returns process
+    0's ``value`` (e.g. a chunk size kept from a resumed run). Process 0 calls it also when opening its
+    run failed (then it returns at once and its own error follows), so the others never wait for it."""
+    fp = np.frombuffer(rundir.fingerprint(config).encode(), np.uint8)
+    rows = parallel.gather_rows(np.concatenate([[int(pid > 0 or run is not None), value], fp]).astype(np.int64))
+    if pid == 0 and run is None:
+        return value
+    if not rows[:, 0].all():
+        fail("process 0 could not open its run directory (see its error)")
+    if (rows[:, 2:] != rows[0, 2:]).any():
+        fail("the processes were started with different configurations: give every process the same flags")
+    return int(rows[0, 1])

@@ -26,11 +26,10 @@ import time
 from absl import flags
 
 import jax
-import numpy as np
 
 jax.config.update("jax_enable_x64", True)  # certificates are float64; the run uses --x64 or float32
 
-from ccdyn import cli, io, parallel, plotting, rundir  # noqa: E402
+from ccdyn import cli, io, plotting  # noqa: E402
 from ccdyn.one_layer import basins  # noqa: E402
 
 OUTPUTS = ("summary.json", "optima.npz", "basins.png", "chunks")
@@ -40,42 +39,17 @@ cli.define_basins_flags()
 flags.DEFINE_float("target_unseen", None, "Stop at the first chunk where the bound on the basin mass of optima not "
                    "found and every 95% half-width are <= this, in (0, 1); --n_init is then the cap.")
 cli.define_run_flags(None, what="Run directory (default runs/basins-<act>-<data>-...).")
-flags.DEFINE_string("coordinator_address", None, "Multi-host: HOST:PORT of process 0, or 'auto' (the cluster's "
-                    "environment: SLURM, Open MPI, TPU pods).")
-flags.DEFINE_integer("num_processes", 1, "Multi-host: number of processes.", lower_bound=1)
-flags.DEFINE_integer("process_id", 0, "Multi-host: this process's index.", lower_bound=0)
+cli.define_multihost_flags()
 
 flags.register_multi_flags_validator(
     ["target_unseen"], lambda f: f["target_unseen"] is None or 0 < f["target_unseen"] < 1,
     "--target_unseen must lie in (0, 1)")
-flags.register_multi_flags_validator(
-    ["process_id", "num_processes"], lambda f: f["process_id"] < f["num_processes"],
-    "--process_id must lie in [0, --num_processes - 1]")
-flags.register_multi_flags_validator(
-    ["num_processes", "coordinator_address"], lambda f: f["num_processes"] == 1 or bool(f["coordinator_address"]),
-    "--num_processes > 1 needs --coordinator_address=HOST:PORT of process 0")
-
-
-def _agree(pid: int, cfg, run) -> int:
-    """Every process checks that all were started with the same config (fingerprint) and that process 0
-    opened its run (``run``); returns the chunk size in force (process 0's: kept from a resumed run)."""
-    fp = np.frombuffer(rundir.fingerprint(io.as_json(dataclasses.asdict(cfg) | {"chunk_size": 0})).encode(), np.uint8)
-    chunk = run.config["chunk_size"] if run is not None else cfg.chunk_size
-    rows = parallel.gather_rows(np.concatenate([[int(pid > 0 or run is not None), chunk], fp]).astype(np.int64))
-    if pid == 0 and run is None:  # process 0's own error is on its way
-        return chunk
-    if not rows[:, 0].all():
-        cli.fail("process 0 could not open its run directory (see its error)")
-    if (rows[:, 2:] != rows[0, 2:]).any():
-        cli.fail("the processes were started with different configurations: give every process the same flags")
-    return int(rows[0, 1])
 
 
 def main(argv):
     del argv
     t_start = time.time()
-    pid, n_proc = cli.or_fail(parallel.initialize_distributed, FLAGS.coordinator_address, FLAGS.num_processes,
-                              FLAGS.process_id)  # before any JAX work
+    pid, n_proc = cli.start_processes(FLAGS)  # before any JAX work
     cfg = cli.basins_config(FLAGS, target_unseen=FLAGS.target_unseen)
     auto = [name for name in ("tile", "chunk_size") if FLAGS[name].value is None]
     ds64 = cli.basins_data(cfg)
@@ -84,14 +58,17 @@ def main(argv):
     run, store = None, None
     try:
         if pid == 0:  # process 0 alone writes (its own --output_dir); the others only compute
-            run = cli.open_run_dir(out_name, dataclasses.asdict(cfg), script="scripts/basins.py", outputs=OUTPUTS,
-                                   overwrite=FLAGS.overwrite, resume=FLAGS.resume, ignore=("chunk_size",))
-            store = run.chunk_store()
+            opened = cli.open_run_dir(out_name, dataclasses.asdict(cfg), script="scripts/basins.py", outputs=OUTPUTS,
+                                      overwrite=FLAGS.overwrite, resume=FLAGS.resume, ignore=("chunk_size",))
+            store = opened.chunk_store()
             if FLAGS.resume:
                 cli.log(f"resume: {cli.or_fail(store.verify)} chunk files of this run found in {store.dir}")
+            run = opened
     finally:  # also when process 0 fails to open its run: the others must not wait for it
-        if n_proc > 1:
-            cfg = dataclasses.replace(cfg, chunk_size=_agree(pid, cfg, run))
+        if n_proc > 1:  # the same config everywhere; process 0's chunk size (kept from a resumed run)
+            chunk = cli.agree_processes(pid, dataclasses.asdict(cfg) | {"chunk_size": 0}, run,
+                                        run.config["chunk_size"] if run else cfg.chunk_size)
+            cfg = dataclasses.replace(cfg, chunk_size=chunk)
     if run is not None:
         cfg = dataclasses.replace(cfg, chunk_size=run.config["chunk_size"])  # a resumed run keeps its chunks
     config = dataclasses.asdict(cfg)
