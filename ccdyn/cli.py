@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import pickle
 import platform
 import sys
 import time
@@ -406,3 +407,33 @@ def agree_processes(pid: int, config: dict, run, value: int = 0) -> int:
     if (rows[:, 2:] != rows[0, 2:]).any():
         fail("the processes were started with different configurations: give every process the same flags")
     return int(rows[0, 1])
+
+
+def open_run_of_process_0(pid: int, n_proc: int, path, config: dict, *, prepare=None, value=None, agree=None,
+                          **open_kw):
+    """The run directory of a multi-process run, opened (:func:`open_run_dir`, ``open_kw``) and made ready
+    (``prepare(run)``) by process 0 alone; every process then checks with :func:`agree_processes` that all
+    share the config (``agree``: the config to compare, default ``config``) and receives process 0's
+    ``value(run)`` (default 0). Returns (the run on process 0 / None elsewhere, that value)."""
+    run = None
+    try:
+        if pid == 0:
+            opened = open_run_dir(path, config, **open_kw)
+            if prepare is not None:
+                prepare(opened)
+            run = opened
+    finally:  # also when process 0 failed to open its run: the others must not wait for it
+        got = value(run) if (run is not None and value is not None) else 0
+        if n_proc > 1:
+            got = agree_processes(pid, config if agree is None else agree, run, got)
+    return run, got
+
+
+def spread_over_processes(pid: int, items, work, write) -> dict:
+    """Independent units of a multi-process run (e.g. the settings of a grid): ``work(item)`` (any
+    picklable value) runs on process i mod P alone for item i (:func:`ccdyn.parallel.spread`), and
+    process 0 calls ``write(item, value)`` for every item in order. Returns ``{item: write's return}`` on
+    process 0, ``{}`` elsewhere."""
+    done = parallel.spread(items, lambda item: pickle.dumps(work(item)))
+    out = {item: write(item, pickle.loads(payload)) if pid == 0 else None for item, payload in done}
+    return out if pid == 0 else {}

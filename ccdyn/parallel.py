@@ -30,7 +30,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 __all__ = ["init_weights", "device_mesh", "padded_chunk", "tiled_sharded", "initialize_distributed",
            "chunk_ranges", "device_memory", "MAX_INITS", "AUTO", "to_global", "to_host", "broadcast_from_0",
-           "gather_rows", "host_device", "default_tile", "default_chunk", "CPU_TILE", "ACCEL_TILE_MAX",
+           "gather_rows", "gather_bytes", "spread", "host_device", "default_tile", "default_chunk", "CPU_TILE", "ACCEL_TILE_MAX",
            "TILES_PER_CHUNK", "SIZING_RULE"]
 
 MAX_INITS = 2**31  # init indices stay below 2**31: exact in int32 keys and never wrapped by fold_in
@@ -91,6 +91,25 @@ def gather_rows(row) -> np.ndarray:
     if jax.process_count() == 1:
         return row[None]
     return np.asarray(multihost_utils.process_allgather(row, tiled=False))
+
+
+def gather_bytes(payload: bytes) -> list:
+    """Every process's ``payload`` (any length), in process order, on every process."""
+    sizes = gather_rows(np.array([len(payload)], np.int64))[:, 0]
+    buf = np.zeros(max(1, int(sizes.max())), np.uint8)
+    buf[:len(payload)] = np.frombuffer(payload, np.uint8)
+    return [bytes(row[:n]) for row, n in zip(gather_rows(buf), sizes)]
+
+
+def spread(items, work):
+    """Yields ``(item, work(item))`` for every item, in order, on every process, where item i is computed
+    by process i mod P alone (on its own devices: independent units such as the settings of a grid)
+    and ``work`` returns bytes. With one process it is ``work`` over the items in order."""
+    items, count, me = list(items), jax.process_count(), jax.process_index()
+    for r in range(0, len(items), count):
+        batch = items[r:r + count]
+        mine = work(batch[me]) if me < len(batch) else b""
+        yield from zip(batch, gather_bytes(mine) if count > 1 else [mine])
 
 
 def host_device():

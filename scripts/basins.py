@@ -55,22 +55,18 @@ def main(argv):
     ds64 = cli.basins_data(cfg)
     out_name = FLAGS.output_dir or (f"runs/basins-{cfg.act}-{cfg.data.data}-{cfg.alpha}-{cfg.dynamics.method}"
                                     f"-n{cfg.n_init}-seed{cfg.seed}")
-    run, store = None, None
-    try:
-        if pid == 0:  # process 0 alone writes (its own --output_dir); the others only compute
-            opened = cli.open_run_dir(out_name, dataclasses.asdict(cfg), script="scripts/basins.py", outputs=OUTPUTS,
-                                      overwrite=FLAGS.overwrite, resume=FLAGS.resume, ignore=("chunk_size",))
-            store = opened.chunk_store()
-            if FLAGS.resume:
-                cli.log(f"resume: {cli.or_fail(store.verify)} chunk files of this run found in {store.dir}")
-            run = opened
-    finally:  # also when process 0 fails to open its run: the others must not wait for it
-        if n_proc > 1:  # the same config everywhere; process 0's chunk size (kept from a resumed run)
-            chunk = cli.agree_processes(pid, dataclasses.asdict(cfg) | {"chunk_size": 0}, run,
-                                        run.config["chunk_size"] if run else cfg.chunk_size)
-            cfg = dataclasses.replace(cfg, chunk_size=chunk)
-    if run is not None:
-        cfg = dataclasses.replace(cfg, chunk_size=run.config["chunk_size"])  # a resumed run keeps its chunks
+
+    def verify(run):  # on --resume, every chunk file present must belong to this run
+        if FLAGS.resume:
+            cli.log(f"resume: {cli.or_fail(run.chunk_store().verify)} chunk files of this run found")
+
+    # process 0 alone writes (its own --output_dir); the others check the config and take its chunk size
+    run, chunk = cli.open_run_of_process_0(
+        pid, n_proc, out_name, dataclasses.asdict(cfg), prepare=verify, value=lambda r: r.config["chunk_size"],
+        agree=dataclasses.asdict(cfg) | {"chunk_size": 0}, script="scripts/basins.py", outputs=OUTPUTS,
+        overwrite=FLAGS.overwrite, resume=FLAGS.resume, ignore=("chunk_size",))
+    cfg = dataclasses.replace(cfg, chunk_size=chunk or cfg.chunk_size)  # a resumed run keeps its chunks
+    store = None if run is None else run.chunk_store()
     config = dataclasses.asdict(cfg)
     cli.log(f"ccdyn basins: act={cfg.act} data={cfg.data.data} (n={ds64.n}, d={ds64.dim}) alpha={cfg.alpha} "
             f"method={cfg.dynamics.method} n_init={cfg.n_init} on {jax.device_count()} {jax.default_backend()} "
