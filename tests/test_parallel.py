@@ -107,3 +107,10 @@ def test_global_arrays_round_trip_and_single_process_collectives():
     np.testing.assert_array_equal(parallel.broadcast_from_0(np.array([3, 4])), [3, 4])
     np.testing.assert_array_equal(parallel.gather_rows(np.array([3, 4])), [[3, 4]])
     assert parallel.host_device().platform == "cpu"
+
+
+def test_spread_and_gather_bytes_with_one_process():
+    seen = []
+    out = list(parallel.spread([3, 1, 2], lambda i: seen.append(i) or bytes([i]) * i))
+    assert out == [(3, b"\x03\x03\x03"), (1, b"\x01"), (2, b"\x02\x02")] and seen == [3, 1, 2]
+    assert parallel.gather_bytes(b"abc") == [b"abc"] and parallel.gather_bytes(b"") == [b""]

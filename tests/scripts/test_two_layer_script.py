@@ -145,6 +145,6 @@ def test_two_processes_with_their_own_directories_match_one(tmp_path):
                                                                                      .read_text())), f.name
     rows = [json.loads((tmp_path / d / "results.json").read_text())["rows"] for d in ("one", "p0")]
     assert [_without_wall(r) for r in rows[0]] == [_without_wall(r) for r in rows[1]]
-    outs = two(args[:-2] + ["--betas=1,2,3", "--Ps=2", "--bn=mean_only", "--resume"])
+    outs = two(args[:-3] + ["--betas=1,2,3", "--Ps=2", "--bn=mean_only", "--resume"])
     assert outs[0][1].count("kept from an earlier run") == 2
     assert len(json.loads((tmp_path / "p0" / "results.json").read_text())["rows"]) == 3
