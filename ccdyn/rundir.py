@@ -40,7 +40,7 @@ import numpy as np
 
 from ccdyn import io
 
-__all__ = ["MANIFEST", "LOCK", "RunDirError", "fingerprint", "differences", "RunDir", "ChunkStore", "read_stamped"]
+__all__ = ["MANIFEST", "LOCK", "RunDirError", "fingerprint", "differences", "RunDir", "ChunkStore", "read_stamped", "write_stamped"]
 
 MANIFEST = "ccdyn-run.json"
 LOCK = ".ccdyn.lock"
@@ -307,6 +307,18 @@ class RunDir:
     def chunk_store(self) -> "ChunkStore":
         """The run's :class:`ChunkStore`; its chunks are checked against this run's fingerprint."""
         return ChunkStore(self, self.fingerprint)
+
+
+def write_stamped(run: "RunDir", path, record: dict, arrays: dict | None = None) -> dict:
+    """Writes a per-setting record of a grid script as ``<path>.json`` with the run's fingerprint (read
+    back by :func:`read_stamped`), and ``arrays`` (if any) as ``<path>.weights.npz`` first; marks the run
+    started. Returns the stamped record."""
+    path, record = Path(path), {**record, "fingerprint": run.fingerprint}
+    if arrays is not None:
+        io.write_npz(path.with_name(path.name + ".weights.npz"), **arrays)
+    io.write_json(path.with_name(path.name + ".json"), record)
+    run.started()
+    return record
 
 
 def read_stamped(path, fp: str) -> dict:

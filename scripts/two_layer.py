@@ -91,15 +91,6 @@ def _train(grid, s, i, n, save_weights):
     return experiment.setting_result(s, r, time.time() - t1), experiment.token_coords(r) if save_weights else None
 
 
-def _write(run, s, res, coords):
-    """Process 0 writes a trained setting's runs/<tag>.json (and weights); returns its record."""
-    if coords is not None:
-        io.write_npz(run.path / "runs" / f"{s.tag}.weights.npz", **coords)
-    io.write_json(run.path / "runs" / f"{s.tag}.json", res := {**res, "fingerprint": run.fingerprint})
-    run.started()
-    return res
-
-
 def _figures(out, grid, rows, settings, save_weights):
     for (loss, zeta), curves in experiment.matching_curves(rows).items():
         title = f"{loss}, ζ = {zeta:g}, {grid.n_seeds} seeds, {grid.train.steps} steps, lr {grid.train.lr:g}"
@@ -131,20 +122,18 @@ def main(argv):
     run, _ = cli.open_run_of_process_0(pid, n_proc, FLAGS.output_dir, grid.run_config(), script="scripts/two_layer.py",
                                        outputs=OUTPUTS, overwrite=FLAGS.overwrite, resume=FLAGS.resume,
                                        prepare=lambda r: (r.path / "runs").mkdir(exist_ok=True))
-    names = [] if run is None else [p.name for p in (run.path / "runs").iterdir()]
-    plan = parallel.broadcast_from_0(np.array(experiment.resume_plan(settings, names, resume=FLAGS.resume,
-                                                                     save_weights=FLAGS.save_weights), np.int32))
-    trained = cli.spread_over_processes(pid, [i for i, keep in enumerate(plan) if not keep],
-                                        lambda i: _train(grid, settings[i], i, len(settings), FLAGS.save_weights),
-                                        lambda i, got: _write(run, settings[i], *got))
-    if pid != 0:
+    names = [p.name for p in (run.path / "runs").iterdir()] if run else []
+    plan = parallel.broadcast_from_0(np.int32(experiment.resume_plan(settings, names, resume=FLAGS.resume,
+                                                                     save_weights=FLAGS.save_weights)))
+    trained = cli.spread_over_processes(pid, [i for i, keep in enumerate(plan) if not keep], lambda i: _train(
+        grid, settings[i], i, len(settings), FLAGS.save_weights), lambda i, got: rundir.write_stamped(
+        run, run.path / "runs" / settings[i].tag, *got))
+    if pid != 0:  # the other processes trained their share of the settings
         return
-    rows = []
-    for i, s in enumerate(settings):
-        if i not in trained:
-            cli.log(f"[{i + 1}/{len(settings)}] {s.tag}: kept from an earlier run")
-        rows.append(experiment.result_row(s, trained.get(i) or cli.or_fail(
-            rundir.read_stamped, run.path / "runs" / f"{s.tag}.json", run.fingerprint), grid))
+    for i in np.flatnonzero(plan):
+        cli.log(f"[{i + 1}/{len(settings)}] {settings[i].tag}: kept from an earlier run")
+        trained[i] = cli.or_fail(rundir.read_stamped, run.path / "runs" / f"{settings[i].tag}.json", run.fingerprint)
+    rows = [experiment.result_row(s, trained[i], grid) for i, s in enumerate(settings)]
     out = run.path
     io.write_csv(out / "results.csv", *experiment.results_csv(rows))
     _figures(out, grid, rows, settings, FLAGS.save_weights)

@@ -304,8 +304,10 @@ def collect(runner: ChunkRunner, key, n_init: int, chunk_size: int, dtype, *, st
     memory = {}
     done = sum(ranges[c][1] for c in range(len(ranges)) if have[c])
 
-    def chunk(c):
-        return memory[c] if c in memory else store.load(c)
+    def chunk(c):  # a finished chunk's arrays (process 0), read from the store at most once
+        if c not in memory:
+            memory[c] = store.load(c)
+        return memory[c]
 
     for c, (start, count) in enumerate(ranges):
         if not have[c]:
@@ -315,7 +317,7 @@ def collect(runner: ChunkRunner, key, n_init: int, chunk_size: int, dtype, *, st
             out = runner.run(key, start, count, dtype, on_block)
             if lead and store is not None:
                 store.save(c, out)
-            elif lead:
+            if lead:
                 memory[c] = out
             done += count
             if progress is not None:
