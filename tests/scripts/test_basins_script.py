@@ -140,8 +140,8 @@ def _processes(tmp_path, args, dirs, port, *, devices=2):
 def test_two_processes_with_their_own_directories_match_one_and_resume_after_a_kill(tmp_path):
     """2 processes x 2 forced devices on one global mesh, each given its own --output_dir: process 0
     alone writes, and labels are bit-identical to 1 process x 1 device. Then process 1 is killed
-    mid-run, the job is stopped and restarted with --resume: the same summary. Processes started with
-    different flags refuse to start."""
+    mid-run, the job is stopped and restarted with --resume: the same summary. --target_unseen stops
+    both at the chunk where one process stops. Processes started with different flags refuse to start."""
     args = [*SMALL, "--n_init=6000", "--chunk_size=500"]
     single = _run(tmp_path, *args, "--output_dir=single")
     assert single.returncode == 0, single.stderr
@@ -172,6 +172,15 @@ def test_two_processes_with_their_own_directories_match_one_and_resume_after_a_k
     assert [p.returncode for p in procs] == [0, 0], [o[1][-2000:] for o in outs]
     assert f"resume: {done} chunk files" in outs[0][1]
     _same(_load(tmp_path / "single"), _load(tmp_path / "k0"))
+    # --target_unseen: process 0 decides after each chunk and tells process 1; the same first inits
+    stop = ["--target_unseen=0.2", "--n_init=3000"]
+    alone = _run(tmp_path, *args, *stop, "--output_dir=alone")
+    assert alone.returncode == 0, alone.stderr
+    procs = _processes(tmp_path, [*args, *stop], ["t0", "t1"], _free_port())
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [o[1][-2000:] for o in outs]
+    assert "--target_unseen=0.2: met after 1000 of at most 3000 inits" in outs[0][0]
+    _same(_load(tmp_path / "alone"), _load(tmp_path / "t0"))
     # processes started with different flags refuse to start, and process 0 leaves no run behind
     procs = [subprocess.Popen([sys.executable, SCRIPT, *args, f"--seed={i}", f"--output_dir=x{i}",
                                f"--coordinator_address=127.0.0.1:{port}", "--num_processes=2", f"--process_id={i}"],
