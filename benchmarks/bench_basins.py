@@ -1,8 +1,13 @@
-"""Throughput of the basins engine (init-steps per second) against two references.
+"""Throughput of the basins engine (init-steps per second) against two references, end to end, and
+the float64 refinement on the host against the default device. Runs on any backend (CPU, GPU, TPU).
 
-    python benchmarks/bench_basins.py               # full default: several minutes on 2 CPU cores
-    python benchmarks/bench_basins.py --n_inits=1000,10000 --repeats=3
-    python benchmarks/bench_basins.py --output_json=results/bench_basins.json
+    python benchmarks/bench_basins.py               # full default: 10^6 x 1000 steps end to end
+    python benchmarks/bench_basins.py --n_inits=1000,10000 --repeats=3 --e2e_inits=100000
+    python benchmarks/bench_basins.py --output_json=results/bench_basins.json            # CPU
+    python benchmarks/bench_basins.py --output_json=results/bench_basins_gpu.json        # on a GPU
+
+The JSON names the backend, the device kind and count, and the tile rule in force
+(``ccdyn.parallel.SIZING_RULE``: ``--tile`` / ``--e2e_chunk`` default to it).
 
 Data: the basins default (latent summation, 2^10 support points, d = 10), relu, uniform alpha, all in
 float32 (x64 mode is on, as in scripts/basins.py, so every dtype is explicit).
@@ -23,6 +28,13 @@ by ``--steps`` steps; each is compiled and run once, then timed ``--repeats`` ti
 
 Rates are init-steps/s; "vs naive" = engine / naive, "of GEMM" = engine / gemm. GFLOP/s counts the
 2 GEMMs of 2 n d tile flops each per tile and step. No timing is asserted.
+
+End to end (``e2e``): ``--e2e_inits`` inits x ``--e2e_steps`` power steps (tol < 0, so every init takes
+all of them) through ``engine.collect``: chunks, initial weights, the per-block freeze check,
+re-packing and the gather of every chunk, compilation included; its rate is compared with the GEMM
+rate of the same tile. Refinement (``refine``): ``basins.analyze`` (cluster, float64 refinement,
+certificates) of a default run of ``--refine_inits`` inits, timed on the host CPU (where
+``basins.run`` puts it) and on the default device.
 """
 
 from __future__ import annotations
@@ -41,14 +53,19 @@ import jax.numpy as jnp  # noqa: E402
 
 import ccdyn  # noqa: E402
 from ccdyn import io, one_layer, parallel  # noqa: E402
-from ccdyn.one_layer import engine  # noqa: E402
+from ccdyn.one_layer import basins, engine  # noqa: E402
 from ccdyn.data.registry import DataSpec, build_dataset  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_list("n_inits", ["1000", "10000", "100000"], "Numbers of inits to time.")
 flags.DEFINE_integer("steps", 20, "Steps per timed call (one engine block).", lower_bound=1)
 flags.DEFINE_integer("repeats", 5, "Timed calls per measurement (the median is reported).", lower_bound=1)
-flags.DEFINE_integer("tile", 512, "Inits per tile of the engine and of the GEMM reference.", lower_bound=1)
+flags.DEFINE_integer("tile", None, "Inits per tile of the engine and of the GEMM reference (default: the sizing "
+                     "rule for the largest run).", lower_bound=1)
+flags.DEFINE_integer("e2e_inits", 10**6, "Inits of the end-to-end case (0: skip it).", lower_bound=0)
+flags.DEFINE_integer("e2e_steps", 1000, "Power steps per init of the end-to-end case.", lower_bound=1)
+flags.DEFINE_integer("e2e_chunk", None, "Chunk size of the end-to-end case (default: the sizing rule).", lower_bound=1)
+flags.DEFINE_integer("refine_inits", 10000, "Inits of the run whose optima are refined (0: skip).", lower_bound=0)
 flags.DEFINE_integer("naive_cap", 10000, "At most this many inits for the naive reference.", lower_bound=1)
 flags.DEFINE_string("output_json", None, "Optional path of a JSON file with the numbers.")
 
@@ -112,10 +129,14 @@ def main(argv):
     del argv
     ds = build_dataset(DataSpec(), DTYPE)
     act, pw = ccdyn.get_activation("relu"), ccdyn.get_pairwise("uniform")
-    mesh = parallel.local_mesh()
-    n_dev, tile, steps, reps = mesh.devices.size, FLAGS.tile, FLAGS.steps, FLAGS.repeats
+    mesh = parallel.device_mesh()
+    largest = max([int(s) for s in FLAGS.n_inits] + [FLAGS.e2e_inits])
+    sized = basins.sized(basins.BasinsConfig(n_init=largest), (ds.n, 1, ds.dim), tile=FLAGS.tile,
+                         chunk_size=FLAGS.e2e_chunk)
+    n_dev, tile, steps, reps = mesh.devices.size, sized.tile, FLAGS.steps, FLAGS.repeats
     flops_per_init_step = 2 * (2 * ds.n * ds.dim)  # two GEMMs per tile and step, per init
-    log(f"backend={jax.default_backend()} devices={n_dev} data n={ds.n} d={ds.dim} "
+    device = jax.devices()[0]
+    log(f"backend={jax.default_backend()} device={device.device_kind} x{n_dev} data n={ds.n} d={ds.dim} "
         f"steps={steps} tile={tile} repeats={reps}")
     gemm = gemm_loop(tile, steps)
     rows, naive_cache = [], {}
@@ -155,10 +176,13 @@ def main(argv):
                 "engine_gflops": engine_rate * flops_per_init_step / 1e9,
             })
 
+    e2e = end_to_end(ds, act, pw, mesh, sized, gemm, reps) if FLAGS.e2e_inits else None
+    refined = refine_timing(act, pw) if FLAGS.refine_inits else None
+
     head = (f"{'method':<6} {'n_init':>7} {'engine/s':>10} {'naive/s':>10} {'vs naive':>8} "
             f"{'gemm/s':>10} {'of GEMM':>7} {'GEMM GF/s':>9} {'compile s':>9}")
     print(f"init-steps per second (median of {reps}), {steps} steps per call, tile {tile}, "
-          f"{jax.default_backend()} x{n_dev}, float32")
+          f"{jax.default_backend()} {device.device_kind} x{n_dev}, float32")
     print(head)
     print("-" * len(head))
     for r in rows:
@@ -166,13 +190,72 @@ def main(argv):
               f"{r['ratio_to_naive']:>7.2f}x {r['gemm_rate']:>10.3g} {r['fraction_of_gemm']:>7.2f} "
               f"{r['gemm_gflops']:>9.1f} "
               f"{r['engine_compile_s']:>9.2f}")
+    if e2e:
+        print(f"\nend to end: {e2e['n_init']} inits x {e2e['steps']} power steps in {e2e['wall_s']:.1f} s "
+              f"({e2e['init_steps_per_s']:.3g} init-steps/s, {e2e['fraction_of_gemm']:.2f} of the GEMM rate; "
+              f"tile {e2e['tile']}, chunk {e2e['chunk_size']}); 10^6 x 1000 at this rate: "
+              f"{e2e['extrapolated_1e6x1000_s']:.0f} s")
+    if refined:
+        print(f"analysis of {refined['n_init']} inits ({refined['n_optima']} optima refined in float64): host "
+              f"{refined['host_s']:.2f} s, default device ({refined['default_device']}) {refined['device_s']:.2f} s")
     if FLAGS.output_json:
         io.write_json(FLAGS.output_json, {
             "config": {"steps": steps, "repeats": reps, "tile": tile, "naive_cap": FLAGS.naive_cap,
-                       "backend": jax.default_backend(), "n_devices": n_dev, "dtype": "float32",
-                       "data_n": ds.n, "data_d": ds.dim, "act": "relu", "alpha": "uniform"},
-            "rows": rows})
+                       "backend": jax.default_backend(), "device_kind": device.device_kind,
+                       "devices": [str(d) for d in jax.devices()], "n_devices": n_dev,
+                       "sizing_rule": parallel.SIZING_RULE, "dtype": "float32",
+                       "data_n": ds.n, "data_d": ds.dim, "act": "relu", "alpha": "uniform",
+                       "command": " ".join(["python", "benchmarks/bench_basins.py"] + sys.argv[1:]),
+                       "versions": {"jax": jax.__version__, "ccdyn": ccdyn.__version__}},
+            "rows": rows, "end_to_end": e2e, "refine": refined})
         log(f"wrote {FLAGS.output_json}")
+
+
+def end_to_end(ds, act, pw, mesh, sized, gemm, reps) -> dict:
+    """--e2e_inits x --e2e_steps power steps through engine.collect (every init runs all steps), timed
+    with compilation; and the GEMM reference of one chunk's tiles for the same number of steps."""
+    n, steps = FLAGS.e2e_inits, FLAGS.e2e_steps
+    dyn = engine.Dynamics(method="power", tol=-1.0, max_steps=steps, block=50)  # tol < 0: none stops early
+    t0 = time.perf_counter()
+    runner = engine.ChunkRunner(ds, act, pw, dyn, tile=sized.tile, mesh=mesh)
+    last = [t0]
+
+    def progress(done, total, running, _):
+        if not running and time.perf_counter() - last[0] > 10:
+            last[0] = time.perf_counter()
+            log(f"[e2e] {done}/{total} inits, {last[0] - t0:.0f} s")
+
+    out = engine.collect(runner, jax.random.PRNGKey(0), n, sized.chunk_size, DTYPE, progress=progress)
+    wall = time.perf_counter() - t0
+    total_steps = float(out["steps"].sum())
+    assert total_steps == n * steps, (total_steps, n * steps)  # every init ran every step
+    padded = parallel.padded_chunk(min(n, sized.chunk_size), sized.tile, mesh.devices.size)
+    W = parallel.init_weights(jax.random.PRNGKey(0), 0, padded, ds.dim, DTYPE)
+    _, t_gemm = measure(gemm, ds.x, W, repeats=reps)
+    gemm_rate = padded * FLAGS.steps / t_gemm
+    rate = total_steps / wall
+    return {"n_init": n, "steps": steps, "tile": sized.tile, "chunk_size": sized.chunk_size, "wall_s": wall,
+            "init_steps_per_s": rate, "gemm_rate": gemm_rate, "fraction_of_gemm": rate / gemm_rate,
+            "extrapolated_1e6x1000_s": 1e9 / rate}
+
+
+def refine_timing(act, pw) -> dict:
+    """basins.analyze of a default run of --refine_inits inits, on the host CPU and on the default device."""
+    cfg = basins.BasinsConfig(n_init=FLAGS.refine_inits)
+    ds64 = build_dataset(cfg.data, jnp.float64)
+    runner = engine.ChunkRunner(ds64.astype(jnp.float32), act, pw, cfg.dynamics, tile=parallel.CPU_TILE)
+    result = engine.collect(runner, jax.random.PRNGKey(0), cfg.n_init, cfg.n_init, jnp.float32)
+    times = {}
+    for name, dev in (("host", parallel.host_device()), ("device", jax.devices()[0])):
+        with jax.default_device(dev):
+            d = jax.device_put(ds64, dev)
+            analyze = lambda: basins.analyze(d, act, pw, cfg.dynamics, result, cluster_tol=cfg.cluster_tol)
+            an = analyze()  # compiles
+            t0 = time.perf_counter()
+            an = analyze()
+            times[name] = time.perf_counter() - t0
+    return {"n_init": cfg.n_init, "n_optima": len(an["rows"]), "host_s": times["host"], "device_s": times["device"],
+            "default_device": str(jax.devices()[0])}
 
 
 if __name__ == "__main__":

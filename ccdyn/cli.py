@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import pickle
 import platform
 import sys
 import time
@@ -167,9 +168,11 @@ def define_basins_flags(n_init: int = 10000) -> None:
                          upper_bound=parallel.MAX_INITS)
     flags.DEFINE_integer("seed", 0, "Seed of the initializations (init i uses fold_in(seed, i)).", lower_bound=0,
                          upper_bound=SEED_MAX)
-    flags.DEFINE_integer("chunk_size", 16384, "Inits per chunk (bounds memory; unit of resume).", lower_bound=1)
-    flags.DEFINE_integer("tile", 512, "Inits per tile: the fixed GEMM width (results do not depend on "
-                         "chunk_size or device count at a fixed tile).", lower_bound=1)
+    flags.DEFINE_integer("chunk_size", None, "Inits per chunk (bounds memory; unit of resume); default: tile x "
+                         f"devices x {parallel.TILES_PER_CHUNK}.", lower_bound=1)
+    flags.DEFINE_integer("tile", None, "Inits per tile: the fixed GEMM width (results do not depend on chunk_size, "
+                         f"device or process count at a fixed tile); default: {parallel.CPU_TILE} on CPU, on an "
+                         "accelerator from its memory (docs/reproducibility.md, Sizing).", lower_bound=1)
     flags.DEFINE_bool("x64", False, "Run the dynamics in float64 (certificates are always float64).")
     flags.register_validator("leaky_slope", lambda v: 0 <= v < 1, "--leaky_slope must lie in [0, 1)")
     flags.register_validator("tau", lambda v: v > 0, "--tau must be > 0")
@@ -185,10 +188,11 @@ def define_basins_flags(n_init: int = 10000) -> None:
 def basins_config(values, **extra) -> basins.BasinsConfig:
     """The :class:`ccdyn.one_layer.basins.BasinsConfig` of parsed :func:`define_basins_flags` values
     (``values``: the scripts' ``FLAGS``); ``extra``: fields a script adds (e.g. ``target_unseen``)."""
-    v = {name: values[name].value for name in ("act", "leaky_slope", "alpha", "tau", "n_init", "seed", "chunk_size",
-                                               "tile", "x64", "cluster_tol")}
+    v = {name: values[name].value for name in ("act", "leaky_slope", "alpha", "tau", "n_init", "seed", "x64",
+                                               "cluster_tol")}
     dyn = engine.Dynamics(**{name: values[name].value for name in ("method", "step_size", "tol", "max_steps", "shift")})
-    return basins.BasinsConfig(data=data_spec(values), dynamics=dyn, **v, **extra)
+    cfg = basins.BasinsConfig(data=data_spec(values), dynamics=dyn, **v, **extra)
+    return basins.sized(cfg, support_shape(cfg.data), tile=values["tile"].value, chunk_size=values["chunk_size"].value)
 
 
 def basins_data(cfg: basins.BasinsConfig, context: str = ""):
@@ -365,3 +369,71 @@ def progress(t0: float, every_s: float = 2.0):
         log(f"  [{done}/{total} inits done] {rate:,.0f} inits/s, {now - t0:.1f} s{inside}")
 
     return report_progress
+
+
+def define_multihost_flags() -> None:
+    """``--coordinator_address``, ``--num_processes``, ``--process_id`` of a run over several hosts
+    (README.md, "Several hosts"), with their validators; :func:`start_processes` uses them."""
+    flags.DEFINE_string("coordinator_address", None, "Multi-host: HOST:PORT of process 0, or 'auto' (read from the "
+                        "cluster's environment: SLURM, Open MPI, TPU pods).")
+    flags.DEFINE_integer("num_processes", 1, "Multi-host: number of processes.", lower_bound=1)
+    flags.DEFINE_integer("process_id", 0, "Multi-host: this process's index.", lower_bound=0)
+    flags.register_multi_flags_validator(
+        ["process_id", "num_processes"], lambda f: f["process_id"] < f["num_processes"],
+        "--process_id must lie in [0, --num_processes - 1]")
+    flags.register_multi_flags_validator(
+        ["num_processes", "coordinator_address"], lambda f: f["num_processes"] == 1 or bool(f["coordinator_address"]),
+        "--num_processes > 1 needs --coordinator_address=HOST:PORT of process 0")
+
+
+def start_processes(values) -> tuple:
+    """Joins the run's processes (:func:`ccdyn.parallel.initialize_distributed`, before any JAX work) from
+    the :func:`define_multihost_flags` values; returns (this process's index, the process count)."""
+    return or_fail(parallel.initialize_distributed, values["coordinator_address"].value,
+                   values["num_processes"].value, values["process_id"].value)
+
+
+def agree_processes(pid: int, config: dict, run, value: int = 0) -> int:
+    """Every process of a multi-process run checks that all were started with the same ``config`` (its
+    fingerprint) and that process 0 opened its run directory (``run``, None elsewhere); returns process
+    0's ``value`` (e.g. a chunk size kept from a resumed run). Process 0 calls it also when opening its
+    run failed (then it returns at once and its own error follows), so the others never wait for it."""
+    fp = np.frombuffer(rundir.fingerprint(config).encode(), np.uint8)
+    rows = parallel.gather_rows(np.concatenate([[int(pid > 0 or run is not None), value], fp]).astype(np.int64))
+    if pid == 0 and run is None:
+        return value
+    if not rows[:, 0].all():
+        fail("process 0 could not open its run directory (see its error)")
+    if (rows[:, 2:] != rows[0, 2:]).any():
+        fail("the processes were started with different configurations: give every process the same flags")
+    return int(rows[0, 1])
+
+
+def open_run_of_process_0(pid: int, n_proc: int, path, config: dict, *, prepare=None, value=None, agree=None,
+                          **open_kw):
+    """The run directory of a multi-process run, opened (:func:`open_run_dir`, ``open_kw``) and made ready
+    (``prepare(run)``) by process 0 alone; every process then checks with :func:`agree_processes` that all
+    share the config (``agree``: the config to compare, default ``config``) and receives process 0's
+    ``value(run)`` (default 0). Returns (the run on process 0 / None elsewhere, that value)."""
+    run = None
+    try:
+        if pid == 0:
+            opened = open_run_dir(path, config, **open_kw)
+            if prepare is not None:
+                prepare(opened)
+            run = opened
+    finally:  # also when process 0 failed to open its run: the others must not wait for it
+        got = value(run) if (run is not None and value is not None) else 0
+        if n_proc > 1:
+            got = agree_processes(pid, config if agree is None else agree, run, got)
+    return run, got
+
+
+def spread_over_processes(pid: int, items, work, write) -> dict:
+    """Independent units of a multi-process run (e.g. the settings of a grid): ``work(item)`` (any
+    picklable value) runs on process i mod P alone for item i (:func:`ccdyn.parallel.spread`), and
+    process 0 calls ``write(item, value)`` for every item in order. Returns ``{item: write's return}`` on
+    process 0, ``{}`` elsewhere."""
+    done = parallel.spread(items, lambda item: pickle.dumps(work(item)))
+    out = {item: write(item, pickle.loads(payload)) if pid == 0 else None for item, payload in done}
+    return out if pid == 0 else {}

@@ -1,10 +1,20 @@
-"""Chunking, tiling and sharding of the init axis; multi-host start.
+"""Chunking, tiling and sharding of the init axis over one global mesh; multi-host start and gathers.
 
 Reproducibility rule (docs/reproducibility.md): the initial weight of init i is drawn from
 ``jax.random.fold_in(key, i)``, and every init is advanced inside a *tile* of fixed size, so the
-arithmetic an init sees is the same whatever the chunk size, the number of local devices or the
-number of processes. A chunk is padded up to a whole number of tiles per device, split over the
-local devices with ``jax.shard_map`` and, on each device, walked tile by tile with ``lax.map``.
+arithmetic an init sees is the same whatever the chunk size, the number of devices or the number of
+processes. A chunk is padded up to a whole number of tiles per device, split over the devices of
+the mesh with ``jax.shard_map`` and, on each device, walked tile by tile with ``lax.map``.
+
+Several hosts (docs/reproducibility.md, "Several hosts"): every process calls
+:func:`initialize_distributed`, then runs the same jitted program on :func:`device_mesh`, one mesh
+over the devices of *all* processes (``jax.devices()``). Arrays enter the mesh with :func:`to_global`
+(every process holds the same host value) and come back, whole, on every process with
+:func:`to_host` (``process_allgather``); :func:`broadcast_from_0` and :func:`gather_rows` carry the
+small decisions (resume plan, config agreement). No file system is shared.
+
+Sizing (:func:`default_tile`, :func:`default_chunk`): when ``--tile`` / ``--chunk_size`` are not
+given they follow a stated rule from the backend and the device memory.
 """
 
 from __future__ import annotations
@@ -15,10 +25,13 @@ import os
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import Mesh, PartitionSpec
+from jax.experimental import multihost_utils
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-__all__ = ["init_weights", "local_mesh", "padded_chunk", "tiled_sharded", "initialize_distributed",
-           "chunk_ranges", "chunks_of_process", "device_memory", "MAX_INITS"]
+__all__ = ["init_weights", "device_mesh", "padded_chunk", "tiled_sharded", "initialize_distributed",
+           "chunk_ranges", "device_memory", "MAX_INITS", "AUTO", "to_global", "to_host", "broadcast_from_0",
+           "gather_rows", "gather_bytes", "spread", "host_device", "default_tile", "default_chunk", "CPU_TILE", "ACCEL_TILE_MAX",
+           "TILES_PER_CHUNK", "SIZING_RULE"]
 
 MAX_INITS = 2**31  # init indices stay below 2**31: exact in int32 keys and never wrapped by fold_in
 
@@ -36,10 +49,72 @@ def init_weights(key, start, count: int, dim: int, dtype=jnp.float32):
     return w.astype(dtype)
 
 
-def local_mesh(devices=None) -> Mesh:
-    """A 1-D mesh over this process's devices with axis name ``init``."""
-    devices = jax.local_devices() if devices is None else devices
+def device_mesh(devices=None) -> Mesh:
+    """A 1-D mesh with axis name ``init`` over ``devices``; default every device of every process
+    (``jax.devices()``: the global mesh of a multi-host run, this process's devices otherwise)."""
+    devices = jax.devices() if devices is None else devices
     return Mesh(np.asarray(devices), (AXIS,))
+
+
+def to_global(tree, mesh: Mesh, spec: PartitionSpec = PartitionSpec(AXIS)):
+    """Host values (the same on every process) as global arrays on ``mesh``: split along the leading
+    axis over its devices (default ``spec``) or replicated (``PartitionSpec()``). Each process fills
+    only its own devices' shards, so this works across hosts without any transfer between them."""
+    sharding = NamedSharding(mesh, spec)
+
+    def put(a):
+        a = np.asarray(a)
+        return jax.make_array_from_callback(a.shape, sharding, lambda index: a[index])
+
+    return jax.tree.map(put, tree)
+
+
+def to_host(tree):
+    """The whole value of every (possibly sharded, multi-process) array of ``tree`` as numpy, on every
+    process: ``device_get`` when this process holds all shards, else ``process_allgather``."""
+    leaves = jax.tree.leaves(tree)
+    if all(getattr(a, "is_fully_addressable", True) for a in leaves):
+        return jax.tree.map(np.asarray, jax.device_get(tree))
+    return jax.tree.map(np.asarray, multihost_utils.process_allgather(tree, tiled=True))
+
+
+def broadcast_from_0(value):
+    """Process 0's value (a numpy array or pytree) on every process; the value itself with one process."""
+    if jax.process_count() == 1:
+        return value
+    return jax.tree.map(np.asarray, multihost_utils.broadcast_one_to_all(value))
+
+
+def gather_rows(row) -> np.ndarray:
+    """(num_processes, ...) array of every process's ``row`` (same shape and dtype on all), in process order."""
+    row = np.asarray(row)
+    if jax.process_count() == 1:
+        return row[None]
+    return np.asarray(multihost_utils.process_allgather(row, tiled=False))
+
+
+def gather_bytes(payload: bytes) -> list:
+    """Every process's ``payload`` (any length), in process order, on every process."""
+    sizes = gather_rows(np.array([len(payload)], np.int64))[:, 0]
+    buf = np.zeros(max(1, int(sizes.max())), np.uint8)
+    buf[:len(payload)] = np.frombuffer(payload, np.uint8)
+    return [bytes(row[:n]) for row, n in zip(gather_rows(buf), sizes)]
+
+
+def spread(items, work):
+    """Yields ``(item, work(item))`` for every item, in order, on every process, where item i is computed
+    by process i mod P alone (on its own devices: independent units such as the settings of a grid)
+    and ``work`` returns bytes. With one process it is ``work`` over the items in order."""
+    items, count, me = list(items), jax.process_count(), jax.process_index()
+    for r in range(0, len(items), count):
+        batch = items[r:r + count]
+        mine = work(batch[me]) if me < len(batch) else b""
+        yield from zip(batch, gather_bytes(mine) if count > 1 else [mine])
+
+
+def host_device():
+    """This process's first CPU device (the host), which every JAX build has beside its accelerators."""
+    return jax.local_devices(backend="cpu")[0]
 
 
 def padded_chunk(count: int, tile: int, n_devices: int) -> int:
@@ -71,21 +146,33 @@ def chunk_ranges(n_init: int, chunk_size: int):
     return [(s, min(chunk_size, n_init - s)) for s in range(0, n_init, chunk_size)]
 
 
-def chunks_of_process(n_chunks: int, process_id: int, num_processes: int):
-    """Chunk indices handled by one process: c with c % num_processes == process_id."""
-    return [c for c in range(n_chunks) if c % num_processes == process_id]
+AUTO = "auto"  # --coordinator_address=auto: let jax.distributed.initialize() read the cluster's environment
+# Processes > 0 wait at exit for process 0, which analyses and writes alone after the last chunk. (A
+# process that dies is noticed at once by the others' next collective, which fails; their exit then
+# waits for JAX's heartbeat timeout, 100 s, before it aborts.)
+SHUTDOWN_TIMEOUT_S = 3600
 
 
-def initialize_distributed(coordinator_address: str | None, num_processes: int, process_id: int):
-    """Starts ``jax.distributed`` when num_processes > 1 (one call per process); no-op otherwise."""
+def initialize_distributed(coordinator_address: str | None, num_processes: int, process_id: int) -> tuple:
+    """Starts ``jax.distributed`` (one call per process, before any other JAX work); returns
+    (process index, process count).
+
+    ``coordinator_address=HOST:PORT`` with the process count and index given explicitly; ``"auto"``:
+    ``jax.distributed.initialize()`` without arguments, which reads them from the cluster's
+    environment (SLURM, Open MPI, TPU pods, ...); ``None`` with one process: a no-op.
+    """
+    if coordinator_address == AUTO:
+        jax.distributed.initialize(shutdown_timeout_seconds=SHUTDOWN_TIMEOUT_S)
+        return jax.process_index(), jax.process_count()
     if num_processes <= 1:
-        return
+        return 0, 1
     if not coordinator_address:
         raise ValueError("--coordinator_address is required when --num_processes > 1 (--coordinator_address)")
     if not (0 <= process_id < num_processes):
         raise ValueError(f"--process_id={process_id} must lie in [0, {num_processes - 1}]")
-    jax.distributed.initialize(coordinator_address=coordinator_address,
-                               num_processes=num_processes, process_id=process_id)
+    jax.distributed.initialize(coordinator_address=coordinator_address, num_processes=num_processes,
+                               process_id=process_id, shutdown_timeout_seconds=SHUTDOWN_TIMEOUT_S)
+    return jax.process_index(), jax.process_count()
 
 
 def device_memory(device=None) -> int:
@@ -96,3 +183,39 @@ def device_memory(device=None) -> int:
     if stats and stats.get("bytes_limit"):
         return int(stats["bytes_limit"])
     return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+
+
+CPU_TILE = 512  # the CPU tile, as before this rule (every committed CPU result was made with it)
+ACCEL_TILE_MAX = 16384  # an accelerator tile is at most this wide (wider only adds padding)
+ACCEL_MEMORY_SHARE = 8  # an accelerator tile uses at most 1/8 of the device memory
+TILES_PER_CHUNK = 32  # each device walks this many tiles per chunk (CPU: 32 x 512 = 16384 inits)
+SIZING_RULE = (f"tile: cpu {CPU_TILE}; gpu/tpu the largest power of 2 <= {ACCEL_TILE_MAX} whose tile memory "
+               f"(memory estimate) is <= 1/{ACCEL_MEMORY_SHARE} of the device memory and <= the inits per "
+               f"device; chunk_size: tile x devices x {TILES_PER_CHUNK}")
+
+
+def default_tile(per_init_bytes: float, fixed_bytes: float, n_init: int, *, backend: str | None = None,
+                 memory: int | None = None, n_devices: int | None = None) -> int:
+    """The tile when ``--tile`` is not given (:data:`SIZING_RULE`).
+
+    Args:
+      per_init_bytes, fixed_bytes: the run's memory estimate is ``fixed_bytes + tile * per_init_bytes``.
+      n_init: inits of the run (an accelerator tile is not wider than the inits per device).
+      backend, memory, n_devices: default ``jax.default_backend()``, :func:`device_memory`, ``jax.device_count()``.
+    """
+    backend = jax.default_backend() if backend is None else backend
+    if backend == "cpu":
+        return CPU_TILE
+    memory = device_memory() if memory is None else memory
+    n_devices = jax.device_count() if n_devices is None else n_devices
+    cap = min(ACCEL_TILE_MAX, 1 << max(0, math.ceil(n_init / n_devices) - 1).bit_length())
+    tile = cap
+    while tile > 1 and fixed_bytes + tile * per_init_bytes > memory / ACCEL_MEMORY_SHARE:
+        tile //= 2
+    return tile
+
+
+def default_chunk(tile: int, n_devices: int | None = None) -> int:
+    """The chunk size when ``--chunk_size`` is not given: :data:`TILES_PER_CHUNK` tiles per device."""
+    n_devices = jax.device_count() if n_devices is None else n_devices
+    return tile * n_devices * TILES_PER_CHUNK

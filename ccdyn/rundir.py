@@ -15,8 +15,8 @@ directories"):
   the new run has *started* (its first unit of results is on disk, :meth:`RunDir.started`): a new run
   that fails to start leaves the old one untouched.
 - While a process writes a run it holds an OS lock (``flock``) on ``.ccdyn.lock`` in it, released on
-  exit or crash; a second process is refused at once. The processes of one multi-process run share
-  the directory by design: process 0 holds the lock, the others :meth:`RunDir.join` it.
+  exit or crash; a second process is refused at once. In a multi-process run only process 0 writes
+  a run directory (the others send it their results through JAX, see :mod:`ccdyn.parallel`).
 - Every chunk file carries the run's fingerprint; a chunk from another run, or an unreadable one, is
   refused with the file's name.
 
@@ -40,7 +40,7 @@ import numpy as np
 
 from ccdyn import io
 
-__all__ = ["MANIFEST", "LOCK", "RunDirError", "fingerprint", "differences", "RunDir", "ChunkStore", "read_stamped"]
+__all__ = ["MANIFEST", "LOCK", "RunDirError", "fingerprint", "differences", "RunDir", "ChunkStore", "read_stamped", "write_stamped"]
 
 MANIFEST = "ccdyn-run.json"
 LOCK = ".ccdyn.lock"
@@ -244,25 +244,6 @@ class RunDir:
         run._write_start(config)
         return run
 
-    @classmethod
-    def join(cls, path, config: dict, *, ignore=(), timeout: float = 600.0, poll: float = 0.2) -> "RunDir":
-        """For processes 1.. of a multi-process run: waits until process 0 has started the run of this
-        config in ``path`` (its manifest says running with this fingerprint) and returns it, unlocked."""
-        path, fp = Path(path), fingerprint(_without(config, ignore))
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                m = io.read_json(path / MANIFEST)
-                if m.get("fingerprint") == fp and m.get("state") == "running":
-                    stored = io.read_json(path / CONFIG)
-                    return cls(path, fp=fp, config={**io.as_json(config), **{k: stored[k] for k in ignore
-                                                                           if k in stored}}, manifest=m, started=True)
-            except (OSError, ValueError):
-                pass
-            if time.monotonic() > deadline:
-                raise RunDirError(f"{path / MANIFEST}: process 0 did not start this run within {timeout:.0f} s")
-            time.sleep(poll)
-
     # -- life cycle ------------------------------------------------------------------------------
     def _write_manifest(self) -> None:
         io.write_json(self._path / MANIFEST, self.manifest)
@@ -328,6 +309,18 @@ class RunDir:
         return ChunkStore(self, self.fingerprint)
 
 
+def write_stamped(run: "RunDir", path, record: dict, arrays: dict | None = None) -> dict:
+    """Writes a per-setting record of a grid script as ``<path>.json`` with the run's fingerprint (read
+    back by :func:`read_stamped`), and ``arrays`` (if any) as ``<path>.weights.npz`` first; marks the run
+    started. Returns the stamped record."""
+    path, record = Path(path), {**record, "fingerprint": run.fingerprint}
+    if arrays is not None:
+        io.write_npz(path.with_name(path.name + ".weights.npz"), **arrays)
+    io.write_json(path.with_name(path.name + ".json"), record)
+    run.started()
+    return record
+
+
 def read_stamped(path, fp: str) -> dict:
     """A per-setting record (``runs/<tag>.json`` of a grid script) written with ``"fingerprint": fp``;
     RunDirError naming the file if it is unreadable or belongs to a run of another configuration."""
@@ -385,13 +378,3 @@ class ChunkStore:
         for p in files:
             self.load(int(p.stem.split("_")[1]))
         return len(files)
-
-    def wait(self, chunks, timeout: float, poll: float = 0.2) -> None:
-        """Blocks until every chunk in ``chunks`` exists (other processes write them)."""
-        deadline = time.monotonic() + timeout
-        missing = [c for c in chunks if not self.has(c)]
-        while missing:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"chunks {missing[:5]}... still missing in {self.dir} after {timeout:.0f} s")
-            time.sleep(poll)
-            missing = [c for c in missing if not self.has(c)]

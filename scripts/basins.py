@@ -9,7 +9,9 @@
 
 Default data: latent summation (Eq. 9), d = M = 10, q = 0.2, ||U^T U - I||_2 = 0.1 (seed 0), exact
 population (2^10 points), uniform alpha. Several hosts: run one process per host with
---coordinator_address=HOST:PORT --num_processes=P --process_id=I and a shared --output_dir.
+--coordinator_address=HOST:PORT --num_processes=P --process_id=I (or --coordinator_address=auto under
+SLURM / Open MPI / a TPU pod); the init axis is sharded over every device of every process, and
+process 0 alone writes --output_dir (no shared file system is needed): see README.md, "Several hosts".
 
 Writes <output_dir>/optima.npz, basins.png, then summary.json (last: its presence means complete),
 keeps chunks/ for --resume, and prints a table of the optima. The run directory is ccdyn's own
@@ -27,7 +29,7 @@ import jax
 
 jax.config.update("jax_enable_x64", True)  # certificates are float64; the run uses --x64 or float32
 
-from ccdyn import cli, io, parallel, plotting, rundir  # noqa: E402
+from ccdyn import cli, io, plotting  # noqa: E402
 from ccdyn.one_layer import basins  # noqa: E402
 
 OUTPUTS = ("summary.json", "optima.npz", "basins.png", "chunks")
@@ -37,53 +39,47 @@ cli.define_basins_flags()
 flags.DEFINE_float("target_unseen", None, "Stop at the first chunk where the bound on the basin mass of optima not "
                    "found and every 95% half-width are <= this, in (0, 1); --n_init is then the cap.")
 cli.define_run_flags(None, what="Run directory (default runs/basins-<act>-<data>-...).")
-flags.DEFINE_string("coordinator_address", None, "Multi-host: HOST:PORT of process 0.")
-flags.DEFINE_integer("num_processes", 1, "Multi-host: number of processes.", lower_bound=1)
-flags.DEFINE_integer("process_id", 0, "Multi-host: this process's index.", lower_bound=0)
+cli.define_multihost_flags()
 
 flags.register_multi_flags_validator(
-    ["target_unseen", "num_processes"], lambda f: f["target_unseen"] is None or (0 < f["target_unseen"] < 1 and
-                                                                                 f["num_processes"] == 1),
-    "--target_unseen must lie in (0, 1) and needs a single process")
-flags.register_multi_flags_validator(
-    ["process_id", "num_processes"], lambda f: f["process_id"] < f["num_processes"],
-    "--process_id must lie in [0, --num_processes - 1]")
-flags.register_multi_flags_validator(
-    ["num_processes", "coordinator_address"], lambda f: f["num_processes"] == 1 or bool(f["coordinator_address"]),
-    "--num_processes > 1 needs --coordinator_address=HOST:PORT of process 0")
+    ["target_unseen"], lambda f: f["target_unseen"] is None or 0 < f["target_unseen"] < 1,
+    "--target_unseen must lie in (0, 1)")
 
 
 def main(argv):
     del argv
     t_start = time.time()
-    pid, n_proc = FLAGS.process_id, FLAGS.num_processes
-    cli.or_fail(parallel.initialize_distributed, FLAGS.coordinator_address, n_proc, pid)  # before any JAX work
+    pid, n_proc = cli.start_processes(FLAGS)  # before any JAX work
     cfg = cli.basins_config(FLAGS, target_unseen=FLAGS.target_unseen)
+    auto = [name for name in ("tile", "chunk_size") if FLAGS[name].value is None]
     ds64 = cli.basins_data(cfg)
     out_name = FLAGS.output_dir or (f"runs/basins-{cfg.act}-{cfg.data.data}-{cfg.alpha}-{cfg.dynamics.method}"
                                     f"-n{cfg.n_init}-seed{cfg.seed}")
-    config = dataclasses.asdict(cfg)  # everything that determines the numbers (compared on --resume)
-    if pid == 0:
-        run = cli.open_run_dir(out_name, config, script="scripts/basins.py", outputs=OUTPUTS,
-                               overwrite=FLAGS.overwrite, resume=FLAGS.resume, ignore=("chunk_size",))
-    else:
-        run = cli.or_fail(rundir.RunDir.join, out_name, config, ignore=("chunk_size",))
-    cfg = dataclasses.replace(cfg, chunk_size=run.config["chunk_size"])  # a resumed run keeps its chunks
-    config, store = dataclasses.asdict(cfg), run.chunk_store()
-    if FLAGS.resume:
-        cli.log(f"resume: {cli.or_fail(store.verify)} chunk files of this run found in {store.dir}")
+
+    def verify(run):  # on --resume, every chunk file present must belong to this run
+        if FLAGS.resume:
+            cli.log(f"resume: {cli.or_fail(run.chunk_store().verify)} chunk files of this run found")
+
+    # process 0 alone writes (its own --output_dir); the others check the config and take its chunk size
+    run, chunk = cli.open_run_of_process_0(
+        pid, n_proc, out_name, dataclasses.asdict(cfg), prepare=verify, value=lambda r: r.config["chunk_size"],
+        agree=dataclasses.asdict(cfg) | {"chunk_size": 0}, script="scripts/basins.py", outputs=OUTPUTS,
+        overwrite=FLAGS.overwrite, resume=FLAGS.resume, ignore=("chunk_size",))
+    cfg = dataclasses.replace(cfg, chunk_size=chunk or cfg.chunk_size)  # a resumed run keeps its chunks
+    store = None if run is None else run.chunk_store()
+    config = dataclasses.asdict(cfg)
     cli.log(f"ccdyn basins: act={cfg.act} data={cfg.data.data} (n={ds64.n}, d={ds64.dim}) alpha={cfg.alpha} "
-            f"method={cfg.dynamics.method} n_init={cfg.n_init} on {len(jax.local_devices())} "
-            f"{jax.default_backend()} device(s), process {pid}/{n_proc} -> {out_name}")
+            f"method={cfg.dynamics.method} n_init={cfg.n_init} on {jax.device_count()} {jax.default_backend()} "
+            f"device(s), process {pid}/{n_proc}, tile {cfg.tile}, chunk_size {cfg.chunk_size}"
+            + (f" -> {out_name}" if pid == 0 else ""))
     t_run = time.time()
-    done = basins.run(cfg, ds64=ds64, store=store, process_id=pid, num_processes=n_proc,
-                      progress=cli.progress(time.time()))
-    if done is None:  # other processes only compute their chunks
-        cli.log(f"process {pid}: chunks done in {time.time() - t_run:.1f} s")
+    done = basins.run(cfg, ds64=ds64, store=store, progress=cli.progress(time.time()) if pid == 0 else None)
+    if done is None:  # the other processes compute their share of every chunk and write nothing
+        cli.log(f"process {pid}: all chunks done in {time.time() - t_run:.1f} s")
         return
     result, an, out = done["result"], done["analysis"], run.path  # (a replacement has moved into place)
     s = basins.summary(an, result, config=config, record=cli.run_record("scripts/basins.py", num_processes=n_proc),
-                       timings_s={**done["timings_s"], "total": time.time() - t_start})
+                       timings_s={**done["timings_s"], "total": time.time() - t_start}, sizing=basins.sizing(cfg, auto))
     io.write_npz(out / "optima.npz", optima=an["optima"], labels=an["labels"], status=result["status"],
                  steps=result["steps"])
     title = (f"{cfg.act}, {cfg.data.data}, alpha={cfg.alpha}, {cfg.dynamics.method}: "

@@ -24,7 +24,7 @@ from absl import flags
 
 import numpy as np
 
-from ccdyn import activations, cli, io, plotting, report, rundir, two_layer
+from ccdyn import activations, cli, io, parallel, plotting, report, rundir, two_layer
 from ccdyn.two_layer import experiment
 from ccdyn.data import tokens
 
@@ -54,6 +54,7 @@ flags.DEFINE_integer("n_fixed", _S.n_fixed, "Positions each generator fixes, in 
 flags.DEFINE_integer("block", 500, "Steps per compiled scan block (progress between blocks).", lower_bound=1)
 flags.DEFINE_bool("save_weights", False, "Write weights.npz and weights.png (seed-0 filters, Fig. 5).")
 cli.define_run_flags("runs/two_layer")
+cli.define_multihost_flags()
 cli.register_subset("acts", activations.ACTIVATIONS)
 cli.register_subset("losses", two_layer.LOSSES)
 cli.register_subset("bn", two_layer.BN_VARIANTS)
@@ -74,8 +75,8 @@ flags.register_multi_flags_validator(["n_fixed", "n_positions"], lambda f: f["n_
 OUTPUTS = ("runs", "results.json", "results.csv", "chi_*.png", "weights.*", "table1.*")  # table1: two_layer_table.py
 
 
-def _train(grid, run, s, i, n, save_weights):
-    """Trains one setting, writes runs/<tag>.json (and its weights) and returns the per-setting record."""
+def _train(grid, s, i, n, save_weights):
+    """Trains one setting (on this process's devices); returns its record and weights (or None)."""
     t1, steps = time.time(), grid.train.steps
 
     def progress(done, losses):
@@ -85,14 +86,9 @@ def _train(grid, run, s, i, n, save_weights):
 
     r = experiment.run_setting(s, grid.train, n_seeds=grid.n_seeds, seed=grid.seed, spec=grid.spec,
                                d_out=grid.d_out, block=grid.block, on_block=progress)
-    res = {**experiment.setting_result(s, r, time.time() - t1), "fingerprint": run.fingerprint}
-    if save_weights:
-        io.write_npz(run.path / "runs" / f"{s.tag}.weights.npz", **experiment.token_coords(r))
-    io.write_json(run.path / "runs" / f"{s.tag}.json", res)
-    run.started()
     for k, step in experiment.nonfinite_seeds(r):
         cli.log(f"  WARNING {s.tag} seed {k} went non-finite at step {step}; it is left out of the means")
-    return res
+    return experiment.setting_result(s, r, time.time() - t1), experiment.token_coords(r) if save_weights else None
 
 
 def _figures(out, grid, rows, settings, save_weights):
@@ -113,6 +109,7 @@ def _figures(out, grid, rows, settings, save_weights):
 def main(argv):
     del argv
     t0 = time.time()
+    pid, n_proc = cli.start_processes(FLAGS)  # before any JAX work
     grid = experiment.GridConfig(
         acts=tuple(FLAGS.acts), betas=cli.ints(FLAGS.betas), ps=cli.ints(FLAGS.Ps), losses=tuple(FLAGS.losses),
         bns=tuple(FLAGS.bn), zetas=cli.floats(FLAGS.zeta), n_seeds=FLAGS.n_seeds, seed=FLAGS.seed, d_out=FLAGS.d_out,
@@ -121,24 +118,26 @@ def main(argv):
         train=two_layer.TrainConfig(tau=FLAGS.tau, normalize=FLAGS.normalize, lr=FLAGS.lr, momentum=FLAGS.momentum,
                                     weight_decay=FLAGS.weight_decay, batch_size=FLAGS.batch_size, steps=FLAGS.steps))
     cli.check_memory(*experiment.memory_estimate(grid))
-    run = cli.open_run_dir(FLAGS.output_dir, grid.run_config(), script="scripts/two_layer.py", outputs=OUTPUTS,
-                           overwrite=FLAGS.overwrite, resume=FLAGS.resume)
-    (run.path / "runs").mkdir(exist_ok=True)
-    settings = grid.settings()
-    plan = experiment.resume_plan(settings, [p.name for p in (run.path / "runs").iterdir()], resume=FLAGS.resume,
-                                  save_weights=FLAGS.save_weights)
-    rows = []
-    for i, (s, keep) in enumerate(zip(settings, plan)):
-        if keep:
-            res = cli.or_fail(rundir.read_stamped, run.path / "runs" / f"{s.tag}.json", run.fingerprint)
-            cli.log(f"[{i + 1}/{len(settings)}] {s.tag}: kept from an earlier run")
-        else:
-            res = _train(grid, run, s, i, len(settings), FLAGS.save_weights)
-        rows.append(experiment.result_row(s, res, grid))
+    settings = grid.settings()  # process 0 alone writes; the settings are spread over the processes
+    run, _ = cli.open_run_of_process_0(pid, n_proc, FLAGS.output_dir, grid.run_config(), script="scripts/two_layer.py",
+                                       outputs=OUTPUTS, overwrite=FLAGS.overwrite, resume=FLAGS.resume,
+                                       prepare=lambda r: (r.path / "runs").mkdir(exist_ok=True))
+    names = [p.name for p in (run.path / "runs").iterdir()] if run else []
+    plan = parallel.broadcast_from_0(np.int32(experiment.resume_plan(settings, names, resume=FLAGS.resume,
+                                                                     save_weights=FLAGS.save_weights)))
+    trained = cli.spread_over_processes(pid, [i for i, keep in enumerate(plan) if not keep], lambda i: _train(
+        grid, settings[i], i, len(settings), FLAGS.save_weights), lambda i, got: rundir.write_stamped(
+        run, run.path / "runs" / settings[i].tag, *got))
+    if pid != 0:  # the other processes trained their share of the settings
+        return
+    for i in np.flatnonzero(plan):
+        cli.log(f"[{i + 1}/{len(settings)}] {settings[i].tag}: kept from an earlier run")
+        trained[i] = cli.or_fail(rundir.read_stamped, run.path / "runs" / f"{settings[i].tag}.json", run.fingerprint)
+    rows = [experiment.result_row(s, trained[i], grid) for i, s in enumerate(settings)]
     out = run.path
     io.write_csv(out / "results.csv", *experiment.results_csv(rows))
     _figures(out, grid, rows, settings, FLAGS.save_weights)
-    io.write_json(out / "results.json", {"state": "complete", **cli.run_record("scripts/two_layer.py"),
+    io.write_json(out / "results.json", {"state": "complete", **cli.run_record("scripts/two_layer.py", None, n_proc),
                                          "config": grid.results_config(" ".join(sys.argv)), "rows": rows,
                                          "wall_s": time.time() - t0})  # last: results.json means complete
     out = cli.finish(run)

@@ -32,7 +32,7 @@ def test_lifted_function_equals_the_function_over_tiles(tile, n_tiles):
     shared = jnp.asarray(rng.standard_normal((5, 5)))
     n = tile * n_tiles
     tree = (jnp.asarray(rng.standard_normal((n, 5))), jnp.asarray(rng.standard_normal(n)))
-    lifted = jax.jit(parallel.tiled_sharded(_fn, parallel.local_mesh(), tile))
+    lifted = jax.jit(parallel.tiled_sharded(_fn, parallel.device_mesh(), tile))
     got = lifted(shared, tree)
     want = _reference(shared, tree, tile)
     for k in want:
@@ -51,7 +51,6 @@ def test_chunk_arithmetic():
     assert parallel.padded_chunk(1, 8, 2) == 16 and parallel.padded_chunk(17, 8, 2) == 32
     assert parallel.padded_chunk(0, 8, 1) == 8
     assert parallel.chunk_ranges(10, 4) == [(0, 4), (4, 4), (8, 2)]
-    assert parallel.chunks_of_process(5, 1, 2) == [1, 3]
     with pytest.raises(ValueError, match="--coordinator_address is required"):
         parallel.initialize_distributed(None, 2, 0)
 
@@ -65,8 +64,8 @@ def test_two_forced_devices_give_the_one_device_result():
         fn = lambda shared, w: jnp.tanh(w @ shared) + jnp.mean(w, axis=0)
         w = parallel.init_weights(jax.random.PRNGKey(3), 0, 64, 6, jnp.float64)
         shared = jnp.eye(6) * 0.7
-        outs = [np.asarray(jax.jit(parallel.tiled_sharded(fn, parallel.local_mesh(devs), 8))(shared, w))
-                for devs in (jax.local_devices()[:1], jax.local_devices())]
+        outs = [np.asarray(jax.jit(parallel.tiled_sharded(fn, parallel.device_mesh(devs), 8))(shared, w))
+                for devs in (jax.devices()[:1], jax.devices())]
         assert len(jax.local_devices()) == 2
         np.testing.assert_array_equal(outs[0], outs[1])
         print("ok")
@@ -75,3 +74,43 @@ def test_two_forced_devices_give_the_one_device_result():
     env = dict(os.environ, XLA_FLAGS=flags, JAX_PLATFORMS="cpu")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+def test_sizing_rule():
+    """The stated rule: 512 on CPU; on an accelerator the largest power of 2 <= 16384 whose tile fits in
+    1/8 of the memory and is not wider than the inits per device; 32 tiles per device per chunk."""
+    gib = 2**30
+    assert parallel.default_tile(1e9, 1e9, 10**6, backend="cpu", memory=gib, n_devices=1) == parallel.CPU_TILE
+    big = dict(backend="gpu", memory=80 * gib, n_devices=1)
+    assert parallel.default_tile(32 * 1024, 1e6, 10**6, **big) == parallel.ACCEL_TILE_MAX
+    # the memory bound: 1/8 of 80 GiB = 10 GiB holds 10 GiB / 2 MiB = 5120 inits -> 4096
+    assert parallel.default_tile(2 * 2**20, 0, 10**6, **big) == 4096
+    assert parallel.default_tile(2 * 2**20, 2 * gib, 10**6, **big) == 4096  # 8 GiB left: 4096 still fits
+    assert parallel.default_tile(2 * 2**20, 3 * gib, 10**6, **big) == 2048
+    # not wider than the inits per device: 3000 inits on 2 devices -> 1500 -> 2048
+    assert parallel.default_tile(1, 0, 3000, backend="gpu", memory=80 * gib, n_devices=2) == 2048
+    assert parallel.default_tile(1, 0, 1, backend="tpu", memory=gib, n_devices=4) == 1
+    assert parallel.default_chunk(512, 1) == 16384 and parallel.default_chunk(4096, 8) == 4096 * 8 * 32
+
+
+def test_global_arrays_round_trip_and_single_process_collectives():
+    mesh = parallel.device_mesh()
+    host = np.arange(8.0 * mesh.devices.size).reshape(4 * mesh.devices.size, 2)
+    tree = {"a": host, "b": np.arange(host.shape[0], dtype=np.int32)}
+    sharded = parallel.to_global(tree, mesh)
+    assert sharded["a"].sharding.spec == jax.sharding.PartitionSpec(parallel.AXIS)
+    back = parallel.to_host(sharded)
+    np.testing.assert_array_equal(back["a"], host)
+    assert back["b"].dtype == np.int32
+    replicated = parallel.to_global(host, mesh, jax.sharding.PartitionSpec())
+    assert replicated.sharding.is_fully_replicated
+    np.testing.assert_array_equal(parallel.broadcast_from_0(np.array([3, 4])), [3, 4])
+    np.testing.assert_array_equal(parallel.gather_rows(np.array([3, 4])), [[3, 4]])
+    assert parallel.host_device().platform == "cpu"
+
+
+def test_spread_and_gather_bytes_with_one_process():
+    seen = []
+    out = list(parallel.spread([3, 1, 2], lambda i: seen.append(i) or bytes([i]) * i))
+    assert out == [(3, b"\x03\x03\x03"), (1, b"\x01"), (2, b"\x02\x02")] and seen == [3, 1, 2]
+    assert parallel.gather_bytes(b"abc") == [b"abc"] and parallel.gather_bytes(b"") == [b""]

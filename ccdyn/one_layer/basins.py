@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ccdyn import activations, io, pairwise, report
+from ccdyn import activations, io, pairwise, parallel, report
 from ccdyn.activations import Activation
 from ccdyn.data.dataset import Dataset
 from ccdyn.data.registry import DataSpec, build_dataset, spec_from_dict
@@ -25,7 +25,7 @@ from ccdyn.one_layer.engine import Dynamics, Status
 from ccdyn.pairwise import Pairwise
 from ccdyn.stats import unseen_mass, wilson_interval
 
-__all__ = ["BasinsConfig", "memory_estimate", "precise_enough", "run", "cluster", "refine", "describe_optima", "merge_duplicates",
+__all__ = ["BasinsConfig", "memory_estimate", "sized", "sizing", "precise_enough", "run", "cluster", "refine", "describe_optima", "merge_duplicates",
            "basin_mass_on_patterns", "analyze", "summary", "write_summary", "read_summary", "table",
            "COMPARISON_COLUMNS", "comparison_rows"]
 
@@ -90,6 +90,27 @@ def memory_estimate(cfg: BasinsConfig, shape) -> tuple:
     return data + tile, flag, f"8 arrays of tile {cfg.tile} x {n} points x {v} views, {item} B each"
 
 
+def sized(cfg: BasinsConfig, shape, *, tile: int | None, chunk_size: int | None) -> BasinsConfig:
+    """``cfg`` with the tile and chunk size given, or, where ``None``, chosen by the rule of
+    :data:`ccdyn.parallel.SIZING_RULE` from the backend, the device memory and this run's memory
+    estimate (:func:`memory_estimate`) at the data's (n, views, d) ``shape``."""
+    if tile is None:  # memory_estimate is fixed + tile x per_init for tiles >= 16
+        n, v, _ = shape
+        per_init = 8.0 * n * v * (8 if cfg.x64 else 4)
+        fixed = memory_estimate(dataclasses.replace(cfg, tile=16), shape)[0] - 16 * per_init
+        tile = parallel.default_tile(per_init, fixed, cfg.n_init)
+    return dataclasses.replace(cfg, tile=tile, chunk_size=chunk_size or parallel.default_chunk(tile))
+
+
+def sizing(cfg: BasinsConfig, auto) -> dict:
+    """The ``sizing`` record of ``summary.json``: the tile and chunk size in force, which of them the
+    rule chose (``auto``: names), the rule, and the devices it saw."""
+    dev = jax.devices()[0]
+    return {"tile": cfg.tile, "chunk_size": cfg.chunk_size, "auto": list(auto), "rule": parallel.SIZING_RULE,
+            "backend": jax.default_backend(), "device_kind": dev.device_kind, "n_devices": jax.device_count(),
+            "device_memory_gib": round(parallel.device_memory(dev) / 2**30, 1)}
+
+
 def precise_enough(result: dict, target: float, cluster_tol: float, odd: bool) -> bool:
     """Whether the inits so far pin the basins down to ``target``: the 95% upper bound of the basin mass
     of optima not found (:func:`ccdyn.stats.unseen_mass`) and every optimum's 95% Wilson half-width
@@ -104,18 +125,20 @@ def precise_enough(result: dict, target: float, cluster_tol: float, odd: bool) -
     return unseen_mass(counts, n)["upper"] <= target and bool(np.all(half <= target))
 
 
-def run(cfg: BasinsConfig, *, ds64: Dataset | None = None, store=None, mesh=None, process_id: int = 0,
-        num_processes: int = 1, progress=None) -> dict | None:
+def run(cfg: BasinsConfig, *, ds64: Dataset | None = None, store=None, mesh=None, progress=None) -> dict | None:
     """The whole basins pipeline: engine over ``cfg.n_init`` inits -> :func:`analyze`.
 
     Args:
       ds64: the float64 dataset; default ``build_dataset(cfg.data)`` (pass one to study a dataset
         that no flag describes). The dynamics run on ``ds64.astype(cfg.dtype)``.
-      store, process_id, num_processes, progress: as :func:`ccdyn.one_layer.engine.collect`.
+      mesh: default every device of every process (:func:`ccdyn.parallel.device_mesh`).
+      store, progress: as :func:`ccdyn.one_layer.engine.collect` (``store`` on process 0 only).
 
     Returns:
       On process 0, ``{"result": per-init arrays, "analysis": analyze(...), "timings_s": {"run",
-      "analyze"}}``; on the other processes ``None`` (they only compute their chunks).
+      "analyze"}}``; on the other processes ``None`` (they compute their share of every chunk). The
+      analysis (float64 refinement and certificates of a few optima: small and latency-bound) runs
+      on the host CPU on purpose, whatever the accelerator (docs/reproducibility.md, "Sizing").
     """
     ds64 = build_dataset(cfg.data, jnp.float64) if ds64 is None else ds64
     act, pw = cfg.activation, cfg.pairwise
@@ -124,13 +147,16 @@ def run(cfg: BasinsConfig, *, ds64: Dataset | None = None, store=None, mesh=None
     stop = None if cfg.target_unseen is None else (
         lambda r: precise_enough(r, cfg.target_unseen, cfg.cluster_tol, act.odd))
     result = engine.collect(runner, jax.random.PRNGKey(cfg.seed), cfg.n_init, cfg.chunk_size, cfg.dtype, store=store,
-                            process_id=process_id, num_processes=num_processes, progress=progress, stop=stop)
+                            progress=progress, stop=stop)
     run_s = time.time() - t0
     if result is None:
         return None
     t0 = time.time()
-    result = engine.recheck_dead(ds64, act, pw, result)
-    an = analyze(ds64, act, pw, cfg.dynamics, result, cluster_tol=cfg.cluster_tol)
+    host = parallel.host_device()
+    with jax.default_device(host):
+        ds_host = jax.device_put(ds64, host)
+        result = engine.recheck_dead(ds_host, act, pw, result)
+        an = analyze(ds_host, act, pw, cfg.dynamics, result, cluster_tol=cfg.cluster_tol)
     return {"result": result, "analysis": an, "timings_s": {"run": run_s, "analyze": time.time() - t0}}
 
 
@@ -252,11 +278,11 @@ def analyze(ds64: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, result:
     return {"rows": rows, "optima": optima, "labels": labels, "status_counts": engine.status_counts(status)}
 
 
-def summary(an: dict, result: dict, *, config: dict, record: dict, timings_s: dict) -> dict:
+def summary(an: dict, result: dict, *, config: dict, record: dict, timings_s: dict, sizing: dict | None = None) -> dict:
     """The ``summary.json`` of a basins run: its config, per-status counts (``n_<status>``), the optima
     rows of :func:`analyze`, the basin mass of optima not found (:func:`ccdyn.stats.unseen_mass`), and
     the run record (``command``, ``versions``, ``devices``: see
-    :func:`ccdyn.cli.run_record`)."""
+    :func:`ccdyn.cli.run_record`), and ``sizing`` (:func:`sizing`) when given."""
     rows, counts = an["rows"], an["status_counts"]
     order = (Status.CONVERGED, Status.NONFINITE, Status.NOT_CONVERGED, Status.CYCLING, Status.DEAD, Status.OVERFLOW,
              Status.UNDERFLOW)
@@ -277,6 +303,7 @@ def summary(an: dict, result: dict, *, config: dict, record: dict, timings_s: di
         "num_processes": record["num_processes"],
         "timings_s": timings_s,
         "init_steps_per_s": float(np.sum(result["steps"])) / timings_s["run"],
+        **({} if sizing is None else {"sizing": sizing}),
     }
 
 
@@ -310,6 +337,11 @@ def table(s: dict) -> str:
         hints.insert(0, f"--target_unseen={target:g}: " + (
             f"met after {s['n_init']} of at most {s['config']['n_init']} inits" if s["n_init"] < s["config"]["n_init"]
             else f"ran all --n_init={s['n_init']} inits"))
+    if "sizing" in s:
+        z = s["sizing"]
+        how = f"chosen by the rule for {z['backend']} ({', '.join(z['auto'])})" if z["auto"] else "given"
+        hints.append(f"tile {z['tile']}, chunk_size {z['chunk_size']} on {z['n_devices']} x {z['device_kind']} "
+                     f"({z['device_memory_gib']} GiB): {how}")
     if "unseen_mass" in s:
         u = s["unseen_mass"]
         hints.insert(0, f"basin mass of optima not found: Good-Turing {u['good_turing']:.4f} ({u['singletons']} optima "

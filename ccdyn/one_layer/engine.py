@@ -30,6 +30,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec
 
 from ccdyn import parallel, sphere
 from ccdyn.activations import Activation
@@ -202,126 +203,136 @@ def converge(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, W) -> di
 
 
 class ChunkRunner:
-    """Runs chunks of inits, tiled and sharded over the local devices (``ccdyn.parallel``).
+    """Runs chunks of inits, tiled and sharded over one mesh (default :func:`ccdyn.parallel.device_mesh`:
+    every device of every process, docs/reproducibility.md "Several hosts").
 
-    The compiled block is built once and reused by every chunk of the same padded size.
+    Every process runs the same program on the whole chunk; each holds only its devices' rows. The
+    compiled block is built once and reused by every chunk of the same padded size.
     """
 
     def __init__(self, ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, *, tile: int,
                  mesh=None):
-        self.ds, self.dyn, self.tile = ds, dyn, int(tile)
-        self.mesh = parallel.local_mesh() if mesh is None else mesh
+        self.dyn, self.tile = dyn, int(tile)
+        self.mesh = parallel.device_mesh() if mesh is None else mesh
         self.n_devices = self.mesh.devices.size
-        block = make_block(act, pw, dyn)
-        self._block = jax.jit(parallel.tiled_sharded(block, self.mesh, self.tile))
+        self.ds = parallel.to_global(ds, self.mesh, PartitionSpec())  # replicated on every device
+        rows = NamedSharding(self.mesh, PartitionSpec(parallel.AXIS))
+        self._block = jax.jit(parallel.tiled_sharded(make_block(act, pw, dyn), self.mesh, self.tile))
+        self._pack = jax.jit(_pack, out_shardings=rows)
+        self._record = jax.jit(_record, out_shardings=rows)
 
     def padded(self, count: int) -> int:
         return parallel.padded_chunk(count, self.tile, self.n_devices)
 
+    def _replicated(self, a):
+        return parallel.to_global(a, self.mesh, PartitionSpec())
+
     def run(self, key, start: int, count: int, dtype, on_block=None) -> dict:
-        """Inits start .. start+count-1 to a stop; numpy arrays of length ``count``.
+        """Inits start .. start+count-1 to a stop; numpy arrays of length ``count`` (on every process).
 
         ``on_block(n_running, max_steps_taken)``, if given, is called after every block.
 
-        Inits that stop are compacted away between blocks (the running ones are re-packed into
-        fewer tiles), which leaves every init's arithmetic unchanged: rows of a tile never mix.
+        Between blocks only the status and step counts come to the host (the freeze check). When the
+        running inits fit in fewer tiles they are re-packed on the devices (the stopped rows are first
+        recorded, also on the devices); this leaves every init's arithmetic unchanged, since rows of a
+        tile never mix. The chunk's results come to the host once, at its end.
         """
         total = self.padded(count)
         W = parallel.init_weights(key, start, total, self.ds.dim, dtype)
         st = initial_state(W, self.dyn)
-        rows = np.arange(total)
-        st = st._replace(status=jnp.where(jnp.asarray(rows < count), int(Status.RUNNING), int(Status.NOT_CONVERGED)))
-        result = {"w": np.zeros((count, self.ds.dim), np.dtype(dtype)), "status": np.zeros(count, np.int8),
-                  "steps": np.zeros(count, np.int32), "residual": np.zeros(count, np.dtype(dtype))}
-
-        def record(host, sel):
-            real = sel[rows[sel] < count]
-            fin = _finish(State(*[a[real] for a in host]))
-            for k in result:
-                result[k][rows[real]] = fin[k]
-
+        rows = np.arange(total)  # the chunk row of each state row (count: a padding row)
+        st = st._replace(status=np.where(rows < count, int(Status.RUNNING), int(Status.NOT_CONVERGED)).astype(np.int32))
+        st = parallel.to_global(State(*jax.device_get(tuple(st))), self.mesh)
+        done = st  # per chunk row, its state when it stopped (recorded at each re-pack)
         while True:
             st = self._block(self.ds, st)
-            status, steps = jax.device_get((st.status, st.steps))
+            status, steps = parallel.to_host((st.status, st.steps))
             running = (status == int(Status.RUNNING)) & (steps < self.dyn.max_steps)
             if on_block is not None:
                 on_block(int(np.sum(running & (rows < count))), int(steps.max()))
             size = self.padded(int(running.sum())) if running.any() else 0
-            if size == 0 or size < rows.size:  # record the stopped rows, re-pack the running ones
-                host = State(*jax.device_get(tuple(st)))
-                record(host, np.flatnonzero(~running))
+            if size == 0 or size < rows.size:
+                done = self._record(done, st, self._replicated(rows.astype(np.int32)))
                 if size == 0:
-                    return result
+                    host = State(*parallel.to_host(tuple(done)))
+                    return _finish(State(*[a[:count] for a in host]))
                 keep = np.flatnonzero(running)
-                sel = np.concatenate([keep, np.full(size - keep.size, keep[0])])
-                packed = [a[sel] for a in host]
-                packed[3] = np.where(np.arange(size) < keep.size, packed[3], int(Status.NOT_CONVERGED))
-                st = State(*[jnp.asarray(a) for a in packed])
+                sel = np.concatenate([keep, np.full(size - keep.size, keep[0])]).astype(np.int32)
+                st = self._pack(st, self._replicated(sel), self._replicated(np.int32(keep.size)))
                 rows = np.concatenate([rows[keep], np.full(size - keep.size, count)])
 
 
-def collect(runner: ChunkRunner, key, n_init: int, chunk_size: int, dtype, *, store=None,
-            process_id: int = 0, num_processes: int = 1, progress=None, wait_timeout: float = 3600.0, stop=None):
-    """Runs this process's chunks of inits 0 .. n_init-1 and gathers all of them on process 0.
+def _pack(st: State, sel, n_keep) -> State:
+    """The rows ``sel`` of ``st``; rows from ``n_keep`` on are padding (marked not running)."""
+    packed = State(*[a[sel] for a in st])
+    return packed._replace(status=jnp.where(jnp.arange(sel.shape[0]) < n_keep, packed.status,
+                                            int(Status.NOT_CONVERGED)).astype(jnp.int32))
+
+
+def _record(done: State, st: State, rows) -> State:
+    """``done`` with row ``rows[i]`` set to row i of ``st`` (a row index past the end is dropped)."""
+    return State(*[d.at[rows].set(a, mode="drop") for d, a in zip(done, st)])
+
+
+def collect(runner: ChunkRunner, key, n_init: int, chunk_size: int, dtype, *, store=None, progress=None,
+            stop=None):
+    """Runs the chunks of inits 0 .. n_init-1 in order on the runner's mesh; with several processes,
+    every process runs every chunk (each on its devices' share) and receives its whole result.
 
     Args:
-      store: a :class:`ccdyn.io.ChunkStore` (chunks already in it are skipped: resume), or ``None``
-        to keep results in memory (single process only).
+      store: on process 0 only (the others pass ``None``): a :class:`ccdyn.rundir.ChunkStore` that
+        receives every chunk; chunks already in it are skipped (resume: process 0 tells the others
+        which, so all run the same chunks), or ``None`` to keep the results in memory.
       progress: optional callback ``progress(done_inits, total_inits, running_in_chunk, steps)``,
         called after every block of steps (``done_inits`` counts the inits of this chunk that have
         stopped) and at the end of every chunk (running_in_chunk = 0).
-      stop: optional ``stop(result) -> bool`` (one process only), called after every chunk with the
-        arrays of inits 0 .. the chunk's end; the run ends at the first chunk where it says True. The
-        chunks are the same as without it, so a stopped run is the first inits of the full one.
+      stop: optional ``stop(result) -> bool``, evaluated on process 0 after every chunk with the arrays
+        of inits 0 .. the chunk's end (its answer is sent to the others); the run ends at the first
+        chunk where it says True. The chunks are the same as without it, so a stopped run is the first
+        inits of the full one.
 
     Returns:
       On process 0, numpy arrays w, status, steps, residual in init order (n_init rows, fewer if
       ``stop`` ended the run); else None.
     """
     ranges = parallel.chunk_ranges(n_init, chunk_size)
-    mine = parallel.chunks_of_process(len(ranges), process_id, num_processes)
-    if store is None and num_processes > 1:
-        raise ValueError("several processes need a shared store (an output directory)")
-    if stop is not None and num_processes > 1:
-        raise ValueError("stopping early (--target_unseen) needs a single process")
+    lead = jax.process_index() == 0
+    if store is not None and not lead:
+        raise ValueError("only process 0 writes chunks (the other processes pass store=None)")
+    have = np.array([store is not None and store.has(c) for c in range(len(ranges))], np.int32)
+    have = parallel.broadcast_from_0(have).astype(bool)  # every process runs the same chunks
     memory = {}
-    done = sum(ranges[c][1] for c in mine if store is not None and store.has(c))
+    done = sum(ranges[c][1] for c in range(len(ranges)) if have[c])
 
-    def joined(parts):
-        return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    def chunk(c):  # a finished chunk's arrays (process 0), read from the store at most once
+        if c not in memory:
+            memory[c] = store.load(c)
+        return memory[c]
 
-    for c in mine:
-        if store is not None and store.has(c):
-            if stop is not None:
-                memory[c] = store.load(c)
-                if stop(joined([memory[i] for i in range(c + 1)])):
-                    ranges = ranges[:c + 1]
-                    break
-            continue
-        total = sum(ranges[i][1] for i in mine)
-        # inside a chunk the inits done are the finished chunks plus this chunk's stopped inits
-        on_block = None if progress is None else (
-            lambda r, k, d=done + ranges[c][1]: r and progress(d - r, total, r, k))
-        out = runner.run(key, ranges[c][0], ranges[c][1], dtype, on_block)
-        if store is None:
-            memory[c] = out
-        else:
-            store.save(c, out)
-        done += ranges[c][1]
-        if progress is not None:
-            progress(done, total, 0, 0)
+    for c, (start, count) in enumerate(ranges):
+        if not have[c]:
+            # inside a chunk the inits done are the finished chunks plus this chunk's stopped inits
+            on_block = None if progress is None else (
+                lambda r, k, d=done + count: r and progress(d - r, n_init, r, k))
+            out = runner.run(key, start, count, dtype, on_block)
+            if lead and store is not None:
+                store.save(c, out)
+            if lead:
+                memory[c] = out
+            done += count
+            if progress is not None:
+                progress(done, n_init, 0, 0)
         if stop is not None:
-            memory[c] = out
-            if stop(joined([memory[i] for i in range(c + 1)])):
+            ends = lead and stop({k: np.concatenate([chunk(i)[k] for i in range(c + 1)]) for k in _FIELDS})
+            if parallel.broadcast_from_0(np.int32(ends)):
                 ranges = ranges[:c + 1]
                 break
-    if process_id != 0:
+    if not lead:
         return None
-    if store is not None:
-        store.wait(range(len(ranges)), timeout=wait_timeout)
-    return joined([memory[c] if c in memory else store.load(c) for c in range(len(ranges))])
+    return {k: np.concatenate([chunk(c)[k] for c in range(len(ranges))]) for k in _FIELDS}
 
 
+_FIELDS = ("w", "status", "steps", "residual")
 
 
 def recheck_dead(ds64: Dataset, act: Activation, pw: Pairwise, result: dict, *, batch: int = 4096) -> dict:

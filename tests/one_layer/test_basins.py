@@ -80,3 +80,17 @@ def test_cluster_and_merge():
     optima, counts, mapping = basins.merge_duplicates(np.array([c[0], c[1], c[0] + 1e-5]), np.array([2, 4, 3]),
                                                        1e-2, odd=False)
     assert counts.tolist() == [5, 4] and mapping.tolist() == [0, 1, 0]
+
+
+def test_sized_fills_only_what_is_not_given():
+    """``sized`` keeps a given tile / chunk size and applies the rule (parallel.SIZING_RULE) to the rest;
+    the summary's sizing record says which."""
+    from ccdyn import parallel
+    cfg = basins.BasinsConfig(n_init=100)
+    auto = basins.sized(cfg, (1024, 1, 10), tile=None, chunk_size=None)
+    assert auto.tile == parallel.default_tile(8.0 * 1024 * 4, 0, 100)  # CPU: 512 whatever the sizes
+    assert auto.chunk_size == parallel.default_chunk(auto.tile)
+    given = basins.sized(cfg, (1024, 1, 10), tile=64, chunk_size=None)
+    assert (given.tile, given.chunk_size) == (64, parallel.default_chunk(64))
+    rec = basins.sizing(given, ["chunk_size"])
+    assert rec["auto"] == ["chunk_size"] and rec["rule"] == parallel.SIZING_RULE and rec["n_devices"] >= 1

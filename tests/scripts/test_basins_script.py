@@ -62,6 +62,7 @@ def test_script_on_four_devices_matches_the_library_run(tmp_path):
     for key in ("fraction", "ci95", "count", "energy", "eigengap", "residual", "stable", "is_lme", "pattern", "overlap"):
         assert key in s["optima"][0]
     assert len(s["devices"]) == 4 and s["command"].startswith("python scripts/basins.py --d=6")
+    assert s["sizing"]["auto"] == [] and s["sizing"]["n_devices"] == 4 and "chunk_size 300 on 4 x cpu" in r.stdout
     assert s["n_optima"] == 6 and s["n_stable_optima"] == 6
     assert sorted(r["pattern"] for r in s["optima"]) == list(range(6))
     assert (tmp_path / "four" / "basins.png").stat().st_size > 5000
@@ -127,22 +128,68 @@ def _free_port():
         return s.getsockname()[1]
 
 
+def _processes(tmp_path, args, dirs, port, *, devices=2):
+    """Processes 0..len(dirs)-1 of one run on localhost (each with its own --output_dir), started."""
+    return [subprocess.Popen([sys.executable, SCRIPT, *args, f"--output_dir={d}", f"--coordinator_address=127.0.0.1:{port}",
+                              f"--num_processes={len(dirs)}", f"--process_id={i}"], cwd=tmp_path,
+                             env=dict(_env(devices), JAX_PLATFORMS="cpu"), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True) for i, d in enumerate(dirs)]
+
+
 @pytest.mark.slow
-def test_two_processes_on_localhost_match_one(tmp_path):
-    args = [*SMALL, "--chunk_size=250"]
+def test_two_processes_with_their_own_directories_match_one_and_resume_after_a_kill(tmp_path):
+    """2 processes x 2 forced devices on one global mesh, each given its own --output_dir: process 0
+    alone writes, and labels are bit-identical to 1 process x 1 device. Then process 1 is killed
+    mid-run, the job is stopped and restarted with --resume: the same summary. --target_unseen stops
+    both at the chunk where one process stops. Processes started with different flags refuse to start."""
+    args = [*SMALL, "--n_init=6000", "--chunk_size=500"]
     single = _run(tmp_path, *args, "--output_dir=single")
     assert single.returncode == 0, single.stderr
-    port = _free_port()
-    procs = [subprocess.Popen([sys.executable, SCRIPT, *args, "--output_dir=multi",
-                               f"--coordinator_address=127.0.0.1:{port}", "--num_processes=2",
-                               f"--process_id={i}"], cwd=tmp_path, env=_env(), stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for i in range(2)]
+    procs = _processes(tmp_path, args, ["p0", "p1"], _free_port())
     outs = [p.communicate(timeout=300) for p in procs]
-    assert all(p.returncode == 0 for p in procs), [o[1][-2000:] for o in outs]
-    assert "optimum" in outs[0][0]
-    multi = _load(tmp_path / "multi")
-    assert multi[0]["num_processes"] == 2
+    assert [p.returncode for p in procs] == [0, 0], [o[1][-2000:] for o in outs]
+    assert "optimum" in outs[0][0] and "process 1: all chunks done" in outs[1][1]
+    assert not (tmp_path / "p1").exists()  # nothing shared, nothing written by process 1
+    multi = _load(tmp_path / "p0")
+    assert multi[0]["num_processes"] == 2 and len(multi[0]["devices"]) == 4
     _same(_load(tmp_path / "single"), multi)
+    # kill process 1 once process 0 has written its first chunk; stop process 0; restart both
+    procs = _processes(tmp_path, args, ["k0", "k1"], _free_port())
+    chunks = tmp_path / "k0" / "chunks"
+    deadline = time.time() + 120
+    while time.time() < deadline and not list(chunks.glob("chunk_*.npz")) and procs[0].poll() is None:
+        time.sleep(0.05)
+    procs[1].send_signal(signal.SIGKILL)
+    try:
+        procs[0].communicate(timeout=10)  # it fails when it next needs process 1 ...
+    except subprocess.TimeoutExpired:
+        procs[0].send_signal(signal.SIGKILL)  # ... or waits for it: the whole job is stopped
+        procs[0].communicate()
+    done = len(list(chunks.glob("chunk_*.npz")))
+    assert 0 < done < 12 and not (tmp_path / "k0" / "summary.json").exists(), done
+    procs = _processes(tmp_path, [*args, "--resume"], ["k0", "k1"], _free_port())
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [o[1][-2000:] for o in outs]
+    assert f"resume: {done} chunk files" in outs[0][1]
+    _same(_load(tmp_path / "single"), _load(tmp_path / "k0"))
+    # --target_unseen: process 0 decides after each chunk and tells process 1; the same first inits
+    stop = ["--target_unseen=0.2", "--n_init=3000"]
+    alone = _run(tmp_path, *args, *stop, "--output_dir=alone")
+    assert alone.returncode == 0, alone.stderr
+    procs = _processes(tmp_path, [*args, *stop], ["t0", "t1"], _free_port())
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [o[1][-2000:] for o in outs]
+    assert "--target_unseen=0.2: met after 1000 of at most 3000 inits" in outs[0][0]
+    _same(_load(tmp_path / "alone"), _load(tmp_path / "t0"))
+    # processes started with different flags refuse to start, and process 0 leaves no run behind
+    procs = [subprocess.Popen([sys.executable, SCRIPT, *args, f"--seed={i}", f"--output_dir=x{i}",
+                               f"--coordinator_address=127.0.0.1:{port}", "--num_processes=2", f"--process_id={i}"],
+                              cwd=tmp_path, env=dict(_env(2), JAX_PLATFORMS="cpu"), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for i, port in zip(range(2), [_free_port()] * 2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [2, 2]
+    assert all("error: the processes were started with different configurations" in o[1] for o in outs)
+    assert not (tmp_path / "x0").exists()
 
 
 @pytest.mark.parametrize("flag,message", [

@@ -109,3 +109,42 @@ def test_resume_keeps_finished_settings_and_seeds_reproduce(tmp_path):
 def test_bad_flags_name_the_flag(flag, message):
     with inprocess.script("two_layer") as script:
         assert message in (inprocess.flag_error(script, *SMALL, flag, "--output_dir=x") or "")
+
+
+def _without_wall(rec):
+    return {k: v for k, v in rec.items() if k != "wall_s"}
+
+
+@pytest.mark.slow
+def test_two_processes_with_their_own_directories_match_one(tmp_path):
+    """The settings of a grid spread over 2 processes on localhost, each with its own --output_dir:
+    process 0 alone writes, and every per-setting record and result row equals a 1-process run; a
+    --resume by the 2 processes keeps the finished settings."""
+    import os
+    import socket
+    args = SMALL + ["--acts=relu", "--betas=1,2", "--Ps=2", "--bn=mean_only"]
+    one = run(args + ["--output_dir=one"], tmp_path, "two_layer.py")
+    assert one.returncode == 0, one.stderr
+
+    def two(extra):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        procs = [subprocess.Popen([sys.executable, str(ROOT / "scripts" / "two_layer.py"), *extra, f"--output_dir=p{i}",
+                                   f"--coordinator_address=127.0.0.1:{port}", "--num_processes=2", f"--process_id={i}"],
+                                  cwd=tmp_path, env=dict(os.environ, JAX_PLATFORMS="cpu"), stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for i in range(2)]
+        outs = [p.communicate(timeout=300) for p in procs]
+        assert [p.returncode for p in procs] == [0, 0], [o[1][-2000:] for o in outs]
+        assert not (tmp_path / "p1").exists()
+        return outs
+
+    two(args)
+    for f in sorted((tmp_path / "one" / "runs").glob("*.json")):
+        assert _without_wall(json.loads(f.read_text())) == _without_wall(json.loads((tmp_path / "p0" / "runs" / f.name)
+                                                                                     .read_text())), f.name
+    rows = [json.loads((tmp_path / d / "results.json").read_text())["rows"] for d in ("one", "p0")]
+    assert [_without_wall(r) for r in rows[0]] == [_without_wall(r) for r in rows[1]]
+    outs = two(args[:-3] + ["--betas=1,2,3", "--Ps=2", "--bn=mean_only", "--resume"])
+    assert outs[0][1].count("kept from an earlier run") == 2
+    assert len(json.loads((tmp_path / "p0" / "results.json").read_text())["rows"]) == 3
