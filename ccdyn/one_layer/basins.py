@@ -176,11 +176,8 @@ def _largest_first(counts):
 
 def refine(ds64: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, centers, *,
            tol: float = 1e-12, max_steps: int = 20000) -> dict:
-    """Continues the dynamics from each cluster center in float64 down to ``tol``. The ``flow`` is continued
-    by ``euler_halving``: only the endpoint matters here, and Euler steps slide along a ReLU kink ridge
-    to the maximum on it, where the error-controlled stepper stops on the ridge (docs/flow.md)."""
-    method = "euler_halving" if dyn.method == "flow" else dyn.method
-    fine = dataclasses.replace(dyn, method=method, tol=tol, max_steps=max_steps)
+    """Continues the dynamics from each cluster center in float64 down to ``tol``."""
+    fine = dataclasses.replace(dyn, tol=tol, max_steps=max_steps)
     return engine.converge(ds64, act, pw, fine, jnp.asarray(centers, ds64.x.dtype))
 
 

@@ -25,8 +25,9 @@ h ||k_1|| <= tol, i.e. a zero or a discontinuity of the field lies within tol of
 maximum on a ReLU kink (E not differentiable there, the field jumps) converges: rejections on
 reversal drive h to 0 while w approaches the kink from one side. In d > 2 the same test also stops
 an init on a kink *ridge* short of the maximum along it (the field reverses across the ridge but
-slides along it); the float64 refinement of :mod:`ccdyn.one_layer.basins` then follows the ridge
-(docs/flow.md).
+slides along it): such an endpoint is reported, and certified as not a local maximum by
+:func:`ccdyn.one_layer.certify.assess` (docs/flow.md: a few tenths of a percent of the inits on the
+default data; a sliding step along the ridge is left to do).
 
 The pair is Bogacki & Shampine (1989), Appl. Math. Lett. 2(4):321-325, tableau as in Hairer, Norsett
 & Wanner, Solving ODEs I, Sec. II.4 (see docs/flow.md for the measurements behind the choice).
