@@ -6,7 +6,7 @@ minima of E(theta) around it, so the exact basin of a maximum is the arc between
 minima, and its fraction (for inits uniform on the circle) is the arc length / 2 pi. A flat arc of
 minima (for ReLU: no data point on the active side, A(w) w = 0) belongs to no maximum.
 
-E is evaluated on a uniform grid of ``n_grid`` angles with :func:`dynamics.energy` (float64), so the
+E is evaluated on a uniform grid of ``n_grid`` angles (float64), so the
 fractions are exact to about 2 / n_grid; minima are the grid points not above either neighbour, and
 runs of them (flat arcs) count as one minimum set.
 """
@@ -16,23 +16,18 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from ccdyn.one_layer import dynamics
+from ccdyn.one_layer import landscape
 
-__all__ = ["on_circle", "circle_energy", "circle_basins", "basin_of", "compare"]
-
-
-def on_circle(theta):
-    """Unit vectors (cos theta, sin theta), (k, 2) float64."""
-    theta = np.asarray(theta, np.float64)
-    return np.stack([np.cos(theta), np.sin(theta)], axis=-1)
+__all__ = ["circle_energy", "circle_basins", "basin_of", "compare"]
 
 
 def circle_energy(ds64, act, pw, n_grid: int, batch: int = 1 << 16) -> np.ndarray:
-    """E(theta_k) at theta_k = 2 pi k / n_grid, k = 0 .. n_grid - 1 (float64)."""
+    """E(theta_k) at theta_k = 2 pi k / n_grid, k = 0 .. n_grid - 1 (float64;
+    :func:`ccdyn.one_layer.landscape.energy_on_circle` in batches)."""
     if ds64.dim != 2:
         raise ValueError(f"exact circle basins need 2-D data; the data has dimension {ds64.dim}")
     theta = 2 * np.pi * np.arange(n_grid) / n_grid
-    return np.concatenate([np.asarray(dynamics.energy(ds64, act, jnp.asarray(on_circle(theta[i:i + batch])), pw))
+    return np.concatenate([np.asarray(landscape.energy_on_circle(ds64, act, pw, jnp.asarray(theta[i:i + batch])))
                            for i in range(0, n_grid, batch)])
 
 
