@@ -85,7 +85,7 @@ def test_flow_basins_match_the_exact_arcs_init_by_init_and_kink_maxima_converge(
 
 @pytest.mark.slow
 def test_the_fixed_step_scheme_misplaces_inits():
-    """The check can fail: euler_halving steps over the narrow basins (about 1% of the inits, 4 s)."""
+    """The check can fail: euler_halving steps over the narrow basins (about 1% of the inits, 2 s)."""
     assert _wrong_basins("euler_halving")[0] > 0.005
 
 
@@ -120,7 +120,7 @@ def test_bogacki_shampine_is_third_order_with_a_second_order_estimate():
 
 @pytest.mark.slow
 def test_exact_2d_check_on_sets_not_tuned_on():
-    """The issue's check at full size: 20 000 inits per set, 5 random sets of 6-12 points (about 3 min)."""
+    """The issue's check at full size: 20 000 inits per set, 5 random sets of 6-12 points (about 35 s)."""
     base = basins.BasinsConfig(dynamics=engine.Dynamics(method="flow"), n_init=20000, x64=True)
     record = flow_accuracy.exact_2d(base, range(200, 205), min_points=6, max_points=12)
     assert record["check"]["holds"], record["table"]

@@ -23,7 +23,7 @@ def test_bad_flags_are_one_error_line(tmp_path):
 
 @pytest.mark.slow
 def test_tiny_exact_2d_run_writes_every_output(tmp_path):
-    """One 6-point set, 400 inits (about 15 s)."""
+    """One 6-point set, 400 inits (about 5 s)."""
     with inprocess.script("flow_accuracy") as script:
         code, errors = inprocess.start_exit(script, "--check=exact_2d", "--set_seeds=0:1", "--min_points=6",
                                             "--max_points=6", "--n_init=400", "--x64", "--tile=128",
