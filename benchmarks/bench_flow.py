@@ -1,7 +1,7 @@
 """Cost of the error-controlled flow (--method=flow) against the fixed-step scheme and power iteration, and
 against diffrax on the same batch (docs/flow.md).
 
-    python benchmarks/bench_flow.py --output_json=results/bench_flow.json     # ~10 min on 2 busy CPU cores
+    python benchmarks/bench_flow.py --output_json=results/bench_flow.json     # ~2.5 min on 2 CPU cores
 
 Data: the basins default (latent summation, 2^10 support points, d = 10), relu, uniform alpha, float32.
 
