@@ -158,8 +158,12 @@ def define_basins_flags(n_init: int = 10000) -> None:
     flags.DEFINE_float("leaky_slope", activations.DEFAULT_LEAKY_SLOPE, "leaky_relu negative slope, in [0, 1).")
     flags.DEFINE_enum("alpha", "uniform", pairwise.KINDS, "Pairwise importance alpha (Gaussian: Cor. 2).")
     flags.DEFINE_float("tau", 1.0, "Temperature of the Gaussian alpha (> 0).")
-    flags.DEFINE_enum("method", "power", ["power", "flow"], "Power iteration (Eq. PI) or the flow (Eq. 7).")
-    flags.DEFINE_float("step_size", 1.0, "Initial Euler step of the flow (> 0).")
+    flags.DEFINE_enum("method", "power", list(engine.METHODS), "Power iteration (Eq. PI), the flow (Eq. 7) integrated "
+                      "to --flow_rtol, or euler_halving: the flow by fixed Euler steps halved on reversal (no error "
+                      "control; biased basins, docs/flow.md).")
+    flags.DEFINE_float("step_size", 1.0, "Initial step of the flow (> 0; --method=flow starts at most this, moving "
+                       "w by 0.01 rad).")
+    flags.DEFINE_float("flow_rtol", 1e-4, "--method=flow: bound on each step's angular error (radians), in (0, 0.1).")
     flags.DEFINE_float("shift", 0.0, "Power-iteration shift s: A(w) w + s w (App. B.4), >= 0.")
     flags.DEFINE_integer("max_steps", 2000, "Steps before a run is declared not converged.", lower_bound=1)
     flags.DEFINE_float("tol", 1e-6, "Relative convergence tolerance, in (0, 0.1).")
@@ -178,6 +182,7 @@ def define_basins_flags(n_init: int = 10000) -> None:
     flags.register_validator("tau", lambda v: v > 0, "--tau must be > 0")
     flags.register_validator("step_size", lambda v: v > 0, "--step_size must be > 0")
     flags.register_validator("shift", lambda v: v >= 0, "--shift must be >= 0")
+    flags.register_validator("flow_rtol", lambda v: 0 < v < 0.1, "--flow_rtol must lie in (0, 0.1)")
     flags.register_validator("tol", lambda v: 0 < v < 0.1, "--tol must lie in (0, 0.1)")
     flags.register_validator("cluster_tol", lambda v: 0 < v < 1, "--cluster_tol must lie in (0, 1)")
     flags.register_multi_flags_validator(
@@ -190,7 +195,8 @@ def basins_config(values, **extra) -> basins.BasinsConfig:
     (``values``: the scripts' ``FLAGS``); ``extra``: fields a script adds (e.g. ``target_unseen``)."""
     v = {name: values[name].value for name in ("act", "leaky_slope", "alpha", "tau", "n_init", "seed", "x64",
                                                "cluster_tol")}
-    dyn = engine.Dynamics(**{name: values[name].value for name in ("method", "step_size", "tol", "max_steps", "shift")})
+    dyn = engine.Dynamics(**{name: values[name].value for name in ("method", "step_size", "tol", "max_steps", "shift",
+                                                                    "flow_rtol")})
     cfg = basins.BasinsConfig(data=data_spec(values), dynamics=dyn, **v, **extra)
     return basins.sized(cfg, support_shape(cfg.data), tile=values["tile"].value, chunk_size=values["chunk_size"].value)
 

@@ -2,17 +2,23 @@
 and :class:`Status`, compiled blocks of steps, chunks tiled and sharded over devices, resume.
 
 Random unit inits (``ccdyn.parallel.init_weights``) are advanced by the flow (Eq. 7) or power
-iteration (Eq. PI), one step of :mod:`ccdyn.one_layer.dynamics` per method, until each stops.
+iteration (Eq. PI), one (attempted) step of :mod:`ccdyn.one_layer.dynamics` per method, until each stops.
 :mod:`ccdyn.one_layer.basins` turns the stopped inits into optima and basins.
 
 Per-init dynamics (each init is frozen once it stops, so its result never depends on the others):
 
-- flow: w <- normalize(w + eta_i P_w^perp A(w) w). eta_i starts at ``step_size`` and is halved each
-  time the tangent direction reverses (t_k . t_{k-1} < 0). Smooth optima are unaffected, and the
-  iterate converges onto a *kink* maximum (a point where a data point crosses the ReLU hyperplane and
-  E is not differentiable) instead of oscillating around it. Converged: ||P^perp A w|| <= tol ||A w||
-  (a critical point: the angle between w and A(w) w is at most tol), or the direction reversed again
-  with a move <= tol (pinned on a kink; the refinement in float64 pins it further).
+- flow: the flow integrated to a tolerance: one attempted step of an embedded Runge-Kutta pair per
+  init and engine step, accepted or rejected per init, the step eta_i (starting at ``step_size``)
+  controlled so that each step's angular error is <= ``flow_rtol`` (:mod:`ccdyn.one_layer.stepper`;
+  docs/flow.md). Converged: ||P^perp A w|| <= tol ||A w|| (a critical point), or the field reverses
+  within a step of length <= tol (pinned on a *kink* maximum, where a data point crosses the ReLU
+  hyperplane and E is not differentiable).
+- euler_halving: the fixed-step scheme w <- normalize(w + eta_i P_w^perp A(w) w); eta_i starts at
+  ``step_size`` and is halved each time the tangent direction reverses (t_k . t_{k-1} < 0), so the
+  iterate converges onto a kink maximum instead of oscillating around it. Converged: ||P^perp A w||
+  <= tol ||A w||, or the direction reversed again with a move <= tol. No error control: a step can
+  jump over a neighbouring minimum into another basin, which biases the basin fractions
+  (docs/flow.md measures it); kept to reproduce older results.
 - power: w <- normalize(A(w) w + shift w) (App. B.4); converged when one step moves w by at most
   ``tol``. A period-2 cycle (||w(t+1) - w(t-1)|| <= tol < ||w(t+1) - w(t)||) is detected and
   reported; longer or chaotic wandering (seen for ReLU) ends as not converged.
@@ -35,10 +41,12 @@ from jax.sharding import NamedSharding, PartitionSpec
 from ccdyn import parallel, sphere
 from ccdyn.activations import Activation
 from ccdyn.data.dataset import Dataset
-from ccdyn.one_layer import dynamics
+from ccdyn.one_layer import dynamics, stepper
 from ccdyn.pairwise import Pairwise
 
-__all__ = ["Status", "FINAL_STATUSES", "Dynamics", "State", "initial_state", "make_block", "converge", "ChunkRunner",
+METHODS = ("power", "flow", "euler_halving")
+
+__all__ = ["METHODS", "Status", "FINAL_STATUSES", "Dynamics", "State", "initial_state", "make_block", "converge", "ChunkRunner",
            "collect", "status_counts", "recheck_dead", "range_problems"]
 
 
@@ -94,13 +102,16 @@ class Dynamics:
     """How each init is advanced (hashable; static under jit).
 
     Attributes:
-      method: ``flow`` (Eq. 7, Euler + retraction) or ``power`` (Eq. PI).
-      step_size: initial Euler step of the flow (> 0).
+      method: ``power`` (Eq. PI), ``flow`` (Eq. 7 integrated to ``flow_rtol``) or ``euler_halving``
+        (Eq. 7 by fixed Euler steps, halved on reversal; no error control).
+      step_size: initial step of the flow (> 0), in time units of Eq. 7.
       tol: relative convergence threshold (dimensionless): power stops when ||w(t+1) - w(t)|| <= tol,
         the flow when ||P^perp A(w) w|| <= tol ||A(w) w||.
-      max_steps: steps after which a running init is declared not converged.
+      max_steps: steps after which a running init is declared not converged (for ``flow``: attempted
+        steps, accepted or rejected, each ``stepper.BS32.evaluations`` = 3 evaluations of A(w) w).
       block: steps per ``lax.scan`` block between host checks.
       shift: power-iteration shift s in A(w) w + s w (App. B.4; populations have PSD A, s = 0).
+      flow_rtol: ``flow`` only: the bound on each step's angular error (radians on the unit sphere).
     """
 
     method: str = "power"
@@ -109,11 +120,13 @@ class Dynamics:
     max_steps: int = 2000
     block: int = 50
     shift: float = 0.0
+    flow_rtol: float = 1e-4
 
 
 class State(NamedTuple):
     w: jax.Array  # (k, d) current iterate
-    aux: jax.Array  # (k, d) flow: previous tangent step; power: previous iterate
+    aux: jax.Array  # (k, d) flow: A(w) w at w (0 before the first step); euler_halving: previous tangent step;
+    #                 power: previous iterate
     eta: jax.Array  # (k,) flow step size
     status: jax.Array  # (k,) int32
     steps: jax.Array  # (k,) int32 steps taken
@@ -122,26 +135,46 @@ class State(NamedTuple):
 
 def initial_state(W, dyn: Dynamics) -> State:
     k = W.shape[0]
-    aux = jnp.zeros_like(W) if dyn.method == "flow" else W
+    aux = W if dyn.method == "power" else jnp.zeros_like(W)
     return State(W, aux, jnp.full((k,), dyn.step_size, W.dtype), jnp.zeros((k,), jnp.int32),
                  jnp.zeros((k,), jnp.int32), jnp.full((k,), jnp.inf, W.dtype))
 
 
+def _flow(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State, active):
+    """The ``flow`` method's attempted step (:mod:`ccdyn.one_layer.stepper`): (u at w, w_new, eta, done,
+    aux_new, u at the proposal)."""
+    first = jnp.any(active & (st.steps == 0))  # A(w) w of the inits is not cached yet
+    u = jax.lax.cond(first, lambda: dynamics.ascent(ds, act, st.w, pw), lambda: st.aux)
+    eta = jnp.where(st.steps == 0, stepper.first_step(st.w, u, st.eta), st.eta)
+    att = stepper.attempt(ds, act, pw, stepper.BS32, st.w, u, eta)
+    accepted, eta_next = stepper.next_step_size(stepper.BS32, eta, att.error, att.reversal, dyn.flow_rtol,
+                                                  att.length)
+    bad = ~jnp.all(jnp.isfinite(att.w), axis=1)  # let a non-finite proposal reach the status checks
+    move = (accepted | bad)[:, None]
+    res = jnp.linalg.norm(sphere.tangent(st.w, u), axis=1)
+    done = (res <= dyn.tol * jnp.linalg.norm(u, axis=1)) | (att.reversal & (att.length <= dyn.tol))
+    return (u, jnp.where(move, att.w, st.w), jnp.where(active, eta_next, st.eta), done,
+            jnp.where(move, att.u, u), att.u)
+
+
 def _step(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State) -> State:
-    u = dynamics.ascent(ds, act, st.w, pw)
+    active = (st.status == int(Status.RUNNING)) & (st.steps < dyn.max_steps)
+    cycling = jnp.zeros_like(active)
+    if dyn.method == "flow":
+        u, w_new, eta, done, aux_new, u_new = _flow(ds, act, pw, dyn, st, active)
+    else:
+        u = u_new = dynamics.ascent(ds, act, st.w, pw)
     t = sphere.tangent(st.w, u)
     res = jnp.linalg.norm(t, axis=1)
-    active = (st.status == int(Status.RUNNING)) & (st.steps < dyn.max_steps)
-    if dyn.method == "flow":
+    if dyn.method == "euler_halving":
         flip = jnp.sum(t * st.aux, axis=1) < 0
         eta = jnp.where(active & flip, st.eta / 2, st.eta)
         w_new = dynamics.flow_update(st.w, t, eta[:, None], fallback=st.w)
         move = jnp.linalg.norm(w_new - st.w, axis=1)
         # a critical point, or pinned on a kink: still reversing, but by steps below tol
         done = (res <= dyn.tol * jnp.linalg.norm(u, axis=1)) | (flip & (move <= dyn.tol))
-        cycling = jnp.zeros_like(active)
         aux_new = t
-    else:
+    elif dyn.method == "power":
         eta = st.eta
         w_new = dynamics.power_update(st.w, u, dyn.shift, fallback=st.w)
         done = jnp.linalg.norm(w_new - st.w, axis=1) <= dyn.tol
@@ -150,7 +183,7 @@ def _step(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State) 
     finite = jnp.all(jnp.isfinite(w_new), axis=1) & jnp.isfinite(res)
     # an infinity in A(w) w or the new iterate, or a retraction that lost the unit norm (its norm overflowed)
     lost = finite & (jnp.abs(jnp.linalg.norm(w_new, axis=1) - 1) > 0.5)
-    overflow = jnp.any(jnp.isinf(u), axis=1) | jnp.any(jnp.isinf(w_new), axis=1) | lost
+    overflow = jnp.any(jnp.isinf(u) | jnp.isinf(u_new), axis=1) | jnp.any(jnp.isinf(w_new), axis=1) | lost
     dead = jnp.all(u == 0, axis=1)  # A(w) w = 0 exactly: e.g. no input active for ReLU
     status = jnp.where(active & overflow, int(Status.OVERFLOW),
              jnp.where(active & ~finite, int(Status.NONFINITE),
@@ -170,8 +203,10 @@ def _step(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State) 
 
 def make_block(act: Activation, pw: Pairwise, dyn: Dynamics):
     """``block(ds, state) -> state`` advancing every init by ``dyn.block`` steps (one lax.scan)."""
-    if dyn.method not in ("flow", "power"):
-        raise ValueError(f"method={dyn.method!r} must be 'flow' or 'power'")
+    if dyn.method not in METHODS:
+        raise ValueError(f"method={dyn.method!r} must be one of {', '.join(METHODS)}")
+    if dyn.method == "flow" and not 0 < dyn.flow_rtol < 1:
+        raise ValueError(f"flow_rtol={dyn.flow_rtol} must lie in (0, 1)")
     if dyn.method == "power" and not act.homogeneous:
         raise ValueError(f"--method=power needs a homogeneous activation; act={act.name!r} is not")
 
@@ -371,7 +406,7 @@ def range_problems(ds64: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, 
     elif scale > 0 and np.all(u32[u64 > 0] == 0):
         problems.append(f"||A(w) w|| is about {scale:.1e}, which is 0 in {np.dtype(dtype).name}: use --x64 or rescale "
                         "the data (--data_path / the data flags)")
-    elif dyn.method == "flow" and dyn.step_size * scale > np.sqrt(info.max) / 1e3:
+    elif dyn.method == "euler_halving" and dyn.step_size * scale > np.sqrt(info.max) / 1e3:
         problems.append(f"--step_size={dyn.step_size:g} times ||A(w) w|| (up to {scale:.1e}) overflows "
                         f"{np.dtype(dtype).name} in the retraction; use --step_size <= "
                         f"{np.sqrt(info.max) / 1e3 / scale:.1e} or --x64")

@@ -134,7 +134,8 @@ class AugmentationConfig:
 
     @property
     def dynamics(self) -> Dynamics:
-        return Dynamics(method="flow", step_size=self.step_size, max_steps=self.max_steps)
+        # the fixed-step scheme its committed results were made with (docs/flow.md: --method=flow is exact)
+        return Dynamics(method="euler_halving", step_size=self.step_size, max_steps=self.max_steps)
 
     def rotation_views(self, a: float) -> int:
         """Quadrature angles V of the half-range a."""
@@ -151,7 +152,7 @@ def _basins(config: AugmentationConfig, ds64, spec: DataSpec, act: str, n_init: 
 
 
 def _engine_flags(config: AugmentationConfig, act: str, n_init: int) -> str:
-    return (f"--act={act} --method=flow --step_size={config.step_size} --max_steps={config.max_steps} "
+    return (f"--act={act} --method=euler_halving --step_size={config.step_size} --max_steps={config.max_steps} "
             f"--n_init={n_init} --seed={config.seed} --tile={config.tile} --chunk_size={config.chunk_size} "
             f"--cluster_tol={config.cluster_tol}")
 
@@ -469,7 +470,7 @@ def markdown(config: AugmentationConfig, record: dict, command: str) -> str:
         f"V quadrature angles of t; E and prominences relative to max |E| without augmentation; a maximum is "
         f"prominent when its prominence is >= {config.min_prominence:g}, else ripple (of the finite quadrature). "
         "Smallest prominent / largest ripple show the gap between the two. Engine (scripts/basins.py): "
-        f"{config.n_init} inits, flow, float32 run, float64 refinement; peaks reached: prominent maxima with an "
+        f"{config.n_init} inits, flow (euler_halving), float32 run, float64 refinement; peaks reached: prominent maxima with an "
         f"engine optimum on their summit (E within {config.min_prominence:g} of the peak); ripple optima: on no "
         "summit.", "",
         report.markdown_table(*rotation_rows(record["rotation"]["per_act"])), "",

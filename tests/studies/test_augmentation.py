@@ -31,7 +31,7 @@ def test_record_verdicts_tables_text_and_figures(tiny):
     assert rows[0]["grid"]["n_prominent"] >= 8 and rows[1]["grid"]["n_prominent"] == 0
     z4 = next(r for r in record["shift"]["settings"] if r["max_shift"] == 2)
     assert z4["n_complete"] == z4["n_orbits"] >= 1 and z4["max_relative_spread"] < 1e-12
-    assert record["config"] == dataclasses.asdict(TINY) and record["dynamics"]["method"] == "flow"
+    assert record["config"] == dataclasses.asdict(TINY) and record["dynamics"]["method"] == "euler_halving"
     assert set(record["timings_s"]) == {"rotation", "shift"}
     assert lines[0] == "rotation study (Fig. 8 data) ..." and "shift study ..." in lines
     assert io.as_json(record)  # JSON-ready (numpy arrays become lists)

@@ -1,0 +1,128 @@
+"""How exact are the basins of ``--method=flow`` (Eq. 7 integrated to ``flow_rtol``; docs/flow.md)?
+
+- :func:`exact_2d`: on random sets of unit points in 2-D, every maximum of E whose exact basin (the arc
+  between its neighbouring minima, :mod:`ccdyn.one_layer.exact2d`) is >= ``min_fraction`` must be
+  found by the basins pipeline, its fraction within max(0.01, 4 sigma) of the exact one.
+- :func:`rtol_pairs`: in any dimension, the same inits run at ``flow_rtol`` r and r/10 must give
+  basin fractions inside each other's 95% Wilson intervals; also counted: the inits that end at a
+  different optimum (paired, the same inits) and the cost in attempted steps.
+
+``scripts/flow_accuracy.py`` writes the records; both end in :mod:`ccdyn.verdicts` checks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax.numpy as jnp
+import numpy as np
+
+from ccdyn import verdicts
+from ccdyn.data.registry import DataSpec, build_dataset
+from ccdyn.one_layer import basins, exact2d
+from ccdyn.one_layer.engine import Status
+
+__all__ = ["random_angles", "exact_2d_set", "exact_2d", "rtol_pairs", "SET_COLUMNS", "PAIR_COLUMNS"]
+
+SET_COLUMNS = ("set_seed", "n_points", "maxima", "required", "found_required", "max_abs_error", "worst_over_bound",
+               "mean_steps", "ok")
+PAIR_COLUMNS = ("rtol", "rtol_next", "optima", "outside_interval", "max_abs_diff", "moved_inits", "mean_steps",
+                "mean_steps_next", "ok")
+
+
+def random_angles(seed: int, min_points: int, max_points: int) -> tuple:
+    """A random set of min_points .. max_points angles in units of pi (uniform on [-1, 1), 6 digits)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(min_points, max_points + 1))
+    return tuple(float(a) for a in np.round(rng.uniform(-1, 1, n), 6))
+
+
+def exact_2d_set(cfg: basins.BasinsConfig, *, n_grid: int = 1 << 20, min_fraction: float = 0.005) -> dict:
+    """One 2-D set (``cfg.data`` a circle): exact basins, the pipeline's basins, one row per exact maximum
+    (:func:`ccdyn.one_layer.exact2d.compare`)."""
+    ds64 = build_dataset(cfg.data, jnp.float64)
+    exact = exact2d.circle_basins(exact2d.circle_energy(ds64, cfg.activation, cfg.pairwise, n_grid))
+    out = basins.run(cfg, ds64=ds64)
+    found = out["analysis"]["rows"]
+    rows = exact2d.compare(exact, [r["w"] for r in found], [r["count"] for r in found], cfg.n_init,
+                           min_fraction=min_fraction)
+    dead = float(np.mean(out["result"]["status"] == Status.DEAD))
+    return {"angles": list(cfg.data.angles), "maxima": rows, "flat_exact": exact["flat"], "dead_fraction": dead,
+            "status_counts": out["analysis"]["status_counts"], "mean_steps": float(np.mean(out["result"]["steps"])),
+            "run_s": out["timings_s"]["run"], "ok": all(r["ok"] for r in rows)}
+
+
+def exact_2d(base: basins.BasinsConfig, seeds, *, min_points: int, max_points: int, min_fraction: float = 0.005,
+             n_grid: int = 1 << 20, log=None) -> dict:
+    """:func:`exact_2d_set` on the circle sets of ``random_angles(seed)`` for every seed; ``base``: the run's
+    config (its data replaced). Returns {"sets": {seed: record}, "table": rows of SET_COLUMNS, "check"}."""
+    sets, table = {}, []
+    for seed in seeds:
+        data = DataSpec(data="circle", angles=random_angles(seed, min_points, max_points))
+        s = exact_2d_set(dataclasses.replace(base, data=data), n_grid=n_grid, min_fraction=min_fraction)
+        req = [r for r in s["maxima"] if r["required"]]
+        errors = [abs(r["fraction"] - r["exact"]) for r in req]
+        table.append([seed, len(data.angles), len(s["maxima"]), len(req), sum(r["found"] for r in req),
+                      max(errors, default=0.0), max((e / r["bound"] for e, r in zip(errors, req)), default=0.0),
+                      s["mean_steps"], s["ok"]])
+        sets[str(seed)] = s
+        if log is not None:
+            log(f"set {seed}: {len(data.angles)} points, {len(req)} maxima with basin >= {min_fraction}, "
+                f"{'ok' if s['ok'] else 'FAILS'}")
+    ok = [row[-1] for row in table]
+    check = verdicts.verdict(
+        f"every 2-D maximum with exact basin >= {min_fraction} is found, fraction within max(0.01, 4 sigma)",
+        {f"set {row[0]}": row[-1] for row in table},
+        {"sets": len(table), "passed": int(sum(ok)), "n_init": base.n_init, "method": base.dynamics.method,
+         "flow_rtol": f"{base.dynamics.flow_rtol:g}"})
+    return {"sets": sets, "table": table, "check": {"grid": "exact_2d", **check}}
+
+
+def _matched(a: dict, b: dict, tol: float):
+    """Index in b's optima of each of a's optima (-1: none within ``tol``)."""
+    wa, wb = np.asarray(a["optima"]).reshape(-1, a["optima"].shape[-1]), np.asarray(b["optima"])
+    if wb.size == 0:
+        return np.full(wa.shape[0], -1)
+    dist = np.linalg.norm(wa[:, None] - wb.reshape(1, -1, wa.shape[1]), axis=-1)
+    return np.where(dist.min(axis=1) <= tol, dist.argmin(axis=1), -1)
+
+
+def rtol_pairs(base: basins.BasinsConfig, rtols, *, ds64=None, min_fraction: float = 0.01, log=None) -> dict:
+    """Runs ``base`` at each ``flow_rtol`` in ``rtols`` (the same inits) and compares each with the next: every
+    optimum with fraction >= ``min_fraction`` in either run must lie inside the other's 95% Wilson
+    interval. Returns {"runs": per rtol, "table": rows of PAIR_COLUMNS, "check"}."""
+    ds64 = build_dataset(base.data, jnp.float64) if ds64 is None else ds64
+    runs = {}
+    for r in rtols:
+        cfg = dataclasses.replace(base, dynamics=dataclasses.replace(base.dynamics, flow_rtol=float(r)))
+        out = basins.run(cfg, ds64=ds64)
+        runs[r] = {"analysis": out["analysis"], "steps": out["result"]["steps"], "run_s": out["timings_s"]["run"]}
+        if log is not None:
+            log(f"flow_rtol={r:g}: {len(out['analysis']['rows'])} optima, mean "
+                f"{np.mean(out['result']['steps']):.1f} attempted steps, {out['timings_s']['run']:.1f} s")
+    table, parts = [], {}
+    for r, r_next in zip(rtols[:-1], rtols[1:]):
+        a, b = runs[r]["analysis"], runs[r_next]["analysis"]
+        match = _matched(a, b, base.cluster_tol)
+        outside, diffs = 0, []
+        for i, row in enumerate(a["rows"]):
+            other = b["rows"][match[i]] if match[i] >= 0 else None
+            f_b = other["fraction"] if other else 0.0
+            if max(row["fraction"], f_b) < min_fraction:
+                continue
+            diffs.append(abs(row["fraction"] - f_b))
+            inside = other is not None and other["ci95"][0] <= row["fraction"] <= other["ci95"][1] and \
+                row["ci95"][0] <= f_b <= row["ci95"][1]
+            outside += not inside
+        lab_a, lab_b = a["labels"], b["labels"]
+        mapped = np.where(lab_a >= 0, np.append(match, -1)[np.where(lab_a >= 0, lab_a, -1)], lab_a)
+        moved = float(np.mean(mapped != lab_b))
+        ok = outside == 0
+        parts[f"rtol {r:g} vs {r_next:g}"] = ok
+        table.append([r, r_next, len(diffs), outside, max(diffs, default=0.0), moved,
+                      float(np.mean(runs[r]["steps"])), float(np.mean(runs[r_next]["steps"])), ok])
+    check = verdicts.verdict(f"basin fractions (>= {min_fraction}) at flow_rtol r and r/10 agree within their "
+                             "95% intervals", parts, {"rtols": list(rtols), "n_init": base.n_init})
+    record = {f"{r:g}": {"rows": v["analysis"]["rows"], "status_counts": v["analysis"]["status_counts"],
+                  "mean_steps": float(np.mean(v["steps"])), "run_s": v["run_s"]} for r, v in runs.items()}
+    return {"runs": record, "table": table, "check": {"grid": "rtol_pairs", **check}}

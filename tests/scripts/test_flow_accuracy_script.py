@@ -1,0 +1,34 @@
+"""scripts/flow_accuracy.py in-process: bad flags end with one ``error:`` line (exit 2) before any output;
+one tiny exact 2-D run writes every output. The checks themselves are tested in tests/one_layer/test_flow.py."""
+
+import json
+
+import pytest
+
+from tests.scripts import inprocess
+
+
+def test_bad_flags_are_one_error_line(tmp_path):
+    out = f"--output_dir={tmp_path / 'o'}"
+    with inprocess.script("flow_accuracy") as script:
+        assert "--rtols must be" in inprocess.flag_error(script, "--check=rtol", "--rtols=1e-3", out)
+        assert "--min_points must be <= --max_points" in inprocess.flag_error(
+            script, "--check=exact_2d", "--min_points=9", "--max_points=6", out)
+        code, errors = inprocess.start_exit(script, "--check=exact_2d", "--set_seeds=5:3", out)
+        assert code == 2 and errors == ["error: --set_seeds='5:3' must be START:STOP with integers 0 <= START < STOP"]
+        code, errors = inprocess.start_exit(script, "--check=rtol", "--method=euler_halving", out)
+        assert code == 2 and "--check=rtol varies --flow_rtol" in errors[0]
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.slow
+def test_tiny_exact_2d_run_writes_every_output(tmp_path):
+    """One 6-point set, 400 inits (about 5 s)."""
+    with inprocess.script("flow_accuracy") as script:
+        code, errors = inprocess.start_exit(script, "--check=exact_2d", "--set_seeds=0:1", "--min_points=6",
+                                            "--max_points=6", "--n_init=400", "--x64", "--tile=128",
+                                            f"--output_dir={tmp_path / 'o'}")
+    assert code in (0, None) and errors == []
+    rec = json.loads((tmp_path / "o" / "flow_accuracy.json").read_text())
+    assert list(rec["sets"]) == ["0"] and len(rec["sets"]["0"]["angles"]) == 6 and "versions" in rec
+    assert (tmp_path / "o" / "sets.csv").is_file() and (tmp_path / "o" / "claims.md").is_file()
