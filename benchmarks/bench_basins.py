@@ -12,14 +12,14 @@ The JSON names the backend, the device kind and count, and the tile rule in forc
 Data: the basins default (latent summation, 2^10 support points, d = 10), relu, uniform alpha, all in
 float32 (x64 mode is on, as in scripts/basins.py, so every dtype is explicit).
 
-For method in {flow, power} and each n_init, three jitted loops advance the same random unit inits
+For method in {euler_halving, power} and each n_init, three jitted loops advance the same random unit inits
 by ``--steps`` steps; each is compiled and run once, then timed ``--repeats`` times (median):
 
 - engine: the production kernel, one compiled block of ``ccdyn.one_layer.engine.make_block`` (tol = 0, so
   every init keeps running), tiled and sharded by ``ccdyn.parallel.tiled_sharded`` over a chunk of
   ``padded_chunk(n_init)`` inits.
 - naive: vmap over inits of a dense per-init A(w) = ``one_layer.a_matrix`` (d x d) and the same
-  step (power: w <- A w / ||A w||; flow: w <- normalize(w + P_w^perp A w)), on the first
+  step (power: w <- A w / ||A w||; euler_halving: w <- normalize(w + P_w^perp A w)), on the first
   min(n_init, --naive_cap) inits; compared per init-step.
 - gemm: the two GEMMs one engine step does per tile, in the engine's init-major layout,
   Z = W_tile X^T (tile x n) and |Z| X (tile x d), fed back through a row normalization (so nothing
@@ -99,7 +99,7 @@ def naive_loop(act, pw, method: str, steps: int):
     def one(ds, w):
         def body(_, w):
             u = one_layer.a_matrix(ds, act, w, pw) @ w
-            if method == "flow":
+            if method == "euler_halving":
                 u = w + (u - (w @ u) * w)
             return u / jnp.linalg.norm(u)
 
@@ -140,7 +140,7 @@ def main(argv):
         f"steps={steps} tile={tile} repeats={reps}")
     gemm = gemm_loop(tile, steps)
     rows, naive_cache = [], {}
-    for method in ("flow", "power"):
+    for method in ("euler_halving", "power"):  # the fixed-step flow; the adaptive one: bench_flow.py
         dyn = engine.Dynamics(method=method, tol=0.0, max_steps=10**9, block=steps)
         block = jax.jit(parallel.tiled_sharded(engine.make_block(act, pw, dyn), mesh, tile))
         naive = naive_loop(act, pw, method, steps)
