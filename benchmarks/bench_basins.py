@@ -179,14 +179,14 @@ def main(argv):
     e2e = end_to_end(ds, act, pw, mesh, sized, gemm, reps) if FLAGS.e2e_inits else None
     refined = refine_timing(act, pw) if FLAGS.refine_inits else None
 
-    head = (f"{'method':<6} {'n_init':>7} {'engine/s':>10} {'naive/s':>10} {'vs naive':>8} "
+    head = (f"{'method':<13} {'n_init':>7} {'engine/s':>10} {'naive/s':>10} {'vs naive':>8} "
             f"{'gemm/s':>10} {'of GEMM':>7} {'GEMM GF/s':>9} {'compile s':>9}")
     print(f"init-steps per second (median of {reps}), {steps} steps per call, tile {tile}, "
           f"{jax.default_backend()} {device.device_kind} x{n_dev}, float32")
     print(head)
     print("-" * len(head))
     for r in rows:
-        print(f"{r['method']:<6} {r['n_init']:>7} {r['engine_rate']:>10.3g} {r['naive_rate']:>10.3g} "
+        print(f"{r['method']:<13} {r['n_init']:>7} {r['engine_rate']:>10.3g} {r['naive_rate']:>10.3g} "
               f"{r['ratio_to_naive']:>7.2f}x {r['gemm_rate']:>10.3g} {r['fraction_of_gemm']:>7.2f} "
               f"{r['gemm_gflops']:>9.1f} "
               f"{r['engine_compile_s']:>9.2f}")
