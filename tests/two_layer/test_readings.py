@@ -13,7 +13,7 @@ import pytest
 
 from ccdyn import activations, two_layer
 from ccdyn.data import tokens
-from ccdyn.two_layer import experiment
+from ccdyn.two_layer import claims, experiment
 
 K, D, M, DOUT, N = 3, 5, 4, 6, 12
 SPEC = tokens.TokenSpec(n_candidates=2, n_generators=8, n_positions=K, n_tokens=D, n_fixed=2, zeta=3.0)
@@ -161,3 +161,31 @@ def test_bad_readings_name_the_field():
         two_layer.TrainConfig(quadratic_form="tau")
     with pytest.raises(ValueError, match="on_nonfinite='keep' must be one of drop, revert"):
         two_layer.TrainConfig(on_nonfinite="keep")
+
+
+def test_checkpoints_are_the_runs_of_that_many_steps():
+    """Scores after 3 and 6 steps of one continued training equal those of separate 3- and 6-step runs."""
+    setting = experiment.Setting(act="relu", beta=1, n_candidates=2)
+    spec = tokens.TokenSpec(n_generators=8, n_positions=K, n_tokens=D, n_fixed=2)
+    cfg = two_layer.TrainConfig(lr=0.1, batch_size=8)
+    kw = dict(n_seeds=2, spec=spec, d_out=DOUT, block=3)
+    both = experiment.run_setting_checkpoints(setting, cfg, (6, 3), **kw)
+    assert list(both) == [3, 6]
+    for c, res in both.items():
+        alone = experiment.run_setting(setting, dataclasses.replace(cfg, steps=c), **kw)
+        for k in ("W", "chi_plus", "chi_minus", "turn_deg", "finite"):
+            np.testing.assert_allclose(res[k], alone[k], rtol=1e-12, err_msg=k)
+    assert not np.allclose(both[3]["W"], both[6]["W"])
+
+
+def test_more_steps_verdict():
+    def row(act, steps, chi):
+        return {"act": act, "n_candidates": 3, "beta": 5, "steps": steps, "chi_plus": {"mean": chi}}
+
+    ref = [{k: v for k, v in row(a, 0, c).items() if k != "steps"} for a, c in (("relu", 0.95), ("linear", 0.80))]
+    rows = [row("relu", 5000, 0.7), row("relu", 50000, 0.93), row("linear", 5000, 0.6), row("linear", 50000, 0.7)]
+    v = claims.check_more_steps(rows, ref, margin=0.05)
+    assert v["parts"] == {"linear: within 0.05 of the reference in every cell at 50000 steps": False,
+                          "relu: within 0.05 of the reference in every cell at 50000 steps": True}
+    assert claims.verdict_word(v) == "partly" and "| relu | 3 | 5 | 0.700" in claims.steps_markdown(
+        [dict(r, chi_minus={"mean": 0.1}) for r in rows], [dict(r, chi_minus={"mean": 0.0}) for r in ref])
