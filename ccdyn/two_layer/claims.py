@@ -216,11 +216,10 @@ def check_grids(grids: dict, margin: float = 0.05) -> list:
             if "tau0.1" in name.split("/")[1]:
                 infonce_by_bn.setdefault((cfg.split()[0], bn), grid_rows)
             continue
-        form = _quadratic_form(grids[name])
-        if form == "authors":  # the Fig. 10 claims under the authors' reading of the quadratic loss
-            add(where, check_p1(grid_rows, loss="quadratic", bn=bn, margin=m))
-            add(where, check_relu_beats_linear(grid_rows, loss="quadratic", bn=bn, margin=m))
-            add(where, check_relu_lowest_chi_minus(grid_rows, loss="quadratic", bn=bn))
+        form = _quadratic_form(grids[name])  # the Fig. 10 claims, then InfoNCE against this grid
+        add(f"{where} ({form})", check_p1(grid_rows, loss="quadratic", bn=bn, margin=m))
+        add(f"{where} ({form})", check_relu_beats_linear(grid_rows, loss="quadratic", bn=bn, margin=m))
+        add(f"{where} ({form})", check_relu_lowest_chi_minus(grid_rows, loss="quadratic", bn=bn))
         nce = infonce_by_bn.get((cfg.split()[0], bn))
         if nce is None and fig4 and bn == "none" and cfg.startswith("lr=0.002"):
             nce = fig4
