@@ -7,8 +7,9 @@ Setting: the Sec. 5 shapes (K = 10, d = 20, G = 40, batch 128), InfoNCE, SGD, fl
 Reported, no timing asserted (issues #15, #16):
 
 - backend and device;
-- steady state (compile excluded, median of --repeats calls of --steps steps) for each M in --Ms and R
-  in --runs, in run-steps/s, of: the engine (``ccdyn.two_layer.train``: R runs vmapped, a ``lax.scan``
+- steady state (compile excluded, median of --repeats calls of --steps steps), in run-steps/s, at the
+  bar case's shapes (below; 3 runs) and at the Sec. 5 defaults (d_out 50, no BN) for each M in --Ms
+  and R in --runs, of: the engine (``ccdyn.two_layer.train``: R runs vmapped, a ``lax.scan``
   per block, gather first layer), the same engine with the dense first layer (the path before
   issue #15), and a Python loop of one jitted step per call on one run (what a PyTorch user writes);
 - the engine's rate as a fraction of the same-shape GEMM rate: a scan of only the matrix products of
@@ -77,16 +78,18 @@ def _median_time(fn, repeats):
     return statistics.median(times)
 
 
-def _setup(m, r, steps):
+def _setup(m, r, steps, bar=False):
+    """Shapes, config, keys and data; ``bar``: the bar case's d_out 20, vanilla BN and lr 2e-2."""
     spec = tokens.TokenSpec(n_candidates=P)
-    net = two_layer.Net(n_rf=spec.n_positions, d=spec.n_tokens, n_filters=m, act=activations.get_activation("relu"))
-    cfg = two_layer.TrainConfig(steps=steps)
+    net = two_layer.Net(n_rf=spec.n_positions, d=spec.n_tokens, n_filters=m, act=activations.get_activation("relu"),
+                        d_out=BAR["d_out"] if bar else 50, bn=BAR["setting"].bn if bar else "none")
+    cfg = dataclasses.replace(BAR["train"] if bar else two_layer.TrainConfig(), steps=steps)
     keys = jax.random.split(jax.random.PRNGKey(0), 3 * r).reshape(3, r, 2)
     return net, cfg, keys, tokens.make_tokens_batch(keys[0], spec, jnp.float32)
 
 
-def engine_rate(m, r, first_layer):
-    net, cfg, keys, datas = _setup(m, r, FLAGS.steps)
+def engine_rate(m, r, first_layer, bar=False):
+    net, cfg, keys, datas = _setup(m, r, FLAGS.steps, bar)
 
     def go():
         st, _ = two_layer.train(keys[1], keys[2], datas, net, cfg, block=FLAGS.steps, first_layer=first_layer)
@@ -95,8 +98,8 @@ def engine_rate(m, r, first_layer):
     return r * FLAGS.steps / _median_time(go, FLAGS.repeats)
 
 
-def naive_rate(m):
-    net, cfg, keys, datas = _setup(m, 1, FLAGS.naive_steps)
+def naive_rate(m, bar=False):
+    net, cfg, keys, datas = _setup(m, 1, FLAGS.naive_steps, bar)
     data = jax.tree_util.tree_map(lambda a: a[0], datas)
     opt = two_layer.make_optimizer(cfg)
 
@@ -117,11 +120,11 @@ def naive_rate(m):
     return FLAGS.naive_steps / _median_time(go, FLAGS.repeats)
 
 
-def gemm_rate(m, r):
+def gemm_rate(m, r, bar=False):
     """Run-steps/s of only a training step's matrix products at the engine's shapes: per run and step the
     first layer (2N x d)(d x M) per RF, V (2N x KM)(KM x d_out), similarities (N x d_out)(d_out x N), each
     forward and its two backward products. Returns (rate, flops per run-step)."""
-    net, cfg, keys, _ = _setup(m, r, FLAGS.steps)
+    net, cfg, keys, _ = _setup(m, r, FLAGS.steps, bar)
     n, k, d, dout = cfg.batch_size, net.n_rf, net.d, net.d_out
     shapes = [((k, 2 * n, d), (k, d, m)), ((2 * n, k * m), (k * m, dout)), ((n, dout), (dout, n))]
     ops = [(jax.random.normal(keys[0, 0], (r,) + a), jax.random.normal(keys[1, 0], (r,) + b)) for a, b in shapes]
@@ -190,19 +193,23 @@ def main(argv):
            "jax": jax.__version__, "P": P, "steps": FLAGS.steps, "repeats": FLAGS.repeats, "authors": AUTHORS,
            "rows": []}
     log(f"backend {out['backend']}, device {out['device']} ({out['device_kind']})")
-    print(f"{'M':>4} {'runs':>4} {'engine':>8} {'dense':>8} {'naive':>8} {'GEMM-only':>10} "
+    print(f"{'case':>5} {'M':>4} {'runs':>4} {'engine':>8} {'dense':>8} {'naive':>8} {'GEMM-only':>10} "
           f"{'eng/dense':>9} {'eng/naive':>9} {'eng/GEMM':>8} {'GFLOP/s':>8}")
-    for m in (int(v) for v in FLAGS.Ms):
-        naive = naive_rate(m)
-        for r in (int(v) for v in FLAGS.runs):
-            eng, dense = engine_rate(m, r, "gather"), engine_rate(m, r, "dense")
-            gemm, flops = gemm_rate(m, r)
-            row = {"M": m, "runs": r, "engine_run_steps_per_s": eng, "dense_first_layer_run_steps_per_s": dense,
+    cases = [(BAR["setting"].beta * P, [BAR["n_seeds"]], True)] + [(int(m), [int(r) for r in FLAGS.runs], False)
+                                                                  for m in FLAGS.Ms]
+    for m, runs, bar in cases:
+        naive = naive_rate(m, bar)
+        for r in runs:
+            eng, dense = engine_rate(m, r, "gather", bar), engine_rate(m, r, "dense", bar)
+            gemm, flops = gemm_rate(m, r, bar)
+            row = {"case": "bar" if bar else "sec5", "M": m, "runs": r, "engine_run_steps_per_s": eng, "dense_first_layer_run_steps_per_s": dense,
                    "naive_steps_per_s": naive, "gemm_only_run_steps_per_s": gemm, "gemm_flops_per_run_step": flops,
                    "engine_vs_dense": eng / dense, "engine_vs_naive": eng / naive, "engine_fraction_of_gemm": eng / gemm,
                    "engine_gemm_gflops": eng * flops / 1e9}
+            if bar:
+                row["engine_vs_authors_model_step"] = eng / AUTHORS["model_step_it_per_s"]
             out["rows"].append(row)
-            print(f"{m:>4} {r:>4} {eng:>8.0f} {dense:>8.0f} {naive:>8.0f} {gemm:>10.0f} {eng / dense:>9.2f} "
+            print(f"{'bar' if bar else 'sec5':>5} {m:>4} {r:>4} {eng:>8.0f} {dense:>8.0f} {naive:>8.0f} {gemm:>10.0f} {eng / dense:>9.2f} "
                   f"{eng / naive:>9.2f} {eng / gemm:>8.3f} {eng * flops / 1e9:>8.2f}", flush=True)
     if not FLAGS.skip_end_to_end:
         bar = {"in_process": bar_in_process(), "script": bar_script()}
