@@ -202,15 +202,16 @@ def main(argv):
         for r in runs:
             eng, dense = engine_rate(m, r, "gather", bar), engine_rate(m, r, "dense", bar)
             gemm, flops = gemm_rate(m, r, bar)
-            row = {"case": "bar" if bar else "sec5", "M": m, "runs": r, "engine_run_steps_per_s": eng, "dense_first_layer_run_steps_per_s": dense,
-                   "naive_steps_per_s": naive, "gemm_only_run_steps_per_s": gemm, "gemm_flops_per_run_step": flops,
-                   "engine_vs_dense": eng / dense, "engine_vs_naive": eng / naive, "engine_fraction_of_gemm": eng / gemm,
-                   "engine_gemm_gflops": eng * flops / 1e9}
+            row = {"case": "bar" if bar else "sec5", "M": m, "runs": r, "engine_run_steps_per_s": eng,
+                   "dense_first_layer_run_steps_per_s": dense, "naive_steps_per_s": naive,
+                   "gemm_only_run_steps_per_s": gemm, "gemm_flops_per_run_step": flops,
+                   "engine_vs_dense": eng / dense, "engine_vs_naive": eng / naive,
+                   "engine_fraction_of_gemm": eng / gemm, "engine_gemm_gflops": eng * flops / 1e9}
             if bar:
                 row["engine_vs_authors_model_step"] = eng / AUTHORS["model_step_it_per_s"]
             out["rows"].append(row)
-            print(f"{'bar' if bar else 'sec5':>5} {m:>4} {r:>4} {eng:>8.0f} {dense:>8.0f} {naive:>8.0f} {gemm:>10.0f} {eng / dense:>9.2f} "
-                  f"{eng / naive:>9.2f} {eng / gemm:>8.3f} {eng * flops / 1e9:>8.2f}", flush=True)
+            print(f"{row['case']:>5} {m:>4} {r:>4} {eng:>8.0f} {dense:>8.0f} {naive:>8.0f} {gemm:>10.0f} "
+                  f"{eng / dense:>9.2f} {eng / naive:>9.2f} {eng / gemm:>8.3f} {eng * flops / 1e9:>8.2f}", flush=True)
     if not FLAGS.skip_end_to_end:
         bar = {"in_process": bar_in_process(), "script": bar_script()}
         for k in ("in_process", "script"):

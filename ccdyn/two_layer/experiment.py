@@ -29,7 +29,8 @@ from ccdyn.two_layer import metrics
 from ccdyn.two_layer import network as net_lib
 from ccdyn.data import tokens
 
-__all__ = ["Setting", "seed_keys", "network", "run_setting", "run_setting_checkpoints", "init_scores", "aggregate", "GridConfig", "READINGS",
+__all__ = ["Setting", "seed_keys", "network", "run_setting", "init_scores", "aggregate", "GridConfig", "READINGS",
+           "run_setting_checkpoints",
            "resume_plan", "memory_estimate", "setting_result", "nonfinite_seeds", "token_coords", "result_row", "results_csv",
            "results_table", "matching_curves", "weights_label"]
 

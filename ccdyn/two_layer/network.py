@@ -381,7 +381,8 @@ def _inputs(data: tokens_lib.TokenData, ids, first_layer: str):
 
 
 @functools.partial(jax.jit, static_argnames=("net", "cfg", "n_steps", "first_layer"))
-def _run_block(states, start, data_keys, datas, net: Net, cfg: TrainConfig, n_steps: int, first_layer: str = "gather"):
+def _run_block(states, start, data_keys, datas, net: Net, cfg: TrainConfig, n_steps: int,
+               first_layer: str = "gather"):
     """``n_steps`` steps of every run in the batch; returns the states and the mean loss per run."""
 
     def one_run(state, data_key, data):
