@@ -24,6 +24,8 @@ import chex
 import jax
 import jax.numpy as jnp
 
+from ccdyn import compiling
+
 __all__ = ["TokenSpec", "TokenData", "TokenInputs", "make_tokens", "make_tokens_batch", "sample_tokens", "embed",
            "sample_view_tokens", "sample_views", "WILDCARD"]
 
@@ -125,7 +127,7 @@ def make_tokens(key, spec: TokenSpec, dtype=None) -> TokenData:
                      candidates=candidates.astype(jnp.int32), generators=generators, used=counts > 0)
 
 
-@functools.partial(jax.jit, static_argnames=("spec", "dtype"))
+@functools.partial(jax.jit, static_argnames=("spec", "dtype"), compiler_options=compiling.QUICK)
 def make_tokens_batch(keys, spec: TokenSpec, dtype=None) -> TokenData:
     """:func:`make_tokens` for each of the keys (R, 2), in one compiled call: a TokenData with a leading
     run axis R (the op-by-op vmap takes seconds on CPU)."""

@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ccdyn import activations
+from ccdyn import activations, compiling
 from ccdyn.two_layer import metrics
 from ccdyn.two_layer import network as net_lib
 from ccdyn.data import tokens
@@ -71,7 +71,7 @@ class Setting:
                 f"-beta{self.beta}")
 
 
-@functools.partial(jax.jit, static_argnames=("seed", "n_seeds"))
+@functools.partial(jax.jit, static_argnames=("seed", "n_seeds"), compiler_options=compiling.QUICK)
 def seed_keys(seed: int, n_seeds: int):
     """(data, minibatch, init) keys of seeds 0..n_seeds-1, each (n_seeds, 2)."""
     keys = jax.vmap(lambda s: jax.random.split(jax.random.fold_in(jax.random.PRNGKey(seed), s), 3))(
@@ -156,7 +156,7 @@ def _prepare(setting, n_seeds, seed, spec, d_out):
     return net, tokens.make_tokens_batch(data_keys, spec), (batch_keys, init_keys)
 
 
-@functools.partial(jax.jit, static_argnames="net")
+@functools.partial(jax.jit, static_argnames="net", compiler_options=compiling.QUICK)
 def _init_w(init_keys, net):
     """The initial filters W (runs, K, M, d) of each init key (one compiled call)."""
     return jax.vmap(lambda k: net_lib.init_params(k, net)["W"])(init_keys)
@@ -168,15 +168,17 @@ def _turn_degrees(w0, w1):
     return jnp.degrees(jnp.mean(jnp.arccos(jnp.clip(cos, -1.0, 1.0)), axis=(1, 2)))
 
 
-@functools.partial(jax.jit, static_argnames="net")
-def _scores(w, datas, net):
+def _score_runs(w, datas, net):
     return jax.vmap(lambda w, d: metrics.matching_scores(w, d.embeddings, d.used, odd=net.act.odd))(w, datas)
 
 
-@functools.partial(jax.jit, static_argnames="net")
+_scores = jax.jit(_score_runs, static_argnames="net", compiler_options=compiling.QUICK)
+
+
+@functools.partial(jax.jit, static_argnames="net", compiler_options=compiling.QUICK)
 def _final_scores(w, w0, datas, net):
     """Matching scores of the trained filters w and the angle turned from w0, in one compiled call."""
-    return dict(_scores(w, datas, net), turn_deg=_turn_degrees(w0, w))
+    return dict(_score_runs(w, datas, net), turn_deg=_turn_degrees(w0, w))
 
 
 def init_scores(setting: Setting, *, n_seeds: int = 3, seed: int = 0, spec: tokens.TokenSpec | None = None,

@@ -61,7 +61,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from ccdyn import covariance, pairwise, sphere
+from ccdyn import compiling, covariance, pairwise, sphere
 from ccdyn.activations import Activation, get_activation
 from ccdyn.data import tokens as tokens_lib
 
@@ -380,7 +380,7 @@ def _inputs(data: tokens_lib.TokenData, ids, first_layer: str):
     return tokens_lib.embed(data, ids)
 
 
-@functools.partial(jax.jit, static_argnames=("net", "cfg", "n_steps", "first_layer"))
+@functools.partial(jax.jit, static_argnames=("net", "cfg", "n_steps", "first_layer"), compiler_options=compiling.LOOP)
 def _run_block(states, start, data_keys, datas, net: Net, cfg: TrainConfig, n_steps: int,
                first_layer: str = "gather"):
     """``n_steps`` steps of every run in the batch; returns the states and the mean loss per run."""
@@ -399,7 +399,7 @@ def _run_block(states, start, data_keys, datas, net: Net, cfg: TrainConfig, n_st
     return jax.vmap(one_run)(states, data_keys, datas)
 
 
-@functools.partial(jax.jit, static_argnames=("net", "cfg"))
+@functools.partial(jax.jit, static_argnames=("net", "cfg"), compiler_options=compiling.QUICK)
 def init_states(init_keys, net: Net, cfg: TrainConfig) -> TrainState:
     """:func:`init_state` of each key (R, 2), in one compiled call: a TrainState with a leading run axis."""
     return jax.vmap(lambda k: init_state(k, net, cfg))(init_keys)
