@@ -31,8 +31,9 @@ def token_batch(key, act="relu", bn="none"):
     return net, params, ids, [tokens.embed(data, t) for t in (t1, t2)]
 
 
-@pytest.mark.parametrize("act, bn, loss", [("relu", "none", "infonce"), ("gelu", "vanilla", "quadratic"),
-                                           ("linear", "mean_only", "infonce")])
+@pytest.mark.parametrize("act, bn, loss", [
+    ("relu", "none", "infonce"), ("linear", "mean_only", "infonce"),
+    pytest.param("gelu", "vanilla", "quadratic", marks=pytest.mark.slow)])  # about 2 s
 def test_gather_first_layer_equals_dense(key, act, bn, loss):
     """z_km = (W_k U^T)[t_k] and its scatter-add gradient equal the dense GEMM route (x64)."""
     net, params, ids, dense = token_batch(key, act, bn)
@@ -131,6 +132,7 @@ def authors_loop(net, cfg, data, init_key, data_key):
     return params, -1
 
 
+@pytest.mark.slow  # about 5 s: the authors' loop steps one jitted call at a time
 def test_revert_and_keep_matches_the_authors_loop():
     net, cfg, datas, ik, dk = diverging_setup()
     drop, _ = two_layer.train(ik, dk, datas, net, cfg, block=8)
@@ -146,6 +148,7 @@ def test_revert_and_keep_matches_the_authors_loop():
     assert not np.allclose(run(drop.params, 1)["W"], theirs["W"])  # drop freezes a later state
 
 
+@pytest.mark.slow  # about 4 s
 def test_run_setting_keeps_reverted_runs_and_drops_the_others():
     setting = experiment.Setting(act="relu", beta=1, n_candidates=2, loss="quadratic")
     cfg = two_layer.TrainConfig(normalize=False, lr=50.0, steps=10, batch_size=8)
@@ -163,6 +166,7 @@ def test_bad_readings_name_the_field():
         two_layer.TrainConfig(on_nonfinite="keep")
 
 
+@pytest.mark.slow  # about 2 s
 def test_checkpoints_are_the_runs_of_that_many_steps():
     """Scores after 3 and 6 steps of one continued training equal those of separate 3- and 6-step runs."""
     setting = experiment.Setting(act="relu", beta=1, n_candidates=2)
