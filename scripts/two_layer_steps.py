@@ -49,23 +49,23 @@ flags.register_validator("margin", lambda v: 0 <= v < 1, "--margin must lie in [
 OUTPUTS = ("results.json", "results.csv", "steps.md")
 
 
-def _reference():
-    if FLAGS.reference is None:
+def _reference(reference, loss, bn):
+    if reference is None:
         return [], "–"
-    path = Path(FLAGS.reference)
+    path = Path(reference)
     if not path.is_file():
-        cli.fail(f"--reference={FLAGS.reference} is not a file (a scripts/two_layer.py results.json)")
+        cli.fail(f"--reference={reference} is not a file (a scripts/two_layer.py results.json)")
     res = cli.or_fail(io.read_json, path)
-    rows = [r for r in res.get("rows", []) if r["loss"] == FLAGS.loss and r["bn"] == FLAGS.bn]
+    rows = [r for r in res.get("rows", []) if r["loss"] == loss and r["bn"] == bn]
     if not rows:
-        cli.fail(f"--reference={FLAGS.reference} has no rows with loss {FLAGS.loss} and bn {FLAGS.bn}")
+        cli.fail(f"--reference={reference} has no rows with loss {loss} and bn {bn}")
     return rows, f"lr {res['config']['train']['lr']:g}, {res['config']['train']['steps']} steps"
 
 
 def main(argv):
     del argv
     t0 = time.time()
-    ref_rows, ref_label = _reference()
+    ref_rows, ref_label = _reference(FLAGS.reference, FLAGS.loss, FLAGS.bn)
     checkpoints = sorted(set(cli.ints(FLAGS.checkpoints)))
     grid = experiment.GridConfig(acts=tuple(FLAGS.acts), betas=cli.ints(FLAGS.betas), ps=cli.ints(FLAGS.Ps),
                                  losses=(FLAGS.loss,), bns=(FLAGS.bn,), n_seeds=FLAGS.n_seeds, seed=FLAGS.seed,
