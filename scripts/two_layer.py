@@ -4,9 +4,8 @@
     python scripts/two_layer.py --acts=linear,relu,leaky_relu,quadratic,gelu \\
         --output_dir=results/two_layer/fig4_infonce                                # Fig. 4 / 9 grid
 
-Every combination of --losses x --bn x --zeta x --acts x --Ps x --betas is a setting; the --n_seeds
-runs of a setting are vmapped and trained together (SGD, the paper's settings by default). Writes into
---output_dir:
+Every combination of --losses x --bn x --zeta x --acts x --Ps x --betas is a setting; its --n_seeds runs are
+trained together, vmapped (SGD, the paper's settings by default). Writes into --output_dir:
   runs/<setting>.json   per-seed chi_+ / chi_- (overall and per RF), turn_deg, loss per block, finiteness;
                         the unit of --resume (which may add settings, never change lr, seeds, ...)
   results.json, results.csv   mean and std over the finite seeds of every setting, and the scores of
@@ -46,6 +45,8 @@ flags.DEFINE_float("momentum", _T.momentum, "SGD momentum, in [0, 1).")
 flags.DEFINE_float("weight_decay", _T.weight_decay, "Weight decay (>= 0), PyTorch SGD semantics.")
 flags.DEFINE_float("tau", _T.tau, "InfoNCE temperature (> 0).")
 flags.DEFINE_bool("normalize", _T.normalize, "L2-normalize the outputs before the loss.")
+flags.DEFINE_enum("quadratic_form", _T.quadratic_form, two_layer.QUADRATIC_FORMS, "tau*InfoNCE limit, or authors'.")
+flags.DEFINE_enum("on_nonfinite", _T.on_nonfinite, two_layer.ON_NONFINITE, "Non-finite run: drop, or revert + keep.")
 flags.DEFINE_integer("d_out", 50, "Output dimension (rows of V).", lower_bound=1)
 flags.DEFINE_integer("n_generators", _S.n_generators, "Generators G.", lower_bound=1)
 flags.DEFINE_integer("n_positions", _S.n_positions, "Positions / receptive fields K.", lower_bound=1)
@@ -71,7 +72,6 @@ flags.register_multi_flags_validator(
 flags.register_multi_flags_validator(["n_fixed", "n_positions"], lambda f: f["n_fixed"] <= f["n_positions"],
                                      "--n_fixed must be <= --n_positions")
 
-
 OUTPUTS = ("runs", "results.json", "results.csv", "chi_*.png", "weights.*", "table1.*")  # table1: two_layer_table.py
 
 
@@ -79,15 +79,14 @@ def _train(grid, s, i, n, save_weights):
     """Trains one setting (on this process's devices); returns its record and weights (or None)."""
     t1, steps = time.time(), grid.train.steps
 
-    def progress(done, losses):
+    def progress(done, ls):
         if done == steps or done % max(grid.block, steps // 5) == 0:
-            cli.log(f"[{i + 1}/{n}] {s.tag}: step {done}/{steps}  loss {np.nanmean(np.asarray(losses)):.4f}  "
-                    f"{time.time() - t1:.1f} s")
+            cli.log(f"[{i + 1}/{n}] {s.tag}: step {done}/{steps}  loss {np.nanmean(ls):.4f}  {time.time() - t1:.1f} s")
 
     r = experiment.run_setting(s, grid.train, n_seeds=grid.n_seeds, seed=grid.seed, spec=grid.spec,
                                d_out=grid.d_out, block=grid.block, on_block=progress)
     for k, step in experiment.nonfinite_seeds(r):
-        cli.log(f"  WARNING {s.tag} seed {k} went non-finite at step {step}; it is left out of the means")
+        cli.log(f"  WARNING {s.tag} seed {k} went non-finite at step {step} (--on_nonfinite={grid.train.on_nonfinite})")
     return experiment.setting_result(s, r, time.time() - t1), experiment.token_coords(r) if save_weights else None
 
 
@@ -116,7 +115,8 @@ def main(argv):
         block=FLAGS.block, spec=tokens.TokenSpec(n_generators=FLAGS.n_generators, n_positions=FLAGS.n_positions,
                                                  n_tokens=FLAGS.n_tokens, n_fixed=FLAGS.n_fixed),
         train=two_layer.TrainConfig(tau=FLAGS.tau, normalize=FLAGS.normalize, lr=FLAGS.lr, momentum=FLAGS.momentum,
-                                    weight_decay=FLAGS.weight_decay, batch_size=FLAGS.batch_size, steps=FLAGS.steps))
+                                    weight_decay=FLAGS.weight_decay, batch_size=FLAGS.batch_size, steps=FLAGS.steps,
+                                    quadratic_form=FLAGS.quadratic_form, on_nonfinite=FLAGS.on_nonfinite))
     cli.check_memory(*experiment.memory_estimate(grid))
     settings = grid.settings()  # process 0 alone writes; the settings are spread over the processes
     run, _ = cli.open_run_of_process_0(pid, n_proc, FLAGS.output_dir, grid.run_config(), script="scripts/two_layer.py",

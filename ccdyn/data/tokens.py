@@ -18,12 +18,16 @@ fill, so it is indistinguishable from noise (docs/two_layer_readings.md). ``used
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import chex
 import jax
 import jax.numpy as jnp
 
-__all__ = ["TokenSpec", "TokenData", "make_tokens", "sample_tokens", "embed", "sample_views", "WILDCARD"]
+from ccdyn import compiling
+
+__all__ = ["TokenSpec", "TokenData", "TokenInputs", "make_tokens", "make_tokens_batch", "sample_tokens", "embed",
+           "sample_view_tokens", "sample_views", "WILDCARD"]
 
 WILDCARD = -1
 
@@ -86,6 +90,22 @@ def _embeddings(key, n_tokens: int, zeta: float, dtype):
     return q.T * norms[:, None]
 
 
+@chex.dataclass(frozen=True)
+class TokenInputs:
+    """A batch of one-hot token inputs kept as token ids: x[n, k] = embeddings[tokens[n, k]].
+
+    The dense input (n, K, d) of :func:`embed` is never formed: a first layer that sees these computes
+    w_km^T x_k as a lookup in the (K, M, d) table W_k U^T (:mod:`ccdyn.two_layer.network`).
+
+    Attributes:
+      tokens: (n, K) int token ids.
+      embeddings: (d, d), row a is u_a.
+    """
+
+    tokens: chex.Array
+    embeddings: chex.Array
+
+
 def make_tokens(key, spec: TokenSpec, dtype=None) -> TokenData:
     """Draw embeddings, candidate sets and generators of the Sec. 5 model from ``key``.
 
@@ -107,6 +127,13 @@ def make_tokens(key, spec: TokenSpec, dtype=None) -> TokenData:
                      candidates=candidates.astype(jnp.int32), generators=generators, used=counts > 0)
 
 
+@functools.partial(jax.jit, static_argnames=("spec", "dtype"), compiler_options=compiling.QUICK)
+def make_tokens_batch(keys, spec: TokenSpec, dtype=None) -> TokenData:
+    """:func:`make_tokens` for each of the keys (R, 2), in one compiled call: a TokenData with a leading
+    run axis R (the op-by-op vmap takes seconds on CPU)."""
+    return jax.vmap(lambda k: make_tokens(k, spec, dtype))(keys)
+
+
 def sample_tokens(key, data: TokenData, generator_ids):
     """Token sequences (n, K) for the given generators (n,): wildcards filled uniformly from all d."""
     fixed = data.generators[generator_ids]
@@ -119,14 +146,20 @@ def embed(data: TokenData, tokens):
     return data.embeddings[tokens]
 
 
-def sample_views(key, data: TokenData, n: int):
-    """A batch of n positive pairs: two independent samples of the same random generator.
+def sample_view_tokens(key, data: TokenData, n: int):
+    """A batch of n positive pairs as token ids: two independent samples of the same random generator.
 
     Returns:
-      x1, x2: (n, K, d) inputs of view 1 and view 2.
+      t1, t2: (n, K) token ids of view 1 and view 2.
     """
     if n < 2:
         raise ValueError(f"batch size n={n} must be >= 2 (contrastive pairs need negatives)")
     k_gen, k1, k2 = jax.random.split(key, 3)
     gen = jax.random.randint(k_gen, (n,), 0, data.generators.shape[0])
-    return embed(data, sample_tokens(k1, data, gen)), embed(data, sample_tokens(k2, data, gen))
+    return sample_tokens(k1, data, gen), sample_tokens(k2, data, gen)
+
+
+def sample_views(key, data: TokenData, n: int):
+    """The batch of :func:`sample_view_tokens` embedded: x1, x2 (n, K, d) inputs of view 1 and view 2."""
+    t1, t2 = sample_view_tokens(key, data, n)
+    return embed(data, t1), embed(data, t2)

@@ -14,9 +14,11 @@ from ccdyn.two_layer.network import (
     BN_VARIANTS, LOSSES, Net, TrainConfig, TrainState, batch_norm, energy, hidden, init_params, init_state,
     lemma4_velocity, loss, make_optimizer, outputs, train,
 )
+from ccdyn.two_layer.network import FIRST_LAYERS, ON_NONFINITE, QUADRATIC_FORMS, init_states
 
 __all__ = [
     "network", "experiment", "claims", "metrics", "modulation",
     "BN_VARIANTS", "LOSSES", "Net", "TrainConfig", "TrainState", "batch_norm", "energy", "hidden", "init_params",
     "init_state", "lemma4_velocity", "loss", "make_optimizer", "outputs", "train",
+    "FIRST_LAYERS", "ON_NONFINITE", "QUADRATIC_FORMS", "init_states",
 ]

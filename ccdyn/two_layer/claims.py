@@ -22,7 +22,8 @@ from ccdyn.verdicts import claims_markdown, claims_table, verdict, verdict_word
 __all__ = ["verdict", "verdict_word", "check_p1", "check_relu_beats_linear", "check_infonce_beats_quadratic",
            "check_relu_lowest_chi_minus", "check_bn_helps", "check_sigma_backprop_hurts", "check_grids",
            "claims_table", "claims_markdown", "grid_table", "summary_markdown", "TABLE1_VARIANTS", "PAPER_TABLE1",
-           "table1_cells", "table1_markdown", "table1_csv"]
+           "table1_cells", "table1_markdown", "table1_csv",
+           "check_more_steps", "steps_markdown"]
 
 
 def _table(rows, score="chi_plus"):
@@ -157,6 +158,11 @@ def _train_cfg(res) -> str:
     return f"lr={c['lr']:g} tau={c['tau']:g}"
 
 
+def _quadratic_form(res) -> str:
+    """The quadratic-loss reading of a grid (grids made before the option have ``limit``)."""
+    return res["config"]["train"].get("quadratic_form", "limit")
+
+
 def check_grids(grids: dict, margin: float = 0.05) -> list:
     """The claims checked on the finished grids of ``results/two_layer``.
 
@@ -210,12 +216,18 @@ def check_grids(grids: dict, margin: float = 0.05) -> list:
             if "tau0.1" in name.split("/")[1]:
                 infonce_by_bn.setdefault((cfg.split()[0], bn), grid_rows)
             continue
+        form = _quadratic_form(grids[name])  # the Fig. 10 claims, then InfoNCE against this grid
+        add(f"{where} ({form})", check_p1(grid_rows, loss="quadratic", bn=bn, margin=m))
+        add(f"{where} ({form})", check_relu_beats_linear(grid_rows, loss="quadratic", bn=bn, margin=m))
+        add(f"{where} ({form})", check_relu_lowest_chi_minus(grid_rows, loss="quadratic", bn=bn))
         nce = infonce_by_bn.get((cfg.split()[0], bn))
         if nce is None and fig4 and bn == "none" and cfg.startswith("lr=0.002"):
             nce = fig4
         if nce:
-            add(f"{where} vs infonce", check_infonce_beats_quadratic(nce + grid_rows, bn=bn))
-        if fig4 and bn == "none" and cfg.startswith("lr=0.02 "):
+            acts = {q["act"] for q in grid_rows}
+            add(f"{where} vs infonce", check_infonce_beats_quadratic([r for r in nce if r["act"] in acts] + grid_rows,
+                                                                     bn=bn))
+        if fig4 and bn == "none" and cfg.startswith("lr=0.02 ") and form == "limit":
             # InfoNCE's gradient carries 1/tau = 10x the scale of the quadratic loss's (see
             # ccdyn.two_layer): InfoNCE at lr 2e-3 against quadratic at lr 2e-2 matches the step size.
             acts = {q["act"] for q in grid_rows}
@@ -315,3 +327,45 @@ def table1_csv(cells) -> tuple:
                                for stat in ("mean", "std")]
     return headers, [[b, p] + [("" if x is None or x[0] is None else round(x[i], 4)) for pair in pairs for x in pair
                                for i in (0, 1)] for b, p, pairs in cells]
+
+
+def check_more_steps(rows, reference_rows, margin=0.05):
+    """Does a smaller lr reach a larger lr's outcome with more steps (issue #15)?
+
+    ``rows``: rows of ``scripts/two_layer_steps.py`` (a ``steps`` field each, one training per setting
+    scored at several step counts); ``reference_rows``: the grid at the larger lr. Per activation, the
+    part holds when at the largest step count chi_bar_+ is within ``margin`` of the reference (or
+    above it) in every (P, beta) cell that both have.
+    """
+    claim = "more steps at the small lr reach the large lr's chi_+"
+    ref = {(r["act"], r["n_candidates"], r["beta"]): r["chi_plus"]["mean"] for r in reference_rows}
+    last = max(r["steps"] for r in rows)
+    gaps = {}
+    for r in rows:
+        cell = (r["act"], r["n_candidates"], r["beta"])
+        if r["steps"] == last and cell in ref:
+            gaps.setdefault(r["act"], []).append(ref[cell] - r["chi_plus"]["mean"])
+    if not gaps:
+        return verdict(claim, None, {})
+    parts = {f"{act}: within {margin:g} of the reference in every cell at {last} steps": max(g) < margin
+             for act, g in sorted(gaps.items())}
+    return verdict(claim, parts, {"steps": last, "max_gap": {a: max(g) for a, g in sorted(gaps.items())}})
+
+
+def steps_markdown(rows, reference_rows, reference_label: str = "reference") -> str:
+    """chi_bar_+ (chi_bar_-) of each (act, P, beta) at every step count, next to the reference grid's cell,
+    and the mean angle the filters turned by the last step count."""
+    steps = sorted({r["steps"] for r in rows})
+    ref = {(r["act"], r["n_candidates"], r["beta"]): r for r in reference_rows}
+    by = {(r["act"], r["n_candidates"], r["beta"], r["steps"]): r for r in rows}
+    cells = sorted({(r["act"], r["n_candidates"], r["beta"]) for r in rows})
+    headers = ["act", "P", "β"] + [f"{s} steps" for s in steps] + [reference_label, f"turned by {steps[-1]}"]
+    body = []
+    for act, p, b in cells:
+        cols = [f"{by[(act, p, b, s)]['chi_plus']['mean']:.3f} ({by[(act, p, b, s)]['chi_minus']['mean']:.3f})"
+                if (act, p, b, s) in by else "–" for s in steps]
+        r = ref.get((act, p, b))
+        turned = by.get((act, p, b, steps[-1]), {}).get("turn_deg")
+        body.append([act, p, b] + cols + [f"{r['chi_plus']['mean']:.3f} ({r['chi_minus']['mean']:.3f})" if r else "–",
+                                          f"{turned['mean']:.1f}°" if turned else "–"])
+    return report.markdown_table(headers, body)

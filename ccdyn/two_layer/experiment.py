@@ -17,18 +17,20 @@ aggregated row of ``results.json`` and :func:`results_csv` / :func:`results_tabl
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ccdyn import activations
+from ccdyn import activations, compiling
 from ccdyn.two_layer import metrics
 from ccdyn.two_layer import network as net_lib
 from ccdyn.data import tokens
 
 __all__ = ["Setting", "seed_keys", "network", "run_setting", "init_scores", "aggregate", "GridConfig", "READINGS",
+           "run_setting_checkpoints",
            "resume_plan", "memory_estimate", "setting_result", "nonfinite_seeds", "token_coords", "result_row", "results_csv",
            "results_table", "matching_curves", "weights_label"]
 
@@ -69,6 +71,7 @@ class Setting:
                 f"-beta{self.beta}")
 
 
+@functools.partial(jax.jit, static_argnames=("seed", "n_seeds"), compiler_options=compiling.QUICK)
 def seed_keys(seed: int, n_seeds: int):
     """(data, minibatch, init) keys of seeds 0..n_seeds-1, each (n_seeds, 2)."""
     keys = jax.vmap(lambda s: jax.random.split(jax.random.fold_in(jax.random.PRNGKey(seed), s), 3))(
@@ -93,16 +96,44 @@ def run_setting(setting: Setting, cfg: net_lib.TrainConfig, *, n_seeds: int = 3,
       ``chi_minus_rf`` (n_seeds, K), ``turn_deg`` (n_seeds,: mean angle in degrees between each
       filter's initial and final direction), ``finite``, ``stopped_at`` (n_seeds,), ``loss`` (n_blocks,
       n_seeds) and ``W`` (n_seeds, K, M, d) and ``used`` (n_seeds, K, d), ``embeddings`` (n_seeds, d, d).
-      Scores of a non-finite run are NaN.
+      Scores of a non-finite run are NaN with ``cfg.on_nonfinite="drop"``; with ``"revert"`` the run
+      keeps the scores of its reverted parameters (``finite`` and ``stopped_at`` still tell it went
+      non-finite).
     """
     net, datas, (batch_keys, init_keys) = _prepare(setting, n_seeds, seed, spec, d_out)
     cfg = dataclasses.replace(cfg, loss=setting.loss)
     states, history = net_lib.train(init_keys, batch_keys, datas, net, cfg, block=block, on_block=on_block)
-    scores = _scores(states.params["W"], datas, net)
+    return _scored(states, history, _init_w(init_keys, net), datas, net, cfg)
+
+
+def run_setting_checkpoints(setting: Setting, cfg: net_lib.TrainConfig, checkpoints, *, n_seeds: int = 3,
+                            seed: int = 0, spec: tokens.TokenSpec | None = None, d_out: int = 50, block: int = 500,
+                            on_block=None) -> dict:
+    """:func:`run_setting` scored after each of ``checkpoints`` steps of one training run.
+
+    The optimizer has no schedule, so the result at checkpoint c is that of :func:`run_setting` with
+    ``cfg.steps = c`` (same seeds, same minibatches); the runs are continued, not restarted.
+    ``cfg.steps`` is ignored. Returns {c: result}; each ``loss`` holds the blocks since the previous
+    checkpoint.
+    """
+    if not checkpoints or min(checkpoints) < 1:
+        raise ValueError(f"checkpoints={checkpoints} must be a non-empty list of step counts >= 1")
+    net, datas, (batch_keys, init_keys) = _prepare(setting, n_seeds, seed, spec, d_out)
+    w0, states, done, out = _init_w(init_keys, net), None, 0, {}
+    for c in sorted(set(checkpoints)):
+        cfg_c = dataclasses.replace(cfg, loss=setting.loss, steps=c)
+        states, history = net_lib.train(init_keys, batch_keys, datas, net, cfg_c, block=block, on_block=on_block,
+                                        states=states, start=done)
+        out[c], done = _scored(states, history, w0, datas, net, cfg_c), c
+    return out
+
+
+def _scored(states, history, w0, datas, net, cfg) -> dict:
+    """The :func:`run_setting` record of trained states."""
+    scores = _final_scores(states.params["W"], w0, datas, net)
     finite = np.asarray(states.finite)
-    scores = dict(scores, turn_deg=_turn_degrees(jax.vmap(lambda k: net_lib.init_params(k, net)["W"])(init_keys),
-                                                 states.params["W"]))
-    out = {k: np.where(finite.reshape((-1,) + (1,) * (np.ndim(v) - 1)), np.asarray(v), np.nan)
+    kept = finite if cfg.on_nonfinite == "drop" else np.ones_like(finite)
+    out = {k: np.where(kept.reshape((-1,) + (1,) * (np.ndim(v) - 1)), np.asarray(v), np.nan)
            for k, v in scores.items()}
     out.update(finite=finite, stopped_at=np.asarray(states.stopped_at), loss=np.asarray(history),
                W=np.asarray(states.params["W"]), used=np.asarray(datas.used),
@@ -122,8 +153,13 @@ def _prepare(setting, n_seeds, seed, spec, d_out):
     spec = dataclasses.replace(spec or tokens.TokenSpec(), n_candidates=setting.n_candidates, zeta=setting.zeta)
     net = network(setting, spec, d_out)
     data_keys, batch_keys, init_keys = seed_keys(seed, n_seeds)
-    datas = jax.vmap(lambda k: tokens.make_tokens(k, spec))(data_keys)
-    return net, datas, (batch_keys, init_keys)
+    return net, tokens.make_tokens_batch(data_keys, spec), (batch_keys, init_keys)
+
+
+@functools.partial(jax.jit, static_argnames="net", compiler_options=compiling.QUICK)
+def _init_w(init_keys, net):
+    """The initial filters W (runs, K, M, d) of each init key (one compiled call)."""
+    return jax.vmap(lambda k: net_lib.init_params(k, net)["W"])(init_keys)
 
 
 def _turn_degrees(w0, w1):
@@ -132,8 +168,17 @@ def _turn_degrees(w0, w1):
     return jnp.degrees(jnp.mean(jnp.arccos(jnp.clip(cos, -1.0, 1.0)), axis=(1, 2)))
 
 
-def _scores(w, datas, net):
+def _score_runs(w, datas, net):
     return jax.vmap(lambda w, d: metrics.matching_scores(w, d.embeddings, d.used, odd=net.act.odd))(w, datas)
+
+
+_scores = jax.jit(_score_runs, static_argnames="net", compiler_options=compiling.QUICK)
+
+
+@functools.partial(jax.jit, static_argnames="net", compiler_options=compiling.QUICK)
+def _final_scores(w, w0, datas, net):
+    """Matching scores of the trained filters w and the angle turned from w0, in one compiled call."""
+    return dict(_score_runs(w, datas, net), turn_deg=_turn_degrees(w0, w))
 
 
 def init_scores(setting: Setting, *, n_seeds: int = 3, seed: int = 0, spec: tokens.TokenSpec | None = None,
@@ -145,8 +190,7 @@ def init_scores(setting: Setting, *, n_seeds: int = 3, seed: int = 0, spec: toke
     tokens alike.
     """
     net, datas, (_, init_keys) = _prepare(setting, n_seeds, seed, spec, d_out)
-    w = jax.vmap(lambda k: net_lib.init_params(k, net)["W"])(init_keys)
-    s = _scores(w, datas, net)
+    s = _scores(_init_w(init_keys, net), datas, net)
     return {"chi_plus": np.asarray(s["chi_plus"]), "chi_minus": np.asarray(s["chi_minus"])}
 
 

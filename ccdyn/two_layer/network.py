@@ -21,8 +21,25 @@ output by its norm first, which keeps both losses bounded):
   d_i^2 = ||z[i] - z[i']||^2/2, d_ij^2 = ||z[i] - z[j]||^2/2 over view-1 outputs: N - 1 negatives per
   anchor, one direction (view 1 anchors). Its gradient is -(2N/tau) grad E_{sg(alpha)} with the
   InfoNCE alpha of :func:`ccdyn.pairwise.infonce` (tested).
-- ``quadratic``: L = 1/N sum_i [d_i^2 - 1/(N-1) sum_{j != i} d_ij^2], the tau -> infinity limit of
+- ``quadratic`` has two readings (``TrainConfig.quadratic_form``, docs/two_layer_readings.md):
+  ``limit`` (default): L = 1/N sum_i [d_i^2 - 1/(N-1) sum_{j != i} d_ij^2], the tau -> infinity limit of
   tau * L_infonce (alpha_ij = 1/(N-1) constant); its gradient is -2N grad E_alpha.
+  ``authors``: the loss of the authors' public code (facebookresearch/luckmatters,
+  ``ssl/real-dataset/bn_gen.py``), applied like InfoNCE to the similarity matrix divided by tau:
+  L = 1/(N tau) sum_i [-s_ii' + 1/N sum_{j != i} s_ij], s_ij = z[i]^T z[j], s_ii' = z[i]^T z[i'].
+  With normalized outputs s = 1 - d^2, so tau L = (N-1)/N L_limit + 1/N mean_i d_i^2 - 1/N: the
+  negatives get alpha_ij = 1/N, the positive keeps weight 1, and the gradient carries 1/tau (tested).
+
+First layer: the token inputs are one-hot in the embedding basis, x_k = u_{t_k}. Given
+:class:`~ccdyn.data.tokens.TokenInputs` (token ids) instead of dense x (n, K, d), the pre-activation
+is a lookup z_km = (W_k U^T)[m, t_k] and its gradient a scatter-add (``first_layer="gather"`` of
+:func:`train`, the default); ``"dense"`` embeds the tokens and multiplies (the general path, used
+for any other input). Both give the same values and gradients (tested in x64).
+
+Non-finite runs (``TrainConfig.on_nonfinite``): a run whose loss or parameters go non-finite is frozen
+either way. ``drop`` (default) keeps its last finite parameters and leaves it out of the means;
+``revert`` is the authors' reading: when the loss at parameters p_t is non-finite, the run ends with
+p_{t-1} (``bn_gen.py`` keeps the last two models and stops), and it is kept in the means.
 
 BatchNorm (App. D, E.2) normalizes each hidden node with the mean and variance over the 2N views of
 the batch, (f - mu) / sqrt(sigma^2 + eps), no affine parameters; the backward pass goes through
@@ -44,17 +61,21 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from ccdyn import covariance, pairwise, sphere
+from ccdyn import compiling, covariance, pairwise, sphere
 from ccdyn.activations import Activation, get_activation
 from ccdyn.data import tokens as tokens_lib
 
 __all__ = [
-    "BN_VARIANTS", "LOSSES", "Net", "TrainConfig", "init_params", "hidden", "batch_norm", "outputs",
-    "energy", "lemma4_velocity", "loss", "make_optimizer", "TrainState", "init_state", "train",
+    "BN_VARIANTS", "LOSSES", "QUADRATIC_FORMS", "ON_NONFINITE", "FIRST_LAYERS", "Net", "TrainConfig", "init_params",
+    "hidden", "batch_norm", "outputs",
+    "energy", "lemma4_velocity", "loss", "make_optimizer", "TrainState", "init_state", "init_states", "train",
 ]
 
 BN_VARIANTS = ("none", "vanilla", "mean_only", "var_only", "none_backprop")
 LOSSES = ("infonce", "quadratic")
+QUADRATIC_FORMS = ("limit", "authors")
+ON_NONFINITE = ("drop", "revert")
+FIRST_LAYERS = ("gather", "dense")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,6 +127,10 @@ class TrainConfig:
       weight_decay: >= 0, added to the gradient before momentum (PyTorch SGD semantics).
       batch_size: N >= 2 positive pairs per minibatch.
       steps: minibatches, >= 1.
+      quadratic_form: reading of the quadratic loss, ``limit`` (tau -> infinity limit of tau L_infonce)
+        or ``authors`` (their code's loss on the similarities / tau); see the module docstring.
+      on_nonfinite: ``drop`` a run that goes non-finite from the means, or ``revert`` it to the
+        parameters before the non-finite loss and keep it (the authors' code).
     """
 
     loss: str = "infonce"
@@ -116,6 +141,8 @@ class TrainConfig:
     weight_decay: float = 5e-3
     batch_size: int = 128
     steps: int = 5000
+    quadratic_form: str = "limit"
+    on_nonfinite: str = "drop"
 
     def __post_init__(self):
         checks = [
@@ -126,6 +153,8 @@ class TrainConfig:
             ("weight_decay", math.isfinite(self.weight_decay) and self.weight_decay >= 0, ">= 0"),
             ("batch_size", self.batch_size >= 2, ">= 2"),
             ("steps", self.steps >= 1, ">= 1"),
+            ("quadratic_form", self.quadratic_form in QUADRATIC_FORMS, f"one of {', '.join(QUADRATIC_FORMS)}"),
+            ("on_nonfinite", self.on_nonfinite in ON_NONFINITE, f"one of {', '.join(ON_NONFINITE)}"),
         ]
         for name, ok, allowed in checks:
             if not ok:
@@ -145,14 +174,21 @@ def init_params(key, net: Net, dtype=None) -> dict:
 
 
 def _preact(w, x):
-    """z_km = w_km^T x_k for a batch x (n, K, d): (n, K, M)."""
+    """z_km = w_km^T x_k for a batch x: (n, K, M).
+
+    x is dense (n, K, d), or :class:`~ccdyn.data.tokens.TokenInputs`: then z[n, k] is row t[n, k] of the
+    (K, d_tokens, M) table U W_k^T, a gather whose gradient is a scatter-add into that table.
+    """
+    if isinstance(x, tokens_lib.TokenInputs):
+        table = jnp.einsum("ad,kmd->kam", x.embeddings, w)
+        return table[jnp.arange(w.shape[0])[None, :], x.tokens]
     return jnp.einsum("nkd,kmd->nkm", x, w)
 
 
 def hidden(w, x, act: Activation):
-    """Hidden layer before BatchNorm, f1 = [h(w_km^T x_k)] as (n, K M)."""
+    """Hidden layer before BatchNorm, f1 = [h(w_km^T x_k)] as (n, K M); x dense or token ids."""
     z = _preact(w, x)
-    return act.h(z).reshape(x.shape[0], -1)
+    return act.h(z).reshape(z.shape[0], -1)
 
 
 def _bn_stats(f1a, f1b, eps):
@@ -259,9 +295,12 @@ def loss(params, x1, x2, net: Net, cfg: TrainConfig):
     if cfg.normalize:
         za, zb = _unit_rows(za), _unit_rows(zb)
     n = za.shape[0]
+    off = ~jnp.eye(n, dtype=bool)
+    if cfg.loss == "quadratic" and cfg.quadratic_form == "authors":
+        s_neg = jnp.sum(jnp.where(off, za @ za.T, 0.0), axis=1)
+        return jnp.mean(-jnp.sum(za * zb, axis=1) + s_neg / n) / cfg.tau
     d_pos = 0.5 * jnp.sum((za - zb) ** 2, axis=1)
     d_neg = 0.5 * pairwise.sq_dists(za)
-    off = ~jnp.eye(n, dtype=bool)
     if cfg.loss == "infonce":
         lse = jax.scipy.special.logsumexp(jnp.where(off, -d_neg / cfg.tau, -jnp.inf), axis=1)
         return jnp.mean(d_pos / cfg.tau + lse)
@@ -283,48 +322,92 @@ class TrainState:
       opt_state: optax state.
       finite: False once a step produced a non-finite loss or parameter; the run is then frozen.
       stopped_at: the step that went non-finite, -1 while finite.
+      prev_params: the parameters one step before ``params`` (``on_nonfinite="revert"`` only; otherwise
+        the initial parameters, never updated).
     """
 
     params: dict
     opt_state: optax.OptState
     finite: chex.Array
     stopped_at: chex.Array
+    prev_params: dict
 
 
 def init_state(key, net: Net, cfg: TrainConfig) -> TrainState:
     params = init_params(key, net)
     return TrainState(params=params, opt_state=make_optimizer(cfg).init(params),
-                      finite=jnp.array(True), stopped_at=jnp.array(-1, jnp.int32))
+                      finite=jnp.array(True), stopped_at=jnp.array(-1, jnp.int32), prev_params=params)
 
 
-def _step(state: TrainState, step, data_key, data: tokens_lib.TokenData, net: Net, cfg: TrainConfig):
-    x1, x2 = tokens_lib.sample_views(jax.random.fold_in(data_key, step), data, cfg.batch_size)
-    value, grads = jax.value_and_grad(loss)(state.params, x1, x2, net, cfg)
+def _where(cond, a, b):
+    return jax.tree_util.tree_map(lambda u, v: jnp.where(cond, u, v), a, b)
+
+
+def _all_finite(tree):
+    return jnp.all(jnp.array([jnp.all(jnp.isfinite(leaf)) for leaf in jax.tree_util.tree_leaves(tree)]))
+
+
+def _step(state: TrainState, step, views, net: Net, cfg: TrainConfig):
+    """One SGD step on the minibatch ``views`` = (x1, x2); a run that is or goes non-finite is frozen."""
+    value, grads = jax.value_and_grad(loss)(state.params, *views, net, cfg)
     updates, opt_state = make_optimizer(cfg).update(grads, state.opt_state, state.params)
     params = optax.apply_updates(state.params, updates)
-    ok = state.finite & jnp.isfinite(value) & jnp.all(jnp.array(
-        [jnp.all(jnp.isfinite(leaf)) for leaf in jax.tree_util.tree_leaves(params)]))
-    keep = lambda new, old: jax.tree_util.tree_map(lambda a, b: jnp.where(ok, a, b), new, old)  # noqa: E731
-    stopped_at = jnp.where(state.finite & ~ok, step, state.stopped_at)
-    new = TrainState(params=keep(params, state.params), opt_state=keep(opt_state, state.opt_state),
-                     finite=ok, stopped_at=stopped_at.astype(jnp.int32))
+    loss_ok = jnp.isfinite(value)
+    ok = state.finite & loss_ok & _all_finite(params)
+    fails = state.finite & ~ok
+    fallback, prev = state.params, state.prev_params
+    if cfg.on_nonfinite == "revert":
+        # bn_gen.py: a NaN loss at p_t ends the run with p_{t-1}; finite loss but non-finite p_{t+1}
+        # is seen there one step later, as a NaN loss at p_{t+1}, and ends it with p_t.
+        fallback = _where(fails & ~loss_ok, state.prev_params, state.params)
+        prev = _where(ok, state.params, state.prev_params)
+    new = TrainState(params=_where(ok, params, fallback), opt_state=_where(ok, opt_state, state.opt_state),
+                     finite=ok, stopped_at=jnp.where(fails, step, state.stopped_at).astype(jnp.int32),
+                     prev_params=prev)
     return new, jnp.where(ok, value, jnp.nan)
 
 
-@functools.partial(jax.jit, static_argnames=("net", "cfg", "n_steps"))
-def _run_block(states, start, data_keys, datas, net: Net, cfg: TrainConfig, n_steps: int):
+def _block_tokens(data_key, data: tokens_lib.TokenData, steps, batch_size: int):
+    """The minibatches of the given steps (step t uses ``fold_in(data_key, t)``), drawn together before
+    the block's scan (one vectorized draw instead of one per step): token ids (steps, N, K) per view."""
+    return jax.vmap(lambda t: tokens_lib.sample_view_tokens(jax.random.fold_in(data_key, t), data, batch_size))(steps)
+
+
+def _inputs(data: tokens_lib.TokenData, ids, first_layer: str):
+    """The first layer's input of a view's token ids: kept as ids (``gather``) or embedded (``dense``)."""
+    if first_layer == "gather":
+        return tokens_lib.TokenInputs(tokens=ids, embeddings=data.embeddings)
+    return tokens_lib.embed(data, ids)
+
+
+@functools.partial(jax.jit, static_argnames=("net", "cfg", "n_steps", "first_layer"), compiler_options=compiling.LOOP)
+def _run_block(states, start, data_keys, datas, net: Net, cfg: TrainConfig, n_steps: int,
+               first_layer: str = "gather"):
     """``n_steps`` steps of every run in the batch; returns the states and the mean loss per run."""
 
     def one_run(state, data_key, data):
-        body = lambda s, t: _step(s, t, data_key, data, net, cfg)  # noqa: E731
-        state, losses = jax.lax.scan(body, state, start + jnp.arange(n_steps))
+        steps = start + jnp.arange(n_steps)
+        t1, t2 = _block_tokens(data_key, data, steps, cfg.batch_size)
+
+        def body(s, xs):
+            t, ids1, ids2 = xs
+            return _step(s, t, (_inputs(data, ids1, first_layer), _inputs(data, ids2, first_layer)), net, cfg)
+
+        state, losses = jax.lax.scan(body, state, (steps, t1, t2))
         return state, jnp.mean(losses)
 
     return jax.vmap(one_run)(states, data_keys, datas)
 
 
+@functools.partial(jax.jit, static_argnames=("net", "cfg"), compiler_options=compiling.QUICK)
+def init_states(init_keys, net: Net, cfg: TrainConfig) -> TrainState:
+    """:func:`init_state` of each key (R, 2), in one compiled call: a TrainState with a leading run axis."""
+    return jax.vmap(lambda k: init_state(k, net, cfg))(init_keys)
+
+
 def train(init_keys, data_keys, datas: tokens_lib.TokenData, net: Net, cfg: TrainConfig,
-          block: int = 250, on_block=None):
+          block: int = 250, on_block=None, first_layer: str = "gather", states: TrainState | None = None,
+          start: int = 0):
     """Train a batch of runs of the same shapes together (vmapped, one jit, ``lax.scan`` over steps).
 
     Args:
@@ -332,8 +415,13 @@ def train(init_keys, data_keys, datas: tokens_lib.TokenData, net: Net, cfg: Trai
       data_keys: (R, 2) keys of the minibatch streams; step t of run r uses ``fold_in(data_keys[r], t)``.
       datas: :class:`~ccdyn.data.tokens.TokenData` with a leading run axis R.
       net, cfg: shared by all runs.
-      block: steps per compiled scan; the host reports progress between blocks.
+      block: steps per compiled scan; the host reports progress between blocks. Every block but a
+        shorter last one is the same compiled program.
       on_block: optional callback ``on_block(steps_done, mean_losses)`` after each block.
+      first_layer: ``gather`` (token ids, a lookup) or ``dense`` (embedded inputs, a GEMM); the same
+        numbers up to rounding.
+      states, start: continue the runs ``states`` (returned by an earlier call) from step ``start`` to
+        ``cfg.steps``; by default start from the initialization at step 0.
 
     Returns:
       (final :class:`TrainState` with a leading run axis, mean loss per block (n_blocks, R)).
@@ -342,11 +430,16 @@ def train(init_keys, data_keys, datas: tokens_lib.TokenData, net: Net, cfg: Trai
     """
     if block < 1:
         raise ValueError(f"block={block} must be >= 1")
-    states = jax.vmap(lambda k: init_state(k, net, cfg))(init_keys)
-    history, done = [], 0
+    if first_layer not in FIRST_LAYERS:
+        raise ValueError(f"first_layer={first_layer!r} is unknown; allowed: {', '.join(FIRST_LAYERS)}")
+    if not 0 <= start < cfg.steps:
+        raise ValueError(f"start={start} must lie in [0, steps={cfg.steps})")
+    states = init_states(init_keys, net, cfg) if states is None else states
+    history, done = [], start
+    block_cfg = dataclasses.replace(cfg, steps=1)  # one compiled block for any number of steps
     while done < cfg.steps:
         n = min(block, cfg.steps - done)
-        states, mean_loss = _run_block(states, jnp.int32(done), data_keys, datas, net, cfg, n)
+        states, mean_loss = _run_block(states, jnp.int32(done), data_keys, datas, net, block_cfg, n, first_layer)
         done += n
         history.append(mean_loss)
         if on_block is not None:
