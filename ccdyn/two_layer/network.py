@@ -367,10 +367,19 @@ def _step(state: TrainState, step, views, net: Net, cfg: TrainConfig):
     return new, jnp.where(ok, value, jnp.nan)
 
 
-def _block_tokens(data_key, data: tokens_lib.TokenData, steps, batch_size: int):
-    """The minibatches of the given steps (step t uses ``fold_in(data_key, t)``), drawn together before
-    the block's scan (one vectorized draw instead of one per step): token ids (steps, N, K) per view."""
-    return jax.vmap(lambda t: tokens_lib.sample_view_tokens(jax.random.fold_in(data_key, t), data, batch_size))(steps)
+@functools.partial(jax.jit, static_argnames=("batch_size", "n_steps"), compiler_options=compiling.SAMPLING)
+def _block_tokens(start, data_keys, datas: tokens_lib.TokenData, batch_size: int, n_steps: int):
+    """The minibatches of steps start .. start + n_steps - 1 of every run (step t of run r uses
+    ``fold_in(data_keys[r], t)``), drawn together before the block's scan: token ids (R, n_steps, N, K)
+    per view. A program of its own, compiled with :data:`ccdyn.compiling.SAMPLING` (its threefry rounds
+    cost seconds of LLVM time inside the training loop's program, not run time)."""
+
+    def one_run(data_key, data):
+        steps = start + jnp.arange(n_steps)
+        return jax.vmap(lambda t: tokens_lib.sample_view_tokens(jax.random.fold_in(data_key, t), data,
+                                                                batch_size))(steps)
+
+    return jax.vmap(one_run)(data_keys, datas)
 
 
 def _inputs(data: tokens_lib.TokenData, ids, first_layer: str):
@@ -381,22 +390,22 @@ def _inputs(data: tokens_lib.TokenData, ids, first_layer: str):
 
 
 @functools.partial(jax.jit, static_argnames=("net", "cfg", "n_steps", "first_layer"), compiler_options=compiling.LOOP)
-def _run_block(states, start, data_keys, datas, net: Net, cfg: TrainConfig, n_steps: int,
+def _run_block(states, start, tokens, datas, net: Net, cfg: TrainConfig, n_steps: int,
                first_layer: str = "gather"):
-    """``n_steps`` steps of every run in the batch; returns the states and the mean loss per run."""
+    """``n_steps`` steps of every run in the batch on the minibatches ``tokens`` (of :func:`_block_tokens`);
+    returns the states and the mean loss per run."""
 
-    def one_run(state, data_key, data):
+    def one_run(state, ids, data):
         steps = start + jnp.arange(n_steps)
-        t1, t2 = _block_tokens(data_key, data, steps, cfg.batch_size)
 
         def body(s, xs):
             t, ids1, ids2 = xs
             return _step(s, t, (_inputs(data, ids1, first_layer), _inputs(data, ids2, first_layer)), net, cfg)
 
-        state, losses = jax.lax.scan(body, state, (steps, t1, t2))
+        state, losses = jax.lax.scan(body, state, (steps, *ids))
         return state, jnp.mean(losses)
 
-    return jax.vmap(one_run)(states, data_keys, datas)
+    return jax.vmap(one_run)(states, tokens, datas)
 
 
 @functools.partial(jax.jit, static_argnames=("net", "cfg"), compiler_options=compiling.QUICK)
@@ -439,7 +448,8 @@ def train(init_keys, data_keys, datas: tokens_lib.TokenData, net: Net, cfg: Trai
     block_cfg = dataclasses.replace(cfg, steps=1)  # one compiled block for any number of steps
     while done < cfg.steps:
         n = min(block, cfg.steps - done)
-        states, mean_loss = _run_block(states, jnp.int32(done), data_keys, datas, net, block_cfg, n, first_layer)
+        tokens = _block_tokens(jnp.int32(done), data_keys, datas, cfg.batch_size, n)
+        states, mean_loss = _run_block(states, jnp.int32(done), tokens, datas, net, block_cfg, n, first_layer)
         done += n
         history.append(mean_loss)
         if on_block is not None:
