@@ -42,7 +42,6 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 
 from ccdyn import activations
 from ccdyn.data import crops
@@ -135,15 +134,8 @@ def _step(carry, t, images, data_key, crop_key, aug, net, cfg: MnistConfig):
     state, perm = carry
     perm, idx = minibatch(perm, data_key, t, images.shape[0], cfg.train.batch_size)
     x1, x2 = _views(images, idx, jax.random.fold_in(crop_key, t), aug, cfg)
-    value, grads = jax.value_and_grad(net_lib.loss)(state.params, x1, x2, net, cfg.train)
-    updates, opt_state = net_lib.make_optimizer(cfg.train).update(grads, state.opt_state, state.params)
-    params = optax.apply_updates(state.params, updates)
-    leaves = jax.tree_util.tree_leaves(params)
-    ok = state.finite & jnp.isfinite(value) & jnp.all(jnp.stack([jnp.all(jnp.isfinite(v)) for v in leaves]))
-    keep = lambda new, old: jax.tree_util.tree_map(lambda a, c: jnp.where(ok, a, c), new, old)  # noqa: E731
-    new = state.replace(params=keep(params, state.params), opt_state=keep(opt_state, state.opt_state),
-                        finite=ok, stopped_at=jnp.where(state.finite & ~ok, t, state.stopped_at).astype(jnp.int32))
-    return (new, perm), jnp.where(ok, value, jnp.nan)
+    state, value = net_lib.train_step(state, t, (x1, x2), net, cfg.train)
+    return (state, perm), value
 
 
 @functools.partial(jax.jit, static_argnames=("net", "cfg", "n_steps"))

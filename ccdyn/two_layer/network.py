@@ -67,8 +67,8 @@ from ccdyn.data import tokens as tokens_lib
 
 __all__ = [
     "BN_VARIANTS", "LOSSES", "QUADRATIC_FORMS", "ON_NONFINITE", "FIRST_LAYERS", "Net", "TrainConfig", "init_params",
-    "hidden", "batch_norm", "outputs",
-    "energy", "lemma4_velocity", "loss", "make_optimizer", "TrainState", "init_state", "init_states", "train",
+    "hidden", "batch_norm", "outputs", "energy", "lemma4_velocity", "loss", "make_optimizer", "TrainState", "init_state",
+    "init_states", "train_step", "train",
 ]
 
 BN_VARIANTS = ("none", "vanilla", "mean_only", "var_only", "none_backprop")
@@ -347,7 +347,7 @@ def _all_finite(tree):
     return jnp.all(jnp.array([jnp.all(jnp.isfinite(leaf)) for leaf in jax.tree_util.tree_leaves(tree)]))
 
 
-def _step(state: TrainState, step, views, net: Net, cfg: TrainConfig):
+def train_step(state: TrainState, step, views, net: Net, cfg: TrainConfig):
     """One SGD step on the minibatch ``views`` = (x1, x2); a run that is or goes non-finite is frozen."""
     value, grads = jax.value_and_grad(loss)(state.params, *views, net, cfg)
     updates, opt_state = make_optimizer(cfg).update(grads, state.opt_state, state.params)
@@ -400,7 +400,7 @@ def _run_block(states, start, tokens, datas, net: Net, cfg: TrainConfig, n_steps
 
         def body(s, xs):
             t, ids1, ids2 = xs
-            return _step(s, t, (_inputs(data, ids1, first_layer), _inputs(data, ids2, first_layer)), net, cfg)
+            return train_step(s, t, (_inputs(data, ids1, first_layer), _inputs(data, ids2, first_layer)), net, cfg)
 
         state, losses = jax.lax.scan(body, state, (steps, *ids))
         return state, jnp.mean(losses)
