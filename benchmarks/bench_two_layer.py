@@ -42,7 +42,7 @@ import optax
 
 from ccdyn import activations, io, two_layer
 from ccdyn.data import tokens
-from ccdyn.two_layer import experiment
+from ccdyn.two_layer.studies import token_grid
 
 FLAGS = flags.FLAGS
 flags.DEFINE_list("Ms", ["5", "15", "50"], "Filters per RF to time.")
@@ -59,7 +59,7 @@ flags.DEFINE_string("output_json", None, "Optional JSON output path.")
 P = 3
 AUTHORS = {"end_to_end_it_per_s": 57.0, "model_step_it_per_s": 556.0,
            "source": "issue #15: facebookresearch/luckmatters ssl/real-dataset/bn_gen.py on a 2-core CPU"}
-BAR = dict(setting=experiment.Setting(act="relu", beta=5, n_candidates=P, bn="vanilla"), n_seeds=3, d_out=20,
+BAR = dict(setting=token_grid.Setting(act="relu", beta=5, n_candidates=P, bn="vanilla"), n_seeds=3, d_out=20,
            train=two_layer.TrainConfig(lr=0.02, steps=5000))
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -149,8 +149,8 @@ def bar_in_process():
     jax.clear_caches()
     t = time.perf_counter()
     b = BAR
-    res = experiment.run_setting(b["setting"], b["train"], n_seeds=b["n_seeds"], d_out=b["d_out"])
-    experiment.init_scores(b["setting"], n_seeds=b["n_seeds"], d_out=b["d_out"])
+    res = token_grid.run_setting(b["setting"], b["train"], n_seeds=b["n_seeds"], d_out=b["d_out"])
+    token_grid.init_scores(b["setting"], n_seeds=b["n_seeds"], d_out=b["d_out"])
     wall = time.perf_counter() - t
     return {"wall_s": wall, "run_iterations_per_s": b["n_seeds"] * b["train"].steps / wall,
             "chi_plus": float(res["chi_plus"].mean())}
@@ -171,7 +171,7 @@ def many_seeds():
     s = dataclasses.replace(BAR["setting"], bn="none")
     cfg = two_layer.TrainConfig(steps=FLAGS.many_steps)
     t = time.perf_counter()
-    res = experiment.run_setting(s, cfg, n_seeds=FLAGS.many_seeds, block=FLAGS.many_steps)
+    res = token_grid.run_setting(s, cfg, n_seeds=FLAGS.many_seeds, block=FLAGS.many_steps)
     wall = time.perf_counter() - t
     return {"setting": dataclasses.asdict(s), "n_seeds": FLAGS.many_seeds, "steps": FLAGS.many_steps, "wall_s": wall,
             "run_steps_per_s": FLAGS.many_seeds * FLAGS.many_steps / wall, "finite": int(res["finite"].sum())}

@@ -30,12 +30,12 @@ import jax
 jax.config.update("jax_enable_x64", True)  # certificates are float64; the run uses --x64 or float32
 
 from ccdyn import cli, io, plotting  # noqa: E402
-from ccdyn.one_layer import basins  # noqa: E402
+from ccdyn.one_layer import basins, script_flags  # noqa: E402
 
 OUTPUTS = ("summary.json", "optima.npz", "basins.png", "chunks")
 
 FLAGS = flags.FLAGS
-cli.define_basins_flags()
+script_flags.define_basins_flags()
 flags.DEFINE_float("target_unseen", None, "Stop at the first chunk where the bound on the basin mass of optima not "
                    "found and every 95% half-width are <= this, in (0, 1); --n_init is then the cap.")
 cli.define_run_flags(None, what="Run directory (default runs/basins-<act>-<data>-...).")
@@ -50,9 +50,9 @@ def main(argv):
     del argv
     t_start = time.time()
     pid, n_proc = cli.start_processes(FLAGS)  # before any JAX work
-    cfg = cli.basins_config(FLAGS, target_unseen=FLAGS.target_unseen)
+    cfg = script_flags.basins_config(FLAGS, target_unseen=FLAGS.target_unseen)
     auto = [name for name in ("tile", "chunk_size") if FLAGS[name].value is None]
-    ds64 = cli.basins_data(cfg)
+    ds64 = script_flags.basins_data(cfg)
     out_name = FLAGS.output_dir or (f"runs/basins-{cfg.act}-{cfg.data.data}-{cfg.alpha}-{cfg.dynamics.method}"
                                     f"-n{cfg.n_init}-seed{cfg.seed}")
 

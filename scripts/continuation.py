@@ -27,7 +27,7 @@ import jax
 jax.config.update("jax_enable_x64", True)  # certificates are float64; the runs use --x64 or float32
 
 from ccdyn import cli, io, plotting  # noqa: E402
-from ccdyn.one_layer import continuation  # noqa: E402
+from ccdyn.one_layer import continuation, script_flags  # noqa: E402
 
 OUTPUTS = ("continuation.json", "tracks.csv", "tipping.csv", "continuation.png")
 
@@ -42,7 +42,7 @@ flags.DEFINE_float("min_fraction", 0.005, "Tracks listed on stdout and drawn: ba
                    "(the CSV and JSON files have all).", lower_bound=0)
 flags.DEFINE_enum("plot_y", "energy", ["energy", "overlap"], "The figure's y: the optimum's energy or its cosine "
                   "with its best planted pattern.")
-cli.define_basins_flags(n_init=2000)
+script_flags.define_basins_flags(n_init=2000)
 cli.define_run_flags(None, resume=False, what="Run directory (default runs/continuation-<param>).")
 
 flags.mark_flags_as_required(["param", "values"])
@@ -54,10 +54,10 @@ flags.register_validator("merge_share", lambda v: 0 < v <= 1, "--merge_share mus
 def main(argv):
     del argv
     t_start = time.time()
-    base = cli.basins_config(FLAGS)
+    base = script_flags.basins_config(FLAGS)
     param, values = FLAGS.param, cli.floats(FLAGS.values)
     for cfg in cli.or_fail(continuation.configs, base, param, values):  # every value checked before any run
-        cli.basins_data(cfg, context=f"{param}={cfg_value(cfg, param):g}: ")
+        script_flags.basins_data(cfg, context=f"{param}={cfg_value(cfg, param):g}: ")
     config = {"base": dataclasses.asdict(base), "param": param, "values": values, "match_tol": FLAGS.match_tol,
               "merge_share": FLAGS.merge_share, "min_fraction": FLAGS.min_fraction}
     run = cli.open_run_dir(FLAGS.output_dir or f"runs/continuation-{param}", io.as_json(config),

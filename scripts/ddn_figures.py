@@ -16,7 +16,8 @@ from pathlib import Path
 from absl import flags
 
 from ccdyn import cli, io, plotting
-from ccdyn.deep import experiment, hltm
+from ccdyn.deep import hltm
+from ccdyn.deep.studies import hltm_grid
 
 FLAGS = flags.FLAGS
 OUTPUTS = ("fig13_*.png", "fig14_*.png", "figures.json")
@@ -41,7 +42,7 @@ def main(argv):
     out = run.path
     medians = {}
     for reading in FLAGS.readings:
-        panels = experiment.figure_panels(records, reading, FLAGS.arrangement)
+        panels = hltm_grid.figure_panels(records, reading, FLAGS.arrangement)
         if not panels:
             cli.log(f"no {reading} records in --run_dirs")
             continue

@@ -26,10 +26,11 @@ jax.config.update("jax_enable_x64", True)
 
 from ccdyn import cli, io, report, verdicts  # noqa: E402
 from ccdyn.studies import flow_accuracy  # noqa: E402
+from ccdyn.one_layer import script_flags  # noqa: E402
 
 FLAGS = flags.FLAGS
 OUTPUTS = ("sets.csv", "pairs.csv", "claims.md", "flow_accuracy.json")
-cli.define_basins_flags(n_init=20000)
+script_flags.define_basins_flags(n_init=20000)
 flags.DEFINE_enum("check", None, ["exact_2d", "rtol"], "Which check.", required=True)
 flags.DEFINE_string("set_seeds", "100:120", "exact_2d: set seeds as START:STOP (STOP excluded).")
 flags.DEFINE_integer("min_points", 6, "exact_2d: fewest points of a set.", lower_bound=2)
@@ -55,7 +56,7 @@ def _seeds(text: str):
 def main(argv):
     del argv
     t0 = time.time()
-    base = cli.basins_config(FLAGS)
+    base = script_flags.basins_config(FLAGS)
     if not FLAGS["method"].present:  # the basins scripts' default is power; this script checks the flow
         base = dataclasses.replace(base, dynamics=dataclasses.replace(base.dynamics, method="flow"))
     if FLAGS.check == "exact_2d":
@@ -65,7 +66,7 @@ def main(argv):
     else:
         if base.dynamics.method != "flow":
             cli.fail(f"--method={base.dynamics.method}: --check=rtol varies --flow_rtol, use --method=flow")
-        ds64 = cli.basins_data(base)
+        ds64 = script_flags.basins_data(base)
     config = {"check": FLAGS.check, "basins": dataclasses.asdict(base), "set_seeds": FLAGS.set_seeds,
               "min_points": FLAGS.min_points, "max_points": FLAGS.max_points, "rtols": FLAGS.rtols,
               "min_fraction": FLAGS.min_fraction}

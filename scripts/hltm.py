@@ -5,7 +5,8 @@
 
 Every combination of --readings x --depths x --widths x --deltas_lower is a setting; its --n_seeds
 seeds are vmapped and trained together (App. D.1 defaults: L_nce tau 0.1, H = 1, SGD lr 0.1, batch
-128, 64 000 samples per epoch, 50 epochs). Writes into --output_dir:
+128, 64 000 samples per epoch, 50 epochs). Several processes (--num_processes) share the settings;
+process 0 alone writes. Writes into --output_dir:
   runs/<setting>.json   per-seed NC and ||OP_mu||_F of every non-leaf latent at every evaluated epoch,
                         losses, polarities, wall time; the unit of --resume
   results.json, results.csv   NC mean/std at init / after epoch 1 / converged for the Table 6 latents,
@@ -21,11 +22,12 @@ import time
 
 from absl import flags
 
-from ccdyn import cli, io, plotting, report, rundir
-from ccdyn.deep import claims, experiment, hltm
+from ccdyn import cli, grid, io, plotting, report
+from ccdyn.deep import claims, hltm
+from ccdyn.deep.studies import hltm_grid
 
 FLAGS = flags.FLAGS
-_G = experiment.GridConfig()
+_G = hltm_grid.GridConfig()
 flags.DEFINE_list("readings", list(_G.readings), f"Loss readings, from {', '.join(hltm.READINGS)}.")
 flags.DEFINE_list("depths", [str(v) for v in _G.depths], "Tree depths L (integers >= 2).")
 flags.DEFINE_list("widths", [str(v) for v in _G.widths], "Nodes per latent |N_mu| (integers >= 1).")
@@ -41,6 +43,7 @@ flags.DEFINE_integer("epochs", _G.epochs, "Epochs.", lower_bound=1)
 flags.DEFINE_integer("n_eval", _G.n_eval, "Fixed evaluation samples per seed (NC, ||OP||_F).", lower_bound=16)
 flags.DEFINE_integer("eval_every", _G.eval_every, "Score every this many epochs (and after epoch 1).", lower_bound=1)
 cli.define_run_flags("runs/hltm")
+cli.define_multihost_flags()
 cli.register_subset("readings", hltm.READINGS)
 cli.register_numbers("depths", int, 2)
 cli.register_numbers("widths", int, 1)
@@ -53,21 +56,17 @@ flags.register_multi_flags_validator(["batch_size", "samples_per_epoch"],
 
 
 OUTPUTS = ("runs", "results.json", "results.csv", "table6_*.md", "table4_*.md", "op_*.png")
-AXES = ("readings", "depths", "widths", "deltas_lower")  # a setting's numbers do not depend on the others
 
 
-def _train(grid, run, s, i, n):
+def _train(cfg, s, i, n):
+    """Trains one setting (on this process's devices); returns its record (no weights)."""
     t1 = time.time()
 
     def progress(epoch, loss):
-        if epoch in (1, grid.epochs) or epoch % 5 == 0:
-            cli.log(f"[{i + 1}/{n}] {s.tag}: epoch {epoch}/{grid.epochs}  loss {loss:.4f}  {time.time() - t1:.0f} s")
+        if epoch in (1, cfg.epochs) or epoch % 5 == 0:
+            cli.log(f"[{i + 1}/{n}] {s.tag}: epoch {epoch}/{cfg.epochs}  loss {loss:.4f}  {time.time() - t1:.0f} s")
 
-    rec = experiment.run_setting(s, grid, on_epoch=progress)
-    rec.update(wall_s=time.time() - t1, fingerprint=run.fingerprint)
-    io.write_json(run.path / "runs" / f"{s.tag}.json", rec)
-    run.started()
-    return rec
+    return hltm_grid.run_setting(s, cfg, on_epoch=progress), None
 
 
 def _verdicts(rows, readings):
@@ -85,51 +84,47 @@ def _verdicts(rows, readings):
 def main(argv):
     del argv
     t0 = time.time()
-    grid = cli.or_fail(
-        experiment.GridConfig, readings=tuple(FLAGS.readings), depths=cli.ints(FLAGS.depths),
+    pid, n_proc = cli.start_processes(FLAGS)  # before any JAX work
+    cfg = cli.or_fail(
+        hltm_grid.GridConfig, readings=tuple(FLAGS.readings), depths=cli.ints(FLAGS.depths),
         widths=cli.ints(FLAGS.widths), deltas_lower=cli.floats(FLAGS.deltas_lower), n_seeds=FLAGS.n_seeds,
         seed=FLAGS.seed, tau=FLAGS.tau, lr=FLAGS.lr, batch_size=FLAGS.batch_size,
         samples_per_epoch=FLAGS.samples_per_epoch, epochs=FLAGS.epochs, n_eval=FLAGS.n_eval, eval_every=FLAGS.eval_every)
-    config = {k: v for k, v in grid.__dict__.items() if k not in AXES}
-    run = cli.open_run_dir(FLAGS.output_dir, config, script="scripts/hltm.py", outputs=OUTPUTS,
-                           overwrite=FLAGS.overwrite, resume=FLAGS.resume)
-    (run.path / "runs").mkdir(exist_ok=True)
-    settings = grid.settings()
-    plan = experiment.resume_plan(settings, [p.name for p in (run.path / "runs").iterdir()], resume=FLAGS.resume)
-    records = []
-    for i, (s, keep) in enumerate(zip(settings, plan)):
-        if keep:
-            records.append(cli.or_fail(rundir.read_stamped, run.path / "runs" / f"{s.tag}.json", run.fingerprint))
-            cli.log(f"[{i + 1}/{len(settings)}] {s.tag}: kept from an earlier run")
-        else:
-            records.append(_train(grid, run, s, i, len(settings)))
+    settings = cfg.settings()  # process 0 alone writes; the settings are spread over the processes
+    run, _ = cli.open_run_of_process_0(pid, n_proc, FLAGS.output_dir, cfg.run_config(), script="scripts/hltm.py",
+                                       outputs=OUTPUTS, overwrite=FLAGS.overwrite, resume=FLAGS.resume)
+    records = grid.run(run, settings, lambda i: _train(cfg, settings[i], i, len(settings)), resume=FLAGS.resume,
+                       log=cli.log)
+    if pid != 0:  # the other processes trained their share of the settings
+        return
     out = run.path
-    rows = experiment.table6_rows(records)
+    rows = hltm_grid.table6_rows(records)
     train_s = sum(r["wall_s"] for r in records)
     steps = sum(r["seed_steps"] for r in records)
     timing = {"train_wall_s": train_s, "seed_steps": steps, "seed_steps_per_s": steps / train_s,
               "script_wall_s": time.time() - t0, "load_avg_1_5_15min_at_end": os.getloadavg(),
               "cpu_count": os.cpu_count()}
-    verdicts = _verdicts(rows, grid.readings)
-    io.write_csv(out / "results.csv", *experiment.results_csv(rows))
-    for reading in grid.readings:
+    verdicts = _verdicts(rows, cfg.readings)
+    io.write_csv(out / "results.csv", *hltm_grid.results_csv(rows))
+    for reading in cfg.readings:
         cells = claims.table6_cells(rows, reading)
         if cells:
             io.atomic_write_bytes(out / f"table6_{reading}.md", claims.table6_markdown(cells).encode())
             io.atomic_write_bytes(out / f"table4_{reading}.md", claims.table6_markdown(
                 cells, ("init", "converged"), ("s",)).encode())
-    for reading in grid.readings:
+    for reading in cfg.readings:
         for key in ("op", "op_authors"):
-            panels = experiment.figure_panels(records, reading, key)
+            panels = hltm_grid.figure_panels(records, reading, key)
             if panels:
                 title = (f"{reading} reading, ||OP_mu||_F ({'paper' if key == 'op' else 'authors'} arrangement), "
-                         f"median over {grid.n_seeds} seeds")
-                fig = plotting.ddn_op_figure(panels, experiment.FIGURE_LATENTS, title)
+                         f"median over {cfg.n_seeds} seeds")
+                fig = plotting.ddn_op_figure(panels, hltm_grid.FIGURE_LATENTS, title)
                 io.save_figure(out / f"{key}_{reading}.png", fig)
-    io.write_json(out / "results.json", {"state": "complete", **cli.run_record("scripts/hltm.py"),  # last
-                                         "config": grid.__dict__, "timing": timing, "rows": rows, "verdicts": verdicts})
+    io.write_json(out / "results.json", {"state": "complete", **cli.run_record("scripts/hltm.py", None, n_proc),
+                                         "config": cfg.__dict__, "timing": timing, "rows": rows,
+                                         "verdicts": verdicts})  # last: results.json means complete
     out = cli.finish(run)
-    print("\n" + report.format_table(*experiment.results_table(rows)))
+    print("\n" + report.format_table(*hltm_grid.results_table(rows)))
     for reading, v in verdicts.items():
         if "comparison" in v:
             c = v["comparison"]

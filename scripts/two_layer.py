@@ -23,8 +23,8 @@ from absl import flags
 
 import numpy as np
 
-from ccdyn import activations, cli, io, parallel, plotting, report, rundir, two_layer
-from ccdyn.two_layer import experiment
+from ccdyn import activations, cli, grid, io, plotting, report, two_layer
+from ccdyn.two_layer.studies import token_grid
 from ccdyn.data import tokens
 
 FLAGS = flags.FLAGS
@@ -75,31 +75,31 @@ flags.register_multi_flags_validator(["n_fixed", "n_positions"], lambda f: f["n_
 OUTPUTS = ("runs", "results.json", "results.csv", "chi_*.png", "weights.*", "table1.*")  # table1: two_layer_table.py
 
 
-def _train(grid, s, i, n, save_weights):
+def _train(cfg, s, i, n, save_weights):
     """Trains one setting (on this process's devices); returns its record and weights (or None)."""
-    t1, steps = time.time(), grid.train.steps
+    t1, steps = time.time(), cfg.train.steps
 
     def progress(done, ls):
-        if done == steps or done % max(grid.block, steps // 5) == 0:
+        if done == steps or done % max(cfg.block, steps // 5) == 0:
             cli.log(f"[{i + 1}/{n}] {s.tag}: step {done}/{steps}  loss {np.nanmean(ls):.4f}  {time.time() - t1:.1f} s")
 
-    r = experiment.run_setting(s, grid.train, n_seeds=grid.n_seeds, seed=grid.seed, spec=grid.spec,
-                               d_out=grid.d_out, block=grid.block, on_block=progress)
-    for k, step in experiment.nonfinite_seeds(r):
-        cli.log(f"  WARNING {s.tag} seed {k} went non-finite at step {step} (--on_nonfinite={grid.train.on_nonfinite})")
-    return experiment.setting_result(s, r, time.time() - t1), experiment.token_coords(r) if save_weights else None
+    r = token_grid.run_setting(s, cfg.train, n_seeds=cfg.n_seeds, seed=cfg.seed, spec=cfg.spec, d_out=cfg.d_out,
+                               block=cfg.block, on_block=progress)
+    for k, step in token_grid.nonfinite_seeds(r):
+        cli.log(f"  WARNING {s.tag} seed {k} went non-finite at step {step} (--on_nonfinite={cfg.train.on_nonfinite})")
+    return token_grid.setting_result(s, r), token_grid.token_coords(r) if save_weights else None
 
 
-def _figures(out, grid, rows, settings, save_weights):
-    for (loss, zeta), curves in experiment.matching_curves(rows).items():
-        title = f"{loss}, ζ = {zeta:g}, {grid.n_seeds} seeds, {grid.train.steps} steps, lr {grid.train.lr:g}"
-        fig = plotting.matching_figure(curves, grid.betas, grid.ps, title)
+def _figures(out, cfg, rows, settings, save_weights):
+    for (loss, zeta), curves in token_grid.matching_curves(rows).items():
+        title = f"{loss}, ζ = {zeta:g}, {cfg.n_seeds} seeds, {cfg.train.steps} steps, lr {cfg.train.lr:g}"
+        fig = plotting.matching_figure(curves, cfg.betas, cfg.ps, title)
         io.save_figure(out / f"chi_{loss}_zeta{zeta:g}.png", fig)
     if save_weights:
         panels, arrays = {}, {}
         for s in settings:
             z = np.load(out / "runs" / f"{s.tag}.weights.npz")
-            panels[experiment.weights_label(s)] = (z["coords"], z["used"])
+            panels[token_grid.weights_label(s)] = (z["coords"], z["used"])
             arrays[s.tag], arrays[s.tag + ".used"] = z["coords"], z["used"]
         io.write_npz(out / "weights.npz", **arrays)
         io.save_figure(out / "weights.png", plotting.weights_figure(panels, "learned filters, seed 0"))
@@ -109,7 +109,7 @@ def main(argv):
     del argv
     t0 = time.time()
     pid, n_proc = cli.start_processes(FLAGS)  # before any JAX work
-    grid = experiment.GridConfig(
+    cfg = token_grid.GridConfig(
         acts=tuple(FLAGS.acts), betas=cli.ints(FLAGS.betas), ps=cli.ints(FLAGS.Ps), losses=tuple(FLAGS.losses),
         bns=tuple(FLAGS.bn), zetas=cli.floats(FLAGS.zeta), n_seeds=FLAGS.n_seeds, seed=FLAGS.seed, d_out=FLAGS.d_out,
         block=FLAGS.block, spec=tokens.TokenSpec(n_generators=FLAGS.n_generators, n_positions=FLAGS.n_positions,
@@ -117,31 +117,23 @@ def main(argv):
         train=two_layer.TrainConfig(tau=FLAGS.tau, normalize=FLAGS.normalize, lr=FLAGS.lr, momentum=FLAGS.momentum,
                                     weight_decay=FLAGS.weight_decay, batch_size=FLAGS.batch_size, steps=FLAGS.steps,
                                     quadratic_form=FLAGS.quadratic_form, on_nonfinite=FLAGS.on_nonfinite))
-    cli.check_memory(*experiment.memory_estimate(grid))
-    settings = grid.settings()  # process 0 alone writes; the settings are spread over the processes
-    run, _ = cli.open_run_of_process_0(pid, n_proc, FLAGS.output_dir, grid.run_config(), script="scripts/two_layer.py",
-                                       outputs=OUTPUTS, overwrite=FLAGS.overwrite, resume=FLAGS.resume,
-                                       prepare=lambda r: (r.path / "runs").mkdir(exist_ok=True))
-    names = [p.name for p in (run.path / "runs").iterdir()] if run else []
-    plan = parallel.broadcast_from_0(np.int32(experiment.resume_plan(settings, names, resume=FLAGS.resume,
-                                                                     save_weights=FLAGS.save_weights)))
-    trained = cli.spread_over_processes(pid, [i for i, keep in enumerate(plan) if not keep], lambda i: _train(
-        grid, settings[i], i, len(settings), FLAGS.save_weights), lambda i, got: rundir.write_stamped(
-        run, run.path / "runs" / settings[i].tag, *got))
+    cli.check_memory(*token_grid.memory_estimate(cfg))
+    settings = cfg.settings()  # process 0 alone writes; the settings are spread over the processes
+    run, _ = cli.open_run_of_process_0(pid, n_proc, FLAGS.output_dir, cfg.run_config(), script="scripts/two_layer.py",
+                                       outputs=OUTPUTS, overwrite=FLAGS.overwrite, resume=FLAGS.resume)
+    records = grid.run(run, settings, lambda i: _train(cfg, settings[i], i, len(settings), FLAGS.save_weights),
+                       resume=FLAGS.resume, weights=FLAGS.save_weights, log=cli.log)
     if pid != 0:  # the other processes trained their share of the settings
         return
-    for i in np.flatnonzero(plan):
-        cli.log(f"[{i + 1}/{len(settings)}] {settings[i].tag}: kept from an earlier run")
-        trained[i] = cli.or_fail(rundir.read_stamped, run.path / "runs" / f"{settings[i].tag}.json", run.fingerprint)
-    rows = [experiment.result_row(s, trained[i], grid) for i, s in enumerate(settings)]
+    rows = [token_grid.result_row(s, records[i], cfg) for i, s in enumerate(settings)]
     out = run.path
-    io.write_csv(out / "results.csv", *experiment.results_csv(rows))
-    _figures(out, grid, rows, settings, FLAGS.save_weights)
+    io.write_csv(out / "results.csv", *token_grid.results_csv(rows))
+    _figures(out, cfg, rows, settings, FLAGS.save_weights)
     io.write_json(out / "results.json", {"state": "complete", **cli.run_record("scripts/two_layer.py", None, n_proc),
-                                         "config": grid.results_config(" ".join(sys.argv)), "rows": rows,
+                                         "config": cfg.results_config(" ".join(sys.argv)), "rows": rows,
                                          "wall_s": time.time() - t0})  # last: results.json means complete
     out = cli.finish(run)
-    print("\n" + report.format_table(*experiment.results_table(rows)))
+    print("\n" + report.format_table(*token_grid.results_table(rows)))
     print(f"\nwrote {out}/results.json, results.csv and figures in {time.time() - t0:.1f} s")
 
 

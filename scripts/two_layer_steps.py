@@ -6,7 +6,7 @@
 
 Each (act, P, beta) setting of the token experiment (scripts/two_layer.py's model, data and seeds) is
 trained once up to the largest --checkpoints and scored at every checkpoint: the optimizer has no
-schedule, so the score at c steps is that of a c-step run (ccdyn.two_layer.experiment.
+schedule, so the score at c steps is that of a c-step run (ccdyn.two_layer.studies.token_grid.
 run_setting_checkpoints). Writes into --output_dir:
   results.json, results.csv   a row per (setting, checkpoint), as scripts/two_layer.py's, with ``steps``
   steps.md                    chi_bar_+ (chi_bar_-) against steps, the --reference grid's cell, the verdict
@@ -22,7 +22,8 @@ from pathlib import Path
 from absl import flags
 
 from ccdyn import activations, cli, io, report, two_layer
-from ccdyn.two_layer import claims, experiment
+from ccdyn.two_layer import claims
+from ccdyn.two_layer.studies import token_grid
 
 FLAGS = flags.FLAGS
 _T = two_layer.TrainConfig()
@@ -67,10 +68,10 @@ def main(argv):
     t0 = time.time()
     ref_rows, ref_label = _reference(FLAGS.reference, FLAGS.loss, FLAGS.bn)
     checkpoints = sorted(set(cli.ints(FLAGS.checkpoints)))
-    grid = experiment.GridConfig(acts=tuple(FLAGS.acts), betas=cli.ints(FLAGS.betas), ps=cli.ints(FLAGS.Ps),
+    grid = token_grid.GridConfig(acts=tuple(FLAGS.acts), betas=cli.ints(FLAGS.betas), ps=cli.ints(FLAGS.Ps),
                                  losses=(FLAGS.loss,), bns=(FLAGS.bn,), n_seeds=FLAGS.n_seeds, seed=FLAGS.seed,
                                  block=FLAGS.block, train=two_layer.TrainConfig(lr=FLAGS.lr, steps=checkpoints[-1]))
-    cli.check_memory(*experiment.memory_estimate(grid))
+    cli.check_memory(*token_grid.memory_estimate(grid))
     config = {**grid.run_config(), "acts": grid.acts, "betas": grid.betas, "ps": grid.ps, "loss": FLAGS.loss,
               "bn": FLAGS.bn, "checkpoints": checkpoints, "reference": FLAGS.reference}
     run = cli.open_run_dir(FLAGS.output_dir, config, script="scripts/two_layer_steps.py", outputs=OUTPUTS,
@@ -83,12 +84,13 @@ def main(argv):
             if done % (10 * grid.block) == 0 or done in checkpoints:
                 cli.log(f"[{i + 1}/{len(settings)}] {s.tag}: {done}/{checkpoints[-1]} steps {time.time() - t1:.1f} s")
 
-        out = experiment.run_setting_checkpoints(s, grid.train, checkpoints, n_seeds=grid.n_seeds, seed=grid.seed,
+        out = token_grid.run_setting_checkpoints(s, grid.train, checkpoints, n_seeds=grid.n_seeds, seed=grid.seed,
                                                  spec=grid.spec, d_out=grid.d_out, block=grid.block, on_block=progress)
         for c, r in out.items():
             g = dataclasses.replace(grid, train=dataclasses.replace(grid.train, steps=c))
-            rows.append({**experiment.result_row(s, experiment.setting_result(s, r, time.time() - t1), g), "steps": c})
-    headers, body = experiment.results_csv(rows)
+            record = {**token_grid.setting_result(s, r), "wall_s": time.time() - t1}
+            rows.append({**token_grid.result_row(s, record, g), "steps": c})
+    headers, body = token_grid.results_csv(rows)
     io.write_csv(run.path / "results.csv", headers + ["steps"], [b + [r["steps"]] for b, r in zip(body, rows)])
     check = claims.check_more_steps(rows, ref_rows, FLAGS.margin) if ref_rows else None
     md = claims.steps_markdown(rows, ref_rows, ref_label)

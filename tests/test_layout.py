@@ -1,5 +1,6 @@
-"""The layout's rules, checked on the source: only io / report / plotting / cli print, open files
-or exit; imports point one way (io imports nothing of ccdyn; core maths and data import nothing of
+"""The layout's rules, checked on the source: only io / rundir / report / plotting and the scripts'
+shared layer (the ``ccdyn/cli`` package) print, open files or exit; imports point one way (io imports
+nothing of ccdyn; core maths, data, the grid runner and the scripts' shared layer import nothing of
 the paper parts); every module says what it holds."""
 
 import ast
@@ -9,8 +10,20 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "ccdyn"
 MODULES = sorted(PACKAGE.rglob("*.py"))
-OUTPUT_MODULES = {"io.py", "rundir.py", "report.py", "plotting.py", "cli.py"}
+OUTPUT_MODULES = {"io.py", "rundir.py", "report.py", "plotting.py"}  # top-level modules of ccdyn/
+CLI = PACKAGE / "cli"  # the scripts' shared layer: may print and exit, shared by every part
+CORE = {"activations.py", "pairwise.py", "covariance.py", "sphere.py", "stats.py", "parallel.py", "verdicts.py",
+        "grid.py"}
 PARTS = ("ccdyn.one_layer", "ccdyn.two_layer", "ccdyn.studies", "ccdyn.variational", "ccdyn.deep")
+
+
+def _may_print(path) -> bool:
+    return (path.parent == PACKAGE and path.name in OUTPUT_MODULES) or path.parent == CLI
+
+
+def _shared(path) -> bool:
+    """Core maths, data, the grid runner and the scripts' shared layer: they import no paper part."""
+    return path.parent in (PACKAGE / "data", CLI) or (path.parent == PACKAGE and path.name in CORE)
 
 
 def _name(path):
@@ -43,13 +56,12 @@ def _side_effects(tree) -> list:
 def test_module_rules(path):
     tree = ast.parse(path.read_text())
     assert ast.get_docstring(tree), f"{_name(path)} has no module docstring"
-    if path.name not in OUTPUT_MODULES:
+    if not _may_print(path):
         assert _side_effects(tree) == [], f"{_name(path)} prints, opens files or exits"
     imports = _ccdyn_imports(tree)
     if path.name == "io.py":
         assert imports == set(), "ccdyn.io must not import ccdyn (everything else may import it)"
-    if path.parent == PACKAGE / "data" or path.name in ("activations.py", "pairwise.py", "covariance.py",
-                                                        "sphere.py", "stats.py", "parallel.py", "verdicts.py"):
+    if _shared(path):
         assert not any(i.startswith(PARTS) for i in imports), f"{_name(path)} imports a paper part: {imports}"
 
 
@@ -57,3 +69,6 @@ def test_the_checks_see_violations():
     tree = ast.parse("import sys\nfrom ccdyn.one_layer import basins\nprint(1)\nsys.exit(2)\n")
     assert [k for _, k in _side_effects(tree)] == ["print", "sys.exit"]
     assert "ccdyn.one_layer.basins" in _ccdyn_imports(tree)
+    # the rules reach the whole cli package and the grid runner, and only the output modules may print
+    assert _shared(PACKAGE / "cli" / "record.py") and _shared(PACKAGE / "grid.py") and _may_print(CLI / "contract.py")
+    assert not _may_print(PACKAGE / "one_layer" / "script_flags.py") and not _shared(PACKAGE / "two_layer" / "io.py")

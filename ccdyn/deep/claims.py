@@ -3,7 +3,7 @@ and the three trends of App. D.1 as computed verdicts (``ccdyn.verdicts.verdict`
 
 :data:`PAPER_TABLE6` holds the paper's published numbers (mean, std over 10 trials), typed in as the
 reference; Table 4 is its z_0 block without "after epoch 1". :func:`table6_cells` pairs them with
-the rows of :func:`ccdyn.deep.experiment.table6_rows`; :func:`comparison` gives the mean |diff| and
+the rows of :func:`ccdyn.deep.studies.hltm_grid.table6_rows`; :func:`comparison` gives the mean |diff| and
 the Pearson correlation of the means. The trend checks take a {(latent, delta, width, phase): mean}
 table, so they run on our numbers and on the paper's alike (the paper's own table is the check's
 calibration):

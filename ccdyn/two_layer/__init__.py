@@ -2,14 +2,15 @@
 
 - :mod:`~ccdyn.two_layer.network`: Net, TrainConfig, BatchNorm variants, losses, Lemma 4 / 6, ``train``;
   its public names are re-exported here (``two_layer.train`` etc.).
-- :mod:`~ccdyn.two_layer.experiment`: Setting and run_setting (the token experiment of Sec. 5).
+- :mod:`~ccdyn.two_layer.studies.token_grid`: Setting, run_setting and the grid of the token experiment
+  (Sec. 5), run by :func:`ccdyn.grid.run`.
 - :mod:`~ccdyn.two_layer.claims`: the Sec. 5 claims as numeric checks on result rows.
 - :mod:`~ccdyn.two_layer.metrics`: matching scores chi_+ / chi_- (Eq. 16, 180, 181).
 - :mod:`~ccdyn.two_layer.modulation`: global modulation (Lemma 5, Thm. 5-6, Cor. 3, Fig. 7, Eq. 155).
 """
 
-from ccdyn.two_layer import network  # noqa: I001  (first: experiment imports it)
-from ccdyn.two_layer import claims, experiment, metrics, modulation
+from ccdyn.two_layer import network  # noqa: I001  (first: the other modules import it)
+from ccdyn.two_layer import claims, metrics, modulation
 from ccdyn.two_layer.network import (
     BN_VARIANTS, LOSSES, Net, TrainConfig, TrainState, batch_norm, energy, hidden, init_params, init_state,
     lemma4_velocity, loss, make_optimizer, outputs, train,
@@ -17,7 +18,7 @@ from ccdyn.two_layer.network import (
 from ccdyn.two_layer.network import FIRST_LAYERS, ON_NONFINITE, QUADRATIC_FORMS, init_states
 
 __all__ = [
-    "network", "experiment", "claims", "metrics", "modulation",
+    "network", "claims", "metrics", "modulation",
     "BN_VARIANTS", "LOSSES", "Net", "TrainConfig", "TrainState", "batch_norm", "energy", "hidden", "init_params",
     "init_state", "lemma4_velocity", "loss", "make_optimizer", "outputs", "train",
     "FIRST_LAYERS", "ON_NONFINITE", "QUADRATIC_FORMS", "init_states",

@@ -1,7 +1,7 @@
 """The paper's Sec. 5 claims about Fig. 4, 9, 10, 11 and Table 1 as numeric checks on result rows.
 
 A row is one entry of ``results.json["rows"]`` written by ``scripts/two_layer.py``
-(:func:`ccdyn.two_layer.experiment.run_setting` aggregated per grid point). Each check returns
+(:func:`ccdyn.two_layer.studies.token_grid.run_setting` aggregated per grid point). Each check returns
 {"claim", "parts" (sub-claim -> bool), "holds" (all parts; None when the rows lack the cells),
 "numbers" (what was compared)}. Differences smaller than ``margin`` count as "no difference".
 

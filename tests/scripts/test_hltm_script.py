@@ -1,5 +1,6 @@
 """scripts/hltm.py, ddn_operator.py and ddn_figures.py: bad flags end with one error line (in process), and one
-tiny run each end to end (slow: each compiles its training or autodiff programs)."""
+tiny run each end to end (slow: each compiles its training or autodiff programs); hltm.py also over two
+processes."""
 
 import json
 import subprocess
@@ -45,3 +46,35 @@ def test_hltm_script_tiny_grid_and_resume(tmp_path):
     r3 = run("--resume", "--epochs=3")
     assert r3.returncode == 2 and r3.stderr.strip().splitlines()[-1].startswith("error: --resume")
     assert "another configuration: epochs: 2 -> 3" in r3.stderr
+
+
+@pytest.mark.slow
+def test_hltm_two_processes_match_one(tmp_path):
+    """The settings spread over 2 processes on localhost (scripts/hltm.py shares ccdyn.grid.run with
+    scripts/two_layer.py): process 0 alone writes, and every per-setting record but its wall time equals
+    a 1-process run's."""
+    import os
+    import socket
+    args = TINY[:2] + ["--deltas_lower=0.7,0.9"] + TINY[3:]
+    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=str(ROOT))
+    one = subprocess.run([sys.executable, str(ROOT / "scripts" / "hltm.py"), *args, "--output_dir=one"],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=600, env=env)
+    assert one.returncode == 0, one.stderr
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    procs = [subprocess.Popen([sys.executable, str(ROOT / "scripts" / "hltm.py"), *args, f"--output_dir=p{i}",
+                               f"--coordinator_address=127.0.0.1:{port}", "--num_processes=2", f"--process_id={i}"],
+                              cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for i in range(2)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [o[1][-2000:] for o in outs]
+    assert not (tmp_path / "p1").exists()
+    names = sorted(f.name for f in (tmp_path / "one" / "runs").glob("*.json"))
+    assert len(names) == 2 and names == sorted(f.name for f in (tmp_path / "p0" / "runs").glob("*.json"))
+    for name in names:
+        one_rec, p0_rec = ({k: v for k, v in json.loads((tmp_path / d / "runs" / name).read_text()).items()
+                            if k != "wall_s"} for d in ("one", "p0"))
+        assert one_rec == p0_rec, name
+    rows = [json.loads((tmp_path / d / "results.json").read_text()) for d in ("one", "p0")]
+    assert rows[0]["rows"] == rows[1]["rows"] and rows[1]["num_processes"] == 2

@@ -1,5 +1,6 @@
-"""The grid of scripts/two_layer.py (settings, resume plan, rows, tables) and the claims / Table 1 tables
-built from finished grids, in process; the committed results/two_layer outputs are rebuilt exactly."""
+"""The grid of scripts/two_layer.py (settings, rows, tables; the shared runner: tests/test_grid.py) and the
+claims / Table 1 tables built from finished grids, in process; the committed results/two_layer outputs
+are rebuilt exactly."""
 
 import json
 from pathlib import Path
@@ -9,16 +10,17 @@ import pytest
 
 from ccdyn import io, two_layer
 from ccdyn.data import tokens
-from ccdyn.two_layer import claims, experiment
+from ccdyn.two_layer import claims
+from ccdyn.two_layer.studies import token_grid
 
 ROOT = Path(__file__).resolve().parents[2] / "results" / "two_layer"
-TINY = experiment.GridConfig(acts=("relu", "linear"), betas=(2,), ps=(2,), bns=("mean_only",), n_seeds=2, d_out=8,
+TINY = token_grid.GridConfig(acts=("relu", "linear"), betas=(2,), ps=(2,), bns=("mean_only",), n_seeds=2, d_out=8,
                              block=10, train=two_layer.TrainConfig(batch_size=16, steps=20, lr=0.05),
                              spec=tokens.TokenSpec(n_generators=6, n_positions=3, n_tokens=6, n_fixed=2))
 
 
 def test_grid_settings_order_and_validation():
-    g = experiment.GridConfig(acts=("relu", "linear"), betas=(1, 2), ps=(1, 3), losses=("infonce", "quadratic"),
+    g = token_grid.GridConfig(acts=("relu", "linear"), betas=(1, 2), ps=(1, 3), losses=("infonce", "quadratic"),
                               bns=("none", "vanilla"), zetas=(1.0, 10.0))
     s = g.settings()
     assert len(s) == 64 and s[0].tag == "infonce-relu-bn_none-zeta1-P1-beta1"
@@ -30,18 +32,7 @@ def test_grid_settings_order_and_validation():
                             (dict(betas=(0,)), "beta=0"), (dict(bns=("batch",)), "bn='batch'"),
                             (dict(acts=()), "acts must not be empty"), (dict(n_seeds=0), "n_seeds=0")]:
         with pytest.raises(ValueError, match=message):
-            experiment.GridConfig(**kwargs)
-
-
-def test_resume_plan():
-    s = experiment.GridConfig(betas=(1, 2, 3), ps=(2,)).settings()
-    runs = [f"{x.tag}.json" for x in s] + [f"{x.tag}.weights.npz" for x in s]
-    assert experiment.resume_plan(s, runs, resume=False, save_weights=False) == [False] * 3
-    assert experiment.resume_plan(s, runs[:2] + ["other.json"], resume=True, save_weights=False) == [True, True, False]
-    # --save_weights keeps only settings whose weights exist.
-    assert experiment.resume_plan(s, runs[:2] + runs[4:5], resume=True, save_weights=True) == [False, True, False]
-    # A setting listed twice is trained once; the second copy is kept.
-    assert experiment.resume_plan([s[0], s[0]], [], resume=True, save_weights=False) == [False, True]
+            token_grid.GridConfig(**kwargs)
 
 
 def _fake_result(rng, finite=(True, True)):
@@ -58,34 +49,34 @@ def _fake_result(rng, finite=(True, True)):
 
 def test_rows_tables_and_curves_of_a_tiny_grid(monkeypatch):
     init = {"chi_plus": np.array([0.3, 0.5]), "chi_minus": np.array([0.2, 0.4])}
-    monkeypatch.setattr(experiment, "init_scores", lambda s, **kw: init if kw["n_seeds"] == 2 else None)
+    monkeypatch.setattr(token_grid, "init_scores", lambda s, **kw: init if kw["n_seeds"] == 2 else None)
     rng = np.random.default_rng(0)
     rows = []
     for s, finite in zip(TINY.settings(), [(True, True), (True, False)]):
         r = _fake_result(rng, finite)
-        res = io.as_json(experiment.setting_result(s, r, 1.5))  # as read back from runs/<tag>.json
+        res = io.as_json({**token_grid.setting_result(s, r), "wall_s": 1.5})  # as read back from runs/<tag>.json
         assert res["setting"]["act"] == s.act and "W" not in res and res["wall_s"] == 1.5
-        rows.append(experiment.result_row(s, res, TINY))
-        coords = experiment.token_coords(r)
+        rows.append(token_grid.result_row(s, res, TINY))
+        coords = token_grid.token_coords(r)
         assert coords["coords"].shape == (3, 4, 6) and np.allclose(np.abs(coords["coords"]).max(-1), 1)
-    assert experiment.nonfinite_seeds(r) == [(1, 7)]
+    assert token_grid.nonfinite_seeds(r) == [(1, 7)]
     assert [r["act"] for r in rows] == ["relu", "linear"]
     assert rows[0]["M"] == 4 and rows[0]["n_seeds"] == 2 and rows[0]["chi_plus"]["n"] == 2
     assert rows[1]["chi_plus"]["n"] == 1 and rows[1]["n_nonfinite"] == 1
     assert rows[0]["chi_plus_init"] == {"mean": 0.4, "std": pytest.approx(0.1), "n": 2}
     assert rows[0]["turn_deg"]["n"] == 2
-    old = experiment.result_row(TINY.settings()[0], {k: v for k, v in res.items() if k != "turn_deg"}, TINY)
+    old = token_grid.result_row(TINY.settings()[0], {k: v for k, v in res.items() if k != "turn_deg"}, TINY)
     assert old["turn_deg"] is None  # runs written before turn_deg existed
-    headers, body = experiment.results_csv(rows)
+    headers, body = token_grid.results_csv(rows)
     assert len(headers) == len(body[0]) == 17 and body[0][:7] == ["infonce", "relu", "mean_only", 1.0, 2, 2, 4]
-    assert experiment.results_csv([old])[1][0][13] == ""
-    headers, body = experiment.results_table(rows)
+    assert token_grid.results_csv([old])[1][0][13] == ""
+    headers, body = token_grid.results_table(rows)
     assert "χ̄₊" in headers and [b[-1] for b in body] == ["2/2", "1/2"]
-    curves = experiment.matching_curves(rows)
+    curves = token_grid.matching_curves(rows)
     assert list(curves) == [("infonce", 1.0)] and set(curves["infonce", 1.0]) == {"relu", "linear"}
-    assert set(experiment.matching_curves(rows + [{**rows[0], "bn": "none"}])["infonce", 1.0]) == {
+    assert set(token_grid.matching_curves(rows + [{**rows[0], "bn": "none"}])["infonce", 1.0]) == {
         "relu bn=mean_only", "linear bn=mean_only", "relu bn=none"}
-    assert experiment.weights_label(TINY.settings()[0]) == "relu β=2 P=2 bn=mean_only"
+    assert token_grid.weights_label(TINY.settings()[0]) == "relu β=2 P=2 bn=mean_only"
 
 
 def _committed_grids():

@@ -13,7 +13,8 @@ import pytest
 
 from ccdyn import activations, two_layer
 from ccdyn.data import tokens
-from ccdyn.two_layer import claims, experiment
+from ccdyn.two_layer import claims
+from ccdyn.two_layer.studies import token_grid
 
 K, D, M, DOUT, N = 3, 5, 4, 6, 12
 SPEC = tokens.TokenSpec(n_candidates=2, n_generators=8, n_positions=K, n_tokens=D, n_fixed=2, zeta=3.0)
@@ -150,10 +151,10 @@ def test_revert_and_keep_matches_the_authors_loop():
 
 @pytest.mark.slow  # about 4 s
 def test_run_setting_keeps_reverted_runs_and_drops_the_others():
-    setting = experiment.Setting(act="relu", beta=1, n_candidates=2, loss="quadratic")
+    setting = token_grid.Setting(act="relu", beta=1, n_candidates=2, loss="quadratic")
     cfg = two_layer.TrainConfig(normalize=False, lr=50.0, steps=10, batch_size=8)
     spec = tokens.TokenSpec(n_generators=8, n_positions=K, n_tokens=D, n_fixed=2)
-    out = {r: experiment.run_setting(setting, dataclasses.replace(cfg, on_nonfinite=r), n_seeds=2, spec=spec,
+    out = {r: token_grid.run_setting(setting, dataclasses.replace(cfg, on_nonfinite=r), n_seeds=2, spec=spec,
                                      d_out=DOUT, block=10) for r in ("drop", "revert")}
     assert not out["drop"]["finite"].any() and not out["revert"]["finite"].any()
     assert np.isnan(out["drop"]["chi_plus"]).all() and np.isfinite(out["revert"]["chi_plus"]).all()
@@ -169,14 +170,14 @@ def test_bad_readings_name_the_field():
 @pytest.mark.slow  # about 2 s
 def test_checkpoints_are_the_runs_of_that_many_steps():
     """Scores after 3 and 6 steps of one continued training equal those of separate 3- and 6-step runs."""
-    setting = experiment.Setting(act="relu", beta=1, n_candidates=2)
+    setting = token_grid.Setting(act="relu", beta=1, n_candidates=2)
     spec = tokens.TokenSpec(n_generators=8, n_positions=K, n_tokens=D, n_fixed=2)
     cfg = two_layer.TrainConfig(lr=0.1, batch_size=8)
     kw = dict(n_seeds=2, spec=spec, d_out=DOUT, block=3)
-    both = experiment.run_setting_checkpoints(setting, cfg, (6, 3), **kw)
+    both = token_grid.run_setting_checkpoints(setting, cfg, (6, 3), **kw)
     assert list(both) == [3, 6]
     for c, res in both.items():
-        alone = experiment.run_setting(setting, dataclasses.replace(cfg, steps=c), **kw)
+        alone = token_grid.run_setting(setting, dataclasses.replace(cfg, steps=c), **kw)
         for k in ("W", "chi_plus", "chi_minus", "turn_deg", "finite"):
             np.testing.assert_allclose(res[k], alone[k], rtol=1e-12, err_msg=k)
     assert not np.allclose(both[3]["W"], both[6]["W"])

@@ -2,10 +2,11 @@
 Table 4, Table 6, App. D.1, Figs. 13-14) as a grid of settings, each trained over vmapped seeds.
 
 A :class:`Setting` is (reading, depth L, width |N_mu|, delta_lower); :class:`GridConfig` is every
-combination plus the shared training settings. Seed s of every setting uses the key
-``fold_in(PRNGKey(seed), s)``, so the settings of one seed are paired: the same uniform draws make
-its polarities rho = delta_lower + (1 - delta_lower) u, and the same evaluation and data streams.
-:func:`run_setting` returns the per-setting record (the unit of ``--resume``); :func:`table6_rows`
+combination plus the shared training settings, run by :func:`ccdyn.grid.run`. Seed s of every setting
+uses the key ``fold_in(PRNGKey(seed), s)`` (:func:`ccdyn.grid.seed_keys`), so the settings of one seed
+are paired: the same uniform draws make its polarities rho = delta_lower + (1 - delta_lower) u, and the
+same evaluation and data streams. :func:`run_setting` returns the per-setting record (the unit of
+``--resume``); :func:`table6_rows`
 reduces records to mean and std over seeds of NC at initialization, after epoch 1 and at the last
 epoch; :func:`op_curves` gives the median ||OP_mu||_F over seeds per evaluated epoch (Figs. 13-14).
 """
@@ -13,16 +14,15 @@ epoch; :func:`op_curves` gives the median ||OP_mu||_F over seeds per evaluated e
 from __future__ import annotations
 
 import dataclasses
-import itertools
 
-import jax
 import numpy as np
 
+from ccdyn import grid
 from ccdyn.data import hltm as tree_data
 from ccdyn.deep import hltm
 
-__all__ = ["TABLE6_LATENTS", "FIGURE_LATENTS", "PHASES", "Setting", "GridConfig", "seed_keys", "run_setting",
-           "resume_plan", "table6_rows", "op_curves", "figure_panels", "results_csv", "results_table"]
+__all__ = ["TABLE6_LATENTS", "FIGURE_LATENTS", "PHASES", "Setting", "GridConfig", "run_setting", "table6_rows",
+           "op_curves", "figure_panels", "results_csv", "results_table"]
 
 TABLE6_LATENTS = ("s", "s0", "s1", "s101", "s0111")
 FIGURE_LATENTS = ("s0", "s1", "s010", "s1100")
@@ -38,6 +38,9 @@ class Setting:
     width: int = 10
     delta_lower: float = 0.7
 
+    def __post_init__(self):
+        object.__setattr__(self, "delta_lower", float(self.delta_lower))
+
     @property
     def tag(self) -> str:
         return f"{self.reading}-L{self.depth}-w{self.width}-d{self.delta_lower:g}"
@@ -47,7 +50,7 @@ _H = hltm.HltmConfig()
 
 
 @dataclasses.dataclass(frozen=True)
-class GridConfig:
+class GridConfig(grid.Axes):
     """Every combination of ``readings`` x ``depths`` x ``widths`` x ``deltas_lower``, trained with
     the shared settings below (App. D.1 defaults) and scored every ``eval_every`` epochs (and after
     epoch 1)."""
@@ -66,15 +69,14 @@ class GridConfig:
     n_eval: int = _H.n_eval
     eval_every: int = 5
 
+    SETTING = Setting
+    AXES = (("readings", "reading"), ("depths", "depth"), ("widths", "width"), ("deltas_lower", "delta_lower"))
+
     def __post_init__(self):
         if self.n_seeds < 1 or self.eval_every < 1:
             raise ValueError(f"n_seeds={self.n_seeds} and eval_every={self.eval_every} must be >= 1")
         for s in self.settings():
             self.hltm_config(s)  # validates every setting before anything runs
-
-    def settings(self) -> list:
-        return [Setting(r, d, w, float(x)) for r, d, w, x in
-                itertools.product(self.readings, self.depths, self.widths, self.deltas_lower)]
 
     def hltm_config(self, s: Setting) -> hltm.HltmConfig:
         return hltm.HltmConfig(depth=s.depth, width=s.width, delta_lower=s.delta_lower, reading=s.reading,
@@ -89,24 +91,14 @@ class GridConfig:
         return len(self.settings()) * self.n_seeds * self.epochs * (self.samples_per_epoch // self.batch_size)
 
 
-def seed_keys(seed: int, n_seeds: int):
-    """(n_seeds, 2) keys fold_in(PRNGKey(seed), s)."""
-    return jax.vmap(lambda s: jax.random.fold_in(jax.random.PRNGKey(seed), s))(np.arange(n_seeds))
-
-
-def run_setting(s: Setting, grid: GridConfig, on_epoch=None) -> dict:
+def run_setting(s: Setting, config: GridConfig, on_epoch=None) -> dict:
     """Trains the seeds of one setting; the record keeps per-seed scores of every evaluated epoch."""
-    cfg = grid.hltm_config(s)
-    r = hltm.train(cfg, seed_keys(grid.seed, grid.n_seeds), eval_epochs=grid.eval_epochs(), on_epoch=on_epoch)
+    cfg = config.hltm_config(s)
+    r = hltm.train(cfg, grid.seed_keys(config.seed, config.n_seeds), eval_epochs=config.eval_epochs(),
+                   on_epoch=on_epoch)
     return {"setting": dataclasses.asdict(s), "latents": hltm.latent_names(s.depth),
-            "seed_steps": grid.n_seeds * cfg.epochs * cfg.steps_per_epoch,
+            "seed_steps": config.n_seeds * cfg.epochs * cfg.steps_per_epoch,
             **{k: np.asarray(v).tolist() for k, v in r.items()}}
-
-
-def resume_plan(settings, run_files, *, resume: bool) -> list:
-    """Per setting, whether its record ``runs/<tag>.json`` from an earlier run is kept."""
-    names = set(run_files)
-    return [resume and f"{s.tag}.json" in names for s in settings]
 
 
 def _phase_index(epochs):
@@ -145,20 +137,26 @@ def op_curves(records, key: str = "op") -> dict:
     return out
 
 
+CSV_COLUMNS = (
+    ("reading", lambda r: r["reading"]), ("depth", lambda r: r["depth"]), ("width", lambda r: r["width"]),
+    ("delta_lower", lambda r: r["delta_lower"]), ("latent", lambda r: r["latent"]),
+    ("depth_of_latent", lambda r: tree_data.node_depth(tree_data.node_index(r["latent"]))),
+    ("n_seeds", lambda r: r["n_seeds"])) + tuple(
+    (f"{ph}_{m}", lambda r, ph=ph, m=m: round(r[ph][m], 4)) for ph in PHASES for m in ("mean", "std"))
+TABLE_COLUMNS = (
+    ("reading", lambda r: r["reading"]), ("L", lambda r: r["depth"]), ("|N_mu|", lambda r: r["width"]),
+    ("delta_lower", lambda r: r["delta_lower"]), ("latent", lambda r: r["latent"])) + tuple(
+    (ph, lambda r, ph=ph: f"{r[ph]['mean']:.2f} ± {r[ph]['std']:.2f}") for ph in PHASES)
+
+
 def results_csv(rows) -> tuple:
-    header = ["reading", "depth", "width", "delta_lower", "latent", "depth_of_latent", "n_seeds"] + [
-        f"{ph}_{m}" for ph in PHASES for m in ("mean", "std")]
-    body = [[r["reading"], r["depth"], r["width"], r["delta_lower"], r["latent"],
-             tree_data.node_depth(tree_data.node_index(r["latent"])), r["n_seeds"]]
-            + [round(r[ph][m], 4) for ph in PHASES for m in ("mean", "std")] for r in rows]
-    return header, body
+    """(headers, rows) of ``results.csv``: the setting, the latent and its depth, NC mean and std per phase."""
+    return grid.table(rows, CSV_COLUMNS)
 
 
 def results_table(rows) -> tuple:
-    header = ["reading", "L", "|N_mu|", "delta_lower", "latent"] + list(PHASES)
-    body = [[r["reading"], r["depth"], r["width"], r["delta_lower"], r["latent"]]
-            + [f"{r[ph]['mean']:.2f} ± {r[ph]['std']:.2f}" for ph in PHASES] for r in rows]
-    return header, body
+    """(headers, rows) of the printed summary: NC mean ± std per phase."""
+    return grid.table(rows, TABLE_COLUMNS)
 
 
 def figure_panels(records, reading: str = "paper", key: str = "op") -> dict:

@@ -4,35 +4,33 @@ A grid point is an :class:`Setting` (activation, beta, P, loss, BatchNorm varian
 has M = beta P filters per RF. Seed s draws the data instance (embeddings, candidates, generators),
 the minibatch stream and the initialization from three independent streams of ``fold_in(key, s)``:
 the data instance and minibatches depend only on (seed, P, zeta), so every activation, beta, loss and
-BN variant of a seed sees the same data, which makes the comparisons paired. All seeds of a setting
-are trained together (:func:`ccdyn.net_lib.train`, vmapped).
+BN variant of a seed sees the same data, which makes the comparisons paired (:func:`ccdyn.grid.seed_keys`).
+All seeds of a setting are trained together (:func:`ccdyn.two_layer.network.train`, vmapped).
 
-A grid (:class:`GridConfig`, ``scripts/two_layer.py``) is every combination of losses x BN variants x
-zetas x activations x P x beta; :func:`resume_plan` says which settings an earlier run finished,
-:func:`setting_result` is the per-setting record (the unit of resume), :func:`result_row` the
-aggregated row of ``results.json`` and :func:`results_csv` / :func:`results_table` /
-:func:`matching_curves` the tables and figure curves built from the rows.
+A grid (:class:`GridConfig`, ``scripts/two_layer.py``, run by :func:`ccdyn.grid.run`) is every
+combination of losses x BN variants x zetas x activations x P x beta; :func:`setting_result` is the
+per-setting record (the unit of resume), :func:`result_row` the aggregated row of ``results.json`` and
+:func:`results_csv` / :func:`results_table` / :func:`matching_curves` the tables and figure curves
+built from the rows.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import itertools
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ccdyn import activations, compiling
+from ccdyn import activations, compiling, grid
 from ccdyn.two_layer import metrics
 from ccdyn.two_layer import network as net_lib
 from ccdyn.data import tokens
 
-__all__ = ["Setting", "seed_keys", "network", "run_setting", "init_scores", "aggregate", "GridConfig", "READINGS",
-           "run_setting_checkpoints",
-           "resume_plan", "memory_estimate", "setting_result", "nonfinite_seeds", "token_coords", "result_row", "results_csv",
-           "results_table", "matching_curves", "weights_label"]
+__all__ = ["Setting", "network", "run_setting", "init_scores", "aggregate", "GridConfig", "READINGS",
+           "run_setting_checkpoints", "memory_estimate", "setting_result", "nonfinite_seeds", "token_coords", "result_row",
+           "results_csv", "results_table", "matching_curves", "weights_label"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,7 +42,7 @@ class Setting:
       beta: over-parameterization, an integer >= 1; M = beta P filters per RF.
       n_candidates: P, candidate tokens per position, in [1, n_tokens].
       loss: ``infonce`` or ``quadratic``.
-      bn: BatchNorm variant (:data:`ccdyn.net_lib.BN_VARIANTS`).
+      bn: BatchNorm variant (:data:`ccdyn.two_layer.network.BN_VARIANTS`).
       zeta: embedding norm non-uniformity (App. E.2), > 0.
     """
 
@@ -71,14 +69,6 @@ class Setting:
                 f"-beta{self.beta}")
 
 
-@functools.partial(jax.jit, static_argnames=("seed", "n_seeds"), compiler_options=compiling.QUICK)
-def seed_keys(seed: int, n_seeds: int):
-    """(data, minibatch, init) keys of seeds 0..n_seeds-1, each (n_seeds, 2)."""
-    keys = jax.vmap(lambda s: jax.random.split(jax.random.fold_in(jax.random.PRNGKey(seed), s), 3))(
-        np.arange(n_seeds))
-    return keys[:, 0], keys[:, 1], keys[:, 2]
-
-
 def run_setting(setting: Setting, cfg: net_lib.TrainConfig, *, n_seeds: int = 3, seed: int = 0,
                 spec: tokens.TokenSpec | None = None, d_out: int = 50, block: int = 500,
                 on_block=None) -> dict:
@@ -89,7 +79,7 @@ def run_setting(setting: Setting, cfg: net_lib.TrainConfig, *, n_seeds: int = 3,
       cfg: optimizer and loss settings shared by the grid.
       spec: token model besides P and zeta (default: Sec. 5, G = 40, K = 10, d = 20, 5 fixed).
       d_out: rows of V.
-      block, on_block: see :func:`ccdyn.net_lib.train`.
+      block, on_block: see :func:`ccdyn.two_layer.network.train`.
 
     Returns:
       dict of numpy arrays over seeds: ``chi_plus``, ``chi_minus`` (n_seeds,), ``chi_plus_rf``,
@@ -152,7 +142,7 @@ def _prepare(setting, n_seeds, seed, spec, d_out):
         raise ValueError(f"n_seeds={n_seeds} must be >= 1")
     spec = dataclasses.replace(spec or tokens.TokenSpec(), n_candidates=setting.n_candidates, zeta=setting.zeta)
     net = network(setting, spec, d_out)
-    data_keys, batch_keys, init_keys = seed_keys(seed, n_seeds)
+    data_keys, batch_keys, init_keys = grid.seed_keys(seed, n_seeds, 3)  # (data, minibatch, init) streams
     return net, tokens.make_tokens_batch(data_keys, spec), (batch_keys, init_keys)
 
 
@@ -211,13 +201,14 @@ READINGS = ("R_k^g = candidates some generator fixes at position k",
 
 
 @dataclasses.dataclass(frozen=True)
-class GridConfig:
+class GridConfig(grid.Axes):
     """A grid of settings trained over the same seeds (``scripts/two_layer.py``).
 
     Attributes:
       acts, betas, ps, losses, bns, zetas: the values of each axis (non-empty tuples); every
-        combination is a :class:`Setting`.
-      n_seeds, seed: seeds per setting (vmapped together) and the base seed (:func:`seed_keys`).
+        combination is a :class:`Setting` (:meth:`settings`: losses x bns x zetas x acts x ps x betas,
+        the last varies fastest).
+      n_seeds, seed: seeds per setting (vmapped together) and the base seed (:func:`ccdyn.grid.seed_keys`).
       d_out, block: rows of V and steps per compiled block (:func:`run_setting`).
       train: optimizer and loss (``train.loss`` is overridden per setting).
       spec: token model; its ``n_candidates`` and ``zeta`` are overridden per setting.
@@ -236,6 +227,10 @@ class GridConfig:
     train: net_lib.TrainConfig = net_lib.TrainConfig()
     spec: tokens.TokenSpec = tokens.TokenSpec()
 
+    SETTING = Setting
+    AXES = (("losses", "loss"), ("bns", "bn"), ("zetas", "zeta"), ("acts", "act"), ("ps", "n_candidates"),
+            ("betas", "beta"))
+
     def __post_init__(self):
         for name in ("acts", "betas", "ps", "losses", "bns", "zetas"):
             if not getattr(self, name):
@@ -249,60 +244,28 @@ class GridConfig:
                 raise ValueError(f"{name}={getattr(self, name)} must be >= 1")
         self.settings()  # validates acts, betas, losses and bns
 
-    def settings(self) -> list:
-        """The grid's settings, losses x bns x zetas x acts x ps x betas (the last varies fastest)."""
-        grid = itertools.product(self.losses, self.bns, self.zetas, self.acts, self.ps, self.betas)
-        return [Setting(act=a, beta=b, n_candidates=p, loss=lo, bn=bn, zeta=z) for lo, bn, z, a, p, b in grid]
-
-    AXES = ("acts", "betas", "ps", "losses", "bns", "zetas")
-
-    def run_config(self) -> dict:
-        """What determines each setting's numbers: every field but the grid axes (a setting's result does
-        not depend on which other settings are in the grid). The run directory's ``config.json``."""
-        return {k: v for k, v in dataclasses.asdict(self).items() if k not in self.AXES}
-
     def results_config(self, command: str) -> dict:
         """The ``config`` of ``results.json``: train, tokens, d_out, n_seeds, seed, command, readings."""
         return {"train": dataclasses.asdict(self.train), "tokens": dataclasses.asdict(self.spec), "d_out": self.d_out,
                 "n_seeds": self.n_seeds, "seed": self.seed, "command": command, "readings": list(READINGS)}
 
 
-def resume_plan(settings, run_files, *, resume: bool, save_weights: bool) -> list:
-    """Per setting, whether its earlier result is kept (True) or it is trained (False).
-
-    ``run_files``: the names of the files in the run's ``runs/`` folder: ``<tag>.json`` is a finished
-    setting, ``<tag>.weights.npz`` its weights. Without ``resume`` every setting is trained; with it, a
-    finished setting is kept unless ``save_weights`` asks for weights it lacks. A setting trained earlier
-    in the same list counts as finished (and, with ``save_weights``, as having weights) for the ones
-    after it.
-    """
-    names = set(run_files)
-    plan = []
-    for s in settings:
-        keep = bool(resume and f"{s.tag}.json" in names and (not save_weights or f"{s.tag}.weights.npz" in names))
-        plan.append(keep)
-        if not keep:
-            names.add(f"{s.tag}.json")
-            if save_weights:
-                names.add(f"{s.tag}.weights.npz")
-    return plan
-
-
-def memory_estimate(grid: GridConfig) -> tuple:
+def memory_estimate(config: GridConfig) -> tuple:
     """(bytes, flag, formula): a coarse upper estimate of the largest setting's training memory: about
     16 float32 arrays of n_seeds x 2 views x batch x K x max(d, M, d_out) (one-hot tokens, activations,
     their gradients)."""
-    width = max(grid.spec.n_tokens, max(grid.betas) * max(grid.ps), grid.d_out)
-    n = 16.0 * grid.n_seeds * 2 * grid.train.batch_size * grid.spec.n_positions * width * 4
-    return n, "--batch_size", (f"16 float32 arrays of {grid.n_seeds} seeds x 2 views x batch {grid.train.batch_size}"
-                               f" x {grid.spec.n_positions} positions x {width}")
+    width = max(config.spec.n_tokens, max(config.betas) * max(config.ps), config.d_out)
+    n = 16.0 * config.n_seeds * 2 * config.train.batch_size * config.spec.n_positions * width * 4
+    return n, "--batch_size", (f"16 float32 arrays of {config.n_seeds} seeds x 2 views x batch {config.train.batch_size}"
+                               f" x {config.spec.n_positions} positions x {width}")
 
 
-def setting_result(setting: Setting, result: dict, wall_s: float) -> dict:
-    """The per-setting record (``runs/<tag>.json``) of a :func:`run_setting` result."""
+def setting_result(setting: Setting, result: dict) -> dict:
+    """The per-setting record (``runs/<tag>.json``, where :func:`ccdyn.grid.run` adds ``wall_s``) of a
+    :func:`run_setting` result."""
     out = {k: result[k] for k in ("chi_plus", "chi_minus", "chi_plus_rf", "chi_minus_rf", "turn_deg", "finite",
                                   "stopped_at", "loss")}
-    out.update(setting=dataclasses.asdict(setting), wall_s=wall_s)
+    out.update(setting=dataclasses.asdict(setting))
     return out
 
 
@@ -321,12 +284,13 @@ def token_coords(result: dict) -> dict:
     return {"coords": coords, "used": result["used"][0], "W": result["W"][0]}
 
 
-def result_row(setting: Setting, result: dict, grid: GridConfig) -> dict:
+def result_row(setting: Setting, result: dict, config: GridConfig) -> dict:
     """A row of ``results.json``: the setting, M, mean and std over the finite seeds of chi_+, chi_-
     and turn_deg, the chance level of the untrained filters, seed counts and wall time.
 
-    ``result`` is a :func:`setting_result` (possibly read back from JSON; ``turn_deg`` may be absent)."""
-    init = init_scores(setting, n_seeds=grid.n_seeds, seed=grid.seed, spec=grid.spec, d_out=grid.d_out)
+    ``result`` is a :func:`setting_result` with ``wall_s`` (possibly read back from JSON; ``turn_deg`` may
+    be absent)."""
+    init = init_scores(setting, n_seeds=config.n_seeds, seed=config.seed, spec=config.spec, d_out=config.d_out)
     return {**dataclasses.asdict(setting), "M": setting.beta * setting.n_candidates,
             "chi_plus": aggregate(result["chi_plus"]), "chi_minus": aggregate(result["chi_minus"]),
             "chi_plus_init": aggregate(init["chi_plus"]), "chi_minus_init": aggregate(init["chi_minus"]),
@@ -335,28 +299,35 @@ def result_row(setting: Setting, result: dict, grid: GridConfig) -> dict:
             "wall_s": result["wall_s"]}
 
 
+def _round(key, digits, part="mean"):
+    return lambda r: round(r[key][part], digits)
+
+
+_SETTING_COLUMNS = (("loss", lambda r: r["loss"]), ("act", lambda r: r["act"]), ("bn", lambda r: r["bn"]))
+CSV_COLUMNS = _SETTING_COLUMNS + (
+    ("zeta", lambda r: r["zeta"]), ("P", lambda r: r["n_candidates"]), ("beta", lambda r: r["beta"]),
+    ("M", lambda r: r["M"]), ("chi_plus_mean", _round("chi_plus", 4)), ("chi_plus_std", _round("chi_plus", 4, "std")),
+    ("chi_minus_mean", _round("chi_minus", 4)), ("chi_minus_std", _round("chi_minus", 4, "std")),
+    ("chi_plus_init", _round("chi_plus_init", 4)), ("chi_minus_init", _round("chi_minus_init", 4)),
+    ("turn_deg", lambda r: "" if r["turn_deg"] is None else round(r["turn_deg"]["mean"], 2)),
+    ("n_finite", lambda r: r["chi_plus"]["n"]), ("n_seeds", lambda r: r["n_seeds"]),
+    ("wall_s", lambda r: round(r["wall_s"], 1)))
+TABLE_COLUMNS = _SETTING_COLUMNS + (
+    ("ζ", lambda r: r["zeta"]), ("P", lambda r: r["n_candidates"]), ("β", lambda r: r["beta"]),
+    ("χ̄₊", lambda r: f"{r['chi_plus']['mean']:.3f} ± {r['chi_plus']['std']:.3f}"),
+    ("χ̄₋", lambda r: f"{r['chi_minus']['mean']:.3f} ± {r['chi_minus']['std']:.3f}"),
+    ("χ̄₊/χ̄₋ at init", lambda r: f"{r['chi_plus_init']['mean']:.2f}/{r['chi_minus_init']['mean']:.2f}"),
+    ("finite", lambda r: f"{r['chi_plus']['n']}/{r['n_seeds']}"))
+
+
 def results_csv(rows) -> tuple:
-    """(headers, rows) of ``results.csv``."""
-    headers = ["loss", "act", "bn", "zeta", "P", "beta", "M", "chi_plus_mean", "chi_plus_std", "chi_minus_mean",
-               "chi_minus_std", "chi_plus_init", "chi_minus_init", "turn_deg", "n_finite", "n_seeds", "wall_s"]
-    body = [[r["loss"], r["act"], r["bn"], r["zeta"], r["n_candidates"], r["beta"], r["M"],
-             round(r["chi_plus"]["mean"], 4), round(r["chi_plus"]["std"], 4), round(r["chi_minus"]["mean"], 4),
-             round(r["chi_minus"]["std"], 4), round(r["chi_plus_init"]["mean"], 4),
-             round(r["chi_minus_init"]["mean"], 4), "" if r["turn_deg"] is None else round(r["turn_deg"]["mean"], 2),
-             r["chi_plus"]["n"], r["n_seeds"], round(r["wall_s"], 1)]
-            for r in rows]
-    return headers, body
+    """(headers, rows) of ``results.csv`` (:data:`CSV_COLUMNS`)."""
+    return grid.table(rows, CSV_COLUMNS)
 
 
 def results_table(rows) -> tuple:
     """(headers, rows) of the printed summary: chi_bar_+/- mean +- std, chance level, finite seeds."""
-    headers = ["loss", "act", "bn", "ζ", "P", "β", "χ̄₊", "χ̄₋", "χ̄₊/χ̄₋ at init", "finite"]
-    body = [[r["loss"], r["act"], r["bn"], r["zeta"], r["n_candidates"], r["beta"],
-             f"{r['chi_plus']['mean']:.3f} ± {r['chi_plus']['std']:.3f}",
-             f"{r['chi_minus']['mean']:.3f} ± {r['chi_minus']['std']:.3f}",
-             f"{r['chi_plus_init']['mean']:.2f}/{r['chi_minus_init']['mean']:.2f}",
-             f"{r['chi_plus']['n']}/{r['n_seeds']}"] for r in rows]
-    return headers, body
+    return grid.table(rows, TABLE_COLUMNS)
 
 
 def matching_curves(rows) -> dict:

@@ -1,0 +1,29 @@
+"""What the absl scripts share, one module per job; scripts use ``from ccdyn import cli`` and the
+names re-exported here. Scripts read their flags only in ``main`` and hand the values to these helpers.
+
+- :mod:`~ccdyn.cli.parsing`: list flags and validators (:func:`floats`, :func:`ints`,
+  :func:`register_numbers`, :func:`register_subset`, :data:`SEED_MAX`).
+- :mod:`~ccdyn.cli.contract`: :func:`start` (``app.run`` with the failure contract: one ``error:``
+  line, exit status 2, the open run directory marked failed), :func:`fail`, :func:`or_fail`, and the
+  start-up checks :func:`check_memory`, :func:`check_tolerance`.
+- :mod:`~ccdyn.cli.record`: the run record (:func:`run_record`, :func:`with_run_record`) and the run
+  directory (:func:`define_run_flags`, :func:`open_run_dir`, :func:`finish`).
+- :mod:`~ccdyn.cli.progress`: :func:`log` and :func:`progress` on stderr.
+- :mod:`~ccdyn.cli.multihost`: several processes (:func:`define_multihost_flags`,
+  :func:`start_processes`, :func:`agree_processes`, :func:`open_run_of_process_0`).
+
+This is the scripts' layer: it may print and exit; the rest of the library does neither. It is
+shared by every paper part and imports none; a part's own script flags live in the part (the 1-layer
+data and basins flags: :mod:`ccdyn.one_layer.script_flags`).
+"""
+
+from ccdyn.cli.contract import check_memory, check_tolerance, fail, or_fail, start
+from ccdyn.cli.multihost import agree_processes, define_multihost_flags, open_run_of_process_0, start_processes
+from ccdyn.cli.parsing import SEED_MAX, floats, ints, register_numbers, register_subset
+from ccdyn.cli.progress import log, progress
+from ccdyn.cli.record import define_run_flags, finish, open_run_dir, run_record, with_run_record
+
+__all__ = ["floats", "ints", "register_numbers", "register_subset", "SEED_MAX", "start", "fail", "or_fail",
+           "check_memory", "check_tolerance", "run_record", "with_run_record", "define_run_flags", "open_run_dir",
+           "finish", "log", "progress", "define_multihost_flags", "start_processes", "agree_processes",
+           "open_run_of_process_0"]

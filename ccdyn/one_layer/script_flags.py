@@ -1,0 +1,145 @@
+"""The flags of the 1-layer part's basins scripts (``scripts/basins.py``, ``scripts/continuation.py``)
+and their start-up checks, on top of the shared script layer :mod:`ccdyn.cli`.
+
+- :func:`define_data_flags` defines the flags of :class:`ccdyn.data.registry.DataSpec` (defaults from
+  a frozen spec) and :func:`data_spec` builds the spec back from the parsed flag values.
+- :func:`define_basins_flags` defines the data flags and the flags of a basins run (activation, alpha,
+  dynamics, inits, tiles); :func:`basins_config` builds the :class:`ccdyn.one_layer.basins.BasinsConfig`
+  back and :func:`basins_data` runs the start-up checks of a config and returns its float64 data (a
+  failed check ends the script through :func:`ccdyn.cli.fail`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax.numpy as jnp
+from absl import flags
+
+from ccdyn import activations, pairwise, parallel
+from ccdyn.cli import SEED_MAX, check_memory, check_tolerance, fail, floats, or_fail, register_numbers
+from ccdyn.data.registry import AUGMENTATIONS, DATA_MODELS, DataSpec, build_dataset, support_shape
+from ccdyn.one_layer import basins, engine
+
+__all__ = ["define_data_flags", "data_spec", "define_basins_flags", "basins_config", "basins_data"]
+
+# The flags that define_data_flags / define_basins_flags define belong to the script calling them (its
+# --helpshort lists them).
+flags.disclaim_key_flags()
+
+
+def define_data_flags(defaults: DataSpec = DataSpec()) -> None:
+    """Defines one flag per :class:`DataSpec` field (the basins / landscape data flags) with validators."""
+    D = defaults
+    flags.DEFINE_enum("data", D.data, DATA_MODELS, "Data model.")
+    flags.DEFINE_integer("d", D.d, "Input dimension (latent models, gaussian_mixture), >= 2.", lower_bound=2)
+    flags.DEFINE_integer("m", D.m, "Number of patterns M (<= d).", lower_bound=1)
+    flags.DEFINE_list("q", [str(v) for v in D.q], "Latent summation q_m in (0, 1): one value or M values.")
+    flags.DEFINE_float("ortho_eps", D.ortho_eps, "||U^T U - I||_2 of the pattern basis, in [0, 1).")
+    flags.DEFINE_list("probs", None, "Probabilities of the categories / circle points / mixture components.")
+    flags.DEFINE_list("angles", [repr(a) for a in D.angles], "Circle angles in units of pi.")
+    flags.DEFINE_float("std", D.std, "Gaussian mixture standard deviation (>= 0).")
+    flags.DEFINE_integer("n_samples", D.n_samples, "Sample this many points (gaussian_mixture; latent_summation, "
+                         "required beyond M = 16) instead of the exact population.")
+    flags.DEFINE_string("data_path", D.data_path, "--data=file: a .npz with x (n, d); optional p, x_aug, p_aug, "
+                        "patterns.")
+    flags.DEFINE_integer("data_seed", D.data_seed, "Seed of the data model (basis, samples, views).", lower_bound=0,
+                         upper_bound=SEED_MAX)
+    flags.DEFINE_enum("aug", D.aug, AUGMENTATIONS, "Augmentation: none, noise (Gaussian views), rotation (2-D data: "
+                      "x = R(t) x0, t ~ U[-aug_range pi, aug_range pi], App. B.5) or shift (cyclic shifts by "
+                      "|s| <= aug_range; all d shifts when 2 aug_range + 1 >= d, App. B.5).")
+    flags.DEFINE_integer("aug_views", D.aug_views, "Views per point for --aug=noise; quadrature angles of t for "
+                         "--aug=rotation.", lower_bound=1)
+    flags.DEFINE_float("aug_std", D.aug_std, "Noise std for --aug=noise (>= 0).")
+    flags.DEFINE_float("aug_range", D.aug_range, "--aug=rotation: half-range of t in units of pi, in (0, 1] (1: "
+                       "the whole circle); --aug=shift: the largest shift, an integer >= 1.")
+    register_numbers("q", float, 0, 1, lo_open=True)
+    register_numbers("angles", float, min_len=2, what="numbers (units of pi)")
+    register_numbers("probs", float, allow_none=True)
+    flags.register_validator("ortho_eps", lambda v: 0 <= v < 1, "--ortho_eps must lie in [0, 1)")
+    flags.register_validator("std", lambda v: v >= 0, "--std must be >= 0")
+    flags.register_validator("aug_std", lambda v: v >= 0, "--aug_std must be >= 0")
+    flags.register_validator("n_samples", lambda v: v is None or v >= 2, "--n_samples must be >= 2")
+    flags.register_multi_flags_validator(
+        ["aug", "aug_range"], lambda f: f["aug"] != "rotation" or 0 < f["aug_range"] <= 1,
+        "--aug_range must lie in (0, 1] for --aug=rotation (half-range of the angle in units of pi)")
+    flags.register_multi_flags_validator(
+        ["aug", "aug_range"],
+        lambda f: f["aug"] != "shift" or (f["aug_range"] >= 1 and f["aug_range"] == int(f["aug_range"])),
+        "--aug_range must be an integer >= 1 for --aug=shift (the largest cyclic shift)")
+    flags.register_multi_flags_validator(["m", "d"], lambda f: f["m"] <= f["d"], "--m must be <= --d")
+
+
+def data_spec(values) -> DataSpec:
+    """The :class:`DataSpec` of parsed data flags (``values``: the scripts' ``FLAGS``)."""
+    kw = {f.name: values[f.name].value for f in dataclasses.fields(DataSpec)}
+    kw.update(q=floats(kw["q"]), angles=floats(kw["angles"]), probs=floats(kw["probs"]) if kw["probs"] else None)
+    return DataSpec(**kw)
+
+
+def define_basins_flags(n_init: int = 10000) -> None:
+    """The data flags and one flag per field of :class:`ccdyn.one_layer.basins.BasinsConfig` (and its
+    :class:`ccdyn.one_layer.engine.Dynamics`), with validators (scripts/basins.py, scripts/continuation.py)."""
+    define_data_flags()
+    flags.DEFINE_enum("act", "relu", activations.ACTIVATIONS, "Activation h.")
+    flags.DEFINE_float("leaky_slope", activations.DEFAULT_LEAKY_SLOPE, "leaky_relu negative slope, in [0, 1).")
+    flags.DEFINE_enum("alpha", "uniform", pairwise.KINDS, "Pairwise importance alpha (Gaussian: Cor. 2).")
+    flags.DEFINE_float("tau", 1.0, "Temperature of the Gaussian alpha (> 0).")
+    flags.DEFINE_enum("method", "power", list(engine.METHODS), "Power iteration (Eq. PI), the flow (Eq. 7) integrated "
+                      "to --flow_rtol, or euler_halving: the flow by fixed Euler steps halved on reversal (no error "
+                      "control; biased basins, docs/flow.md).")
+    flags.DEFINE_float("step_size", 1.0, "Initial step of the flow (> 0; --method=flow starts at most this, moving "
+                       "w by 0.01 rad).")
+    flags.DEFINE_float("flow_rtol", 1e-4, "--method=flow: bound on each step's angular error (radians), in (0, 0.1).")
+    flags.DEFINE_float("shift", 0.0, "Power-iteration shift s: A(w) w + s w (App. B.4), >= 0.")
+    flags.DEFINE_integer("max_steps", 2000, "Steps before a run is declared not converged.", lower_bound=1)
+    flags.DEFINE_float("tol", 1e-6, "Relative convergence tolerance, in (0, 0.1).")
+    flags.DEFINE_float("cluster_tol", 1e-2, "Endpoints closer than this are one optimum, in (0, 1).")
+    flags.DEFINE_integer("n_init", n_init, "Number of random initializations.", lower_bound=1,
+                         upper_bound=parallel.MAX_INITS)
+    flags.DEFINE_integer("seed", 0, "Seed of the initializations (init i uses fold_in(seed, i)).", lower_bound=0,
+                         upper_bound=SEED_MAX)
+    flags.DEFINE_integer("chunk_size", None, "Inits per chunk (bounds memory; unit of resume); default: tile x "
+                         f"devices x {parallel.TILES_PER_CHUNK}.", lower_bound=1)
+    flags.DEFINE_integer("tile", None, "Inits per tile: the fixed GEMM width (results do not depend on chunk_size, "
+                         f"device or process count at a fixed tile); default: {parallel.CPU_TILE} on CPU, on an "
+                         "accelerator from its memory (docs/reproducibility.md, Sizing).", lower_bound=1)
+    flags.DEFINE_bool("x64", False, "Run the dynamics in float64 (certificates are always float64).")
+    flags.register_validator("leaky_slope", lambda v: 0 <= v < 1, "--leaky_slope must lie in [0, 1)")
+    flags.register_validator("tau", lambda v: v > 0, "--tau must be > 0")
+    flags.register_validator("step_size", lambda v: v > 0, "--step_size must be > 0")
+    flags.register_validator("shift", lambda v: v >= 0, "--shift must be >= 0")
+    flags.register_validator("flow_rtol", lambda v: 0 < v < 0.1, "--flow_rtol must lie in (0, 0.1)")
+    flags.register_validator("tol", lambda v: 0 < v < 0.1, "--tol must lie in (0, 0.1)")
+    flags.register_validator("cluster_tol", lambda v: 0 < v < 1, "--cluster_tol must lie in (0, 1)")
+    flags.register_multi_flags_validator(
+        ["method", "act"], lambda f: f["method"] != "power" or f["act"] in activations.HOMOGENEOUS,
+        f"--method=power needs a homogeneous --act ({', '.join(activations.HOMOGENEOUS)}); use --method=flow")
+
+
+def basins_config(values, **extra) -> basins.BasinsConfig:
+    """The :class:`ccdyn.one_layer.basins.BasinsConfig` of parsed :func:`define_basins_flags` values
+    (``values``: the scripts' ``FLAGS``); ``extra``: fields a script adds (e.g. ``target_unseen``)."""
+    v = {name: values[name].value for name in ("act", "leaky_slope", "alpha", "tau", "n_init", "seed", "x64",
+                                               "cluster_tol")}
+    dyn = engine.Dynamics(**{name: values[name].value for name in ("method", "step_size", "tol", "max_steps", "shift",
+                                                                    "flow_rtol")})
+    cfg = basins.BasinsConfig(data=data_spec(values), dynamics=dyn, **v, **extra)
+    return basins.sized(cfg, support_shape(cfg.data), tile=values["tile"].value, chunk_size=values["chunk_size"].value)
+
+
+def basins_data(cfg: basins.BasinsConfig, context: str = ""):
+    """The start-up checks of a basins run, before anything is compiled or written: ``--tol`` against the
+    dtype, the memory estimate (from the data flags, then from the data), d >= 2, and the dtype against
+    the data's scale (:func:`ccdyn.one_layer.engine.range_problems`). Returns the float64 dataset; a
+    failed check ends the script, its line prefixed with ``context``."""
+    check_tolerance(cfg.dynamics.tol, "--tol", cfg.dtype)
+    check_memory(*basins.memory_estimate(cfg, support_shape(cfg.data)))
+    ds64 = or_fail(build_dataset, cfg.data, jnp.float64)
+    if ds64.dim < 2:
+        fail(f"{context}the data has dimension {ds64.dim}; basins live on the sphere S^(d-1) and need d >= 2 "
+             "(--d / --data_path)")
+    check_memory(*basins.memory_estimate(cfg, (ds64.n, 1 if ds64.x_aug is None else ds64.x_aug.shape[1], ds64.dim)))
+    for problem in engine.range_problems(ds64, cfg.activation, cfg.pairwise, cfg.dynamics, cfg.dtype):
+        fail(f"{context}{problem}")
+    return ds64
