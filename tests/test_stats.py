@@ -1,4 +1,5 @@
-"""Basin statistics: Wilson intervals, their overlaps, and Pearson's chi-square p-value."""
+"""Basin statistics: Wilson intervals, their overlaps, Pearson's chi-square p-value, the unseen mass, the
+per-basin miss bound, simultaneous intervals, Chao1, and their coverage by simulation."""
 
 import numpy as np
 import pytest
@@ -178,30 +179,35 @@ def test_simultaneous_intervals_exact_union_bound_on_known_distributions(n):
 
 def _simulate(p, n, reps, rng):
     """Coverage of every new bound, and of two intervals too narrow on purpose, in ``reps`` multinomial
-    draws of n inits from the basin masses p. The tail of a 'continuum' of basins too small to recur is
-    modelled by p = 0 entries each drawn at most once (see the caller)."""
+    draws of n inits from the basin masses p; mean interval widths over the basins seen; Chao1's mean."""
     from scipy.special import ndtri
 
     counts = rng.multinomial(n, p, size=reps)
     eps = stats.miss_bound(n)
     uniq, inv = np.unique(counts, return_inverse=True)
     ci = stats.simultaneous_intervals(uniq, n)[inv.reshape(counts.shape)]
+    seen = counts > 0
     out = {"miss": np.mean(~np.any((counts == 0) & (p >= eps), axis=1)),
-           "mass_weighted": np.mean(np.all((ci[..., 0] <= p) & (p <= ci[..., 1]), axis=1))}
-    rows = {"bonferroni_seen": [], "wilson": [], "wald_bonferroni": [], "chao1": [], "chao1_low": []}
-    z = ndtri(1 - 0.05 / 2)
+           "mass_weighted": np.mean(np.all((ci[..., 0] <= p) & (p <= ci[..., 1]), axis=1)),
+           "width_mass_weighted": np.sum((ci[..., 1] - ci[..., 0]) * seen) / np.sum(seen)}
+    rows = {k: [] for k in ("bonferroni_seen", "wilson", "wald_bonferroni", "chao1", "chao1_low", "chao1_mean",
+                            "width_bonferroni_seen", "width_wilson")}
     for c in counts:
         cs, ps = c[c > 0], p[c > 0]
-        q = cs / n
-        wald = np.stack([q - ndtri(1 - 0.05 / (2 * cs.size)) * np.sqrt(q * (1 - q) / n),
-                         q + ndtri(1 - 0.05 / (2 * cs.size)) * np.sqrt(q * (1 - q) / n)], -1)
+        q, zb = cs / n, ndtri(1 - 0.05 / (2 * cs.size))
+        wald = np.stack([q - zb * np.sqrt(q * (1 - q) / n), q + zb * np.sqrt(q * (1 - q) / n)], -1)
         for key, iv in (("bonferroni_seen", stats.simultaneous_intervals(cs, n, method="bonferroni")),
-                        ("wilson", stats.wilson_interval(cs, n, z)), ("wald_bonferroni", wald)):
+                        ("wilson", stats.wilson_interval(cs, n)), ("wald_bonferroni", wald)):
             rows[key].append(np.all((iv[:, 0] <= ps) & (ps <= iv[:, 1])))
+            if "width_" + key in rows:
+                rows["width_" + key].append(np.sum(iv[:, 1] - iv[:, 0]))
         r = stats.richness(cs)
         rows["chao1"].append(r["low"] <= np.sum(p > 0) <= r["high"])
         rows["chao1_low"].append(r["low"] <= np.sum(p > 0))
-    out.update({k: float(np.mean(v)) for k, v in rows.items()})
+        rows["chao1_mean"].append(r["chao1"])
+    out.update({k: float(np.mean(v)) for k, v in rows.items() if not k.startswith("width")})
+    for k in ("width_bonferroni_seen", "width_wilson"):
+        out[k] = float(np.sum(rows[k]) / np.sum(seen))
     return out
 
 
@@ -254,7 +260,8 @@ def test_richness_variance_is_chao_delta_method_by_autodiff():
     def s_hat(f, n):
         return jnp.sum(f) + (n - 1) / n * f[0] * (f[0] - 1) / (2 * (f[1] + 1))
 
-    for f, counts in (([12, 0, 5, 4], [1] * 12 + [3] * 5 + [4] * 4), ([7, 3, 5, 4], [1] * 7 + [2] * 3 + [3] * 5 + [9] * 4)):
+    for f, counts in (([12, 0, 5, 4], [1] * 12 + [3] * 5 + [4] * 4),
+                      ([7, 3, 5, 4], [1] * 7 + [2] * 3 + [3] * 5 + [9] * 4)):
         f = jnp.array(f, jnp.float64)
         n = sum(counts)
         r = stats.richness(np.array(counts + [0, 0]))
@@ -277,7 +284,7 @@ def test_richness_without_singletons_and_edge_cases():
     assert r["chao1"] == 4 and r["low"] == 4 <= r["high"] < 6 and r["f1"] == 1
     r = stats.richness([50, 60, 70])
     assert r["chao1"] == 3 and 3 == r["low"] <= r["high"] < 3.01
-    assert stats.richness([]) ["high"] == float("inf") and stats.richness([0, 0])["observed"] == 0
+    assert stats.richness([])["high"] == float("inf") and stats.richness([0, 0])["observed"] == 0
     with pytest.raises(ValueError):
         stats.richness([1, 2], confidence=1.0)
 
@@ -289,3 +296,20 @@ def test_richness_is_nearly_unbiased_when_basins_are_equal():
     est = np.array([stats.richness(c)["chao1"] for c in counts])
     seen = np.mean(np.sum(counts > 0, 1))
     assert abs(est.mean() / 700 - 1) < 0.03 and seen < 0.8 * 700
+
+
+@pytest.mark.slow
+def test_coverage_table():
+    """The coverage study of docs/statistics.md (1000 draws per row; ``pytest tests/test_stats.py -m slow -k
+    coverage_table -s`` prints it): every new bound covers at >= 95% up to sampling noise."""
+    rng, reps = np.random.default_rng(0), 1000
+    print("\n| basins | n | miss bound | mass-weighted | Bonferroni (seen) | Wilson | Wald-Bonf. | Chao1 2-sided "
+          "| Chao1 low | Chao1 mean (S) | width MW / Bonf. / Wilson |")
+    for name, p in _distributions().items():
+        for n in (1000, 10_000, 100_000):
+            cov = _simulate(p, n, reps, rng)
+            print(f"| {name} | {n} | {cov['miss']:.3f} | {cov['mass_weighted']:.3f} | {cov['bonferroni_seen']:.3f} "
+                  f"| {cov['wilson']:.3f} | {cov['wald_bonferroni']:.3f} | {cov['chao1']:.3f} | {cov['chao1_low']:.3f} "
+                  f"| {cov['chao1_mean']:.0f} ({np.sum(p > 0)}) | {cov['width_mass_weighted']:.2g} / "
+                  f"{cov['width_bonferroni_seen']:.2g} / {cov['width_wilson']:.2g} |", flush=True)
+            assert cov["miss"] >= 0.95 and _below(cov["mass_weighted"], reps) > 1e-3, (name, n, cov)
