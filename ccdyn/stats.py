@@ -14,7 +14,8 @@ import jax.scipy.stats
 import numpy as np
 
 __all__ = ["wilson_interval", "intervals_overlap", "covering_intervals", "equal_counts_pvalue", "unseen_mass",
-           "t_interval", "miss_bound", "inits_for_miss", "miss_phrase", "simultaneous_intervals", "richness"]
+           "t_interval", "miss_bound", "inits_for_miss", "miss_phrase", "simultaneous_intervals", "richness",
+           "basin_statistics"]
 
 
 def wilson_interval(count, n, z: float = 1.959963984540054):
@@ -262,3 +263,19 @@ def richness(counts, confidence: float = 0.95) -> dict:
         low, high = max(s_obs, s_obs / (1 - p) - half), s_obs / (1 - p) + half
     return {"chao1": float(s), "low": float(low), "high": float(high), "observed": s_obs, "f1": f1, "f2": f2,
             "variance": float(var), "confidence": confidence}
+
+
+def basin_statistics(counts, n: int, confidence: float = 0.95) -> dict:
+    """The three answers of docs/statistics.md for one run, JSON-ready: ``counts`` the inits per optimum
+    found, ``n`` all inits (converged or not; the masses are fractions of all inits, and Chao1 counts
+    the converged ones, sum(counts)).
+
+    {"miss_bound": eps, "miss_phrase": str, "intervals": [[lo, hi], ...] in the order of counts,
+    "interval_method": "mass_weighted", "richness": :func:`richness`, "confidence": confidence}.
+    """
+    c = np.asarray(counts)
+    if c.sum() > n:
+        raise ValueError(f"the counts sum to {int(c.sum())} > n={n} inits")
+    return {"miss_bound": miss_bound(n, confidence), "miss_phrase": miss_phrase(n, confidence),
+            "intervals": simultaneous_intervals(c, n, confidence).tolist(), "interval_method": "mass_weighted",
+            "richness": richness(c, confidence), "confidence": confidence}

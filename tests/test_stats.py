@@ -132,6 +132,31 @@ def test_mass_weighted_intervals_invert_the_test_found_by_enumeration():
         assert hi - 1e-12 <= ci[c, 1] <= hi + step + 1e-12
 
 
+def test_mass_weighted_ends_solve_their_equations_at_large_n():
+    """The interval ends are the crossings P(Bin >= c) = alpha L / 2 and P(Bin <= c) = alpha U / 2."""
+    from scipy.special import bdtr, bdtrc
+
+    for n in (10**4, 10**6):
+        c = np.array([0, 1, 2, 3, 40, n // 700, n // 2, n])
+        ci = stats.simultaneous_intervals(c, n)
+        np.testing.assert_allclose(bdtrc(c[2:] - 1, n, ci[2:, 0]), 0.025 * ci[2:, 0], rtol=1e-8)
+        np.testing.assert_allclose(bdtr(c[:-1], n, ci[:-1, 1]), 0.025 * ci[:-1, 1], rtol=1e-8)
+        assert np.all(ci[:2, 0] == 0) and ci[-1, 1] == 1 and np.all(ci[:, 0] <= c / n) and np.all(c / n <= ci[:, 1])
+
+
+def test_basin_statistics_counts_all_inits_for_masses_and_converged_ones_for_richness():
+    import json
+
+    counts, n = np.array([600, 300, 40, 2, 1, 1]), 1000  # 56 inits did not converge
+    out = json.loads(json.dumps(stats.basin_statistics(counts, n)))
+    assert out["miss_bound"] == stats.miss_bound(1000) and out["miss_phrase"] == stats.miss_phrase(1000)
+    np.testing.assert_array_equal(out["intervals"], stats.simultaneous_intervals(counts, 1000))
+    assert out["richness"] == stats.richness(counts) and stats.richness(counts)["chao1"] == pytest.approx(
+        6 + 943 / 944 * 2 * 1 / (2 * 2))
+    with pytest.raises(ValueError):
+        stats.basin_statistics(counts, 900)
+
+
 def test_bonferroni_clopper_pearson_endpoints_solve_the_binomial_tails():
     from scipy.special import bdtr, bdtrc
 
