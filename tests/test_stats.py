@@ -195,7 +195,7 @@ def _exact_noncoverage(p, n, method):
     return float(np.sum(np.where(c_min > 0, bdtr(c_min - 1, n, p), 0) + bdtrc(c_max, n, p)))
 
 
-@pytest.mark.parametrize("n", [1000, 3000, pytest.param(10_000, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("n", [1000] + [pytest.param(n, marks=pytest.mark.slow) for n in (3000, 10_000)])
 def test_simultaneous_intervals_exact_union_bound_on_known_distributions(n):
     for p in _distributions().values():
         assert _exact_noncoverage(p, n, "mass_weighted") <= 0.05
