@@ -310,7 +310,7 @@ def evenly_spaced_angle_hessian(K: int, tau):
     phi, w1, w2, c = _angle_kernel(K, tau)
     idx = (np.arange(K)[None, :] - np.arange(K)[:, None]) % K      # index of theta_b - theta_a
     psi1 = np.where(np.eye(K, dtype=bool), w2[1:].sum(), -w2[(-idx) % K])
-    W = w1[idx]                                                     # W[i, a] = w'(theta_a - theta_i) = -w'(theta_i - theta_a)
+    W = w1[idx]                                     # W[i, a] = w'(theta_a - theta_i) = -w'(theta_i - theta_a)
     return 2 * c / K ** 2 * psi1 - c ** 2 / K ** 3 * (W.T @ W)
 
 

@@ -17,7 +17,8 @@ def eq4_grad_hessian_mp(z, p, tau, dps=200, step=1e-30):
             pts = [x[i * d:(i + 1) * d] for i in range(n)]
             out = mpmath.mpf(0)
             for i in range(n):
-                g = sum(pm[j] * mpmath.exp(-sum((a - b) ** 2 for a, b in zip(pts[i], pts[j])) / (2 * t)) for j in range(n))
+                sq = [sum((a - b) ** 2 for a, b in zip(pts[i], pts[j])) for j in range(n)]
+                g = sum(pm[j] * mpmath.exp(-sq[j] / (2 * t)) for j in range(n))
                 out += pm[i] * mpmath.log1p(g)
             return out
 
