@@ -54,6 +54,7 @@ def test_eq4_with_views_against_its_definition(key):
     ref = sum(pn[i] * qn[v] * qn[w] * np.log1p(sum(pn[j] * e(zn[i, v], zn[j, w]) for j in range(4)) / e(zn[i, v], zn[i, w]))
               for i in range(4) for v in range(2) for w in range(2))
     chex.assert_trees_all_close(ntxent.eq4_loss_views(z, p, q, 0.4), ref, rtol=1e-12)
+    chex.assert_trees_all_close(ntxent.eq4_loss_views(z, p, q, 0.4, dists="diff"), ref, rtol=1e-12)
 
 
 @pytest.mark.parametrize("exclude", ["none", "self"])
