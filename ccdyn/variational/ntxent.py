@@ -5,8 +5,17 @@ Equation numbers refer to *Understanding Contrastive Learning through Variationa
 Network Optimization Perspectives* (the SimCLR variational-analysis paper). A distribution is a set of
 support points with probabilities ``p`` (a discrete measure; a sample of a continuous one is the
 empirical measure, ``p = 1/n``); augmentations are ``V`` views per support point with probabilities
-``q``, i.e. ``z`` of shape (n, V, d) holds f(T_v(x_i)). Pairwise squared distances are one GEMM
-(|a|^2 + |b|^2 - 2 a b^T), never an (n, n, d) tensor.
+``q``, i.e. ``z`` of shape (n, V, d) holds f(T_v(x_i)).
+
+Pairwise squared distances come in two forms, argument ``dists`` (docs/variational.md):
+  "gemm": |a|^2 + |b|^2 - 2 a b^T, one GEMM, no (n, m, d) tensor: for throughput. Its error is absolute,
+          about eps (|a|^2 + |b|^2), so values are fine at moderate tau, but derivatives are not: the
+          self term x = y (distance 0, weight O(1)) passes O(1) cotangents through |a|^2, |b|^2 and the
+          GEMM that cancel only to eps, swamping the interactions exp(-||a - b||^2 / 2 tau) of distinct
+          points (1e-87 at tau = 0.01 for antipodal points) in the Hessian.
+  "diff": sum_k (a_ik - b_jk)^2 over the differences: relative accuracy, exactly 0 with exactly zero
+          derivatives for x = y, so every second derivative of Eq. 4 keeps relative accuracy at any tau.
+          Used where exactness matters (Hessians, Lemma A.2); it forms an (n, m, d) tensor.
 
 Readings (docs/variational.md): Eq. 4 keeps the y = x term (the paper drops the indicator); Eq. 1's
 1_{x != y} is applied in one of three ways, ``exclude``:
@@ -24,16 +33,37 @@ import chex
 import jax
 import jax.numpy as jnp
 
-__all__ = ["sq_dists", "cosine", "log1p_psi", "gaussian_eta", "eq4_loss", "eq4_loss_views", "eq1_loss_views",
-           "latent_loss", "EXCLUDE"]
+__all__ = ["sq_dists", "sq_dists_diff", "pairwise_sq_dists", "DISTS", "cosine", "log1p_psi", "gaussian_eta",
+           "eq4_loss", "eq4_loss_views", "eq1_loss_views", "latent_loss", "EXCLUDE", "eq4_grad_hessian"]
 
 EXCLUDE = ("none", "self", "atom")
+DISTS = ("gemm", "diff")
 
 
 def sq_dists(a, b=None):
-    """||a_i - b_j||^2 as one GEMM (shapes (n, d), (m, d) -> (n, m))."""
+    """||a_i - b_j||^2 as one GEMM (shapes (n, d), (m, d) -> (n, m)): the throughput form. Absolute error
+    about eps (|a_i|^2 + |b_j|^2), and its derivatives do not keep relative accuracy (module docstring):
+    use it for values at moderate tau, :func:`sq_dists_diff` for derivatives that must be exact."""
     b = a if b is None else b
     return jnp.sum(a * a, -1)[:, None] + jnp.sum(b * b, -1)[None, :] - 2.0 * a @ b.T
+
+
+def sq_dists_diff(a, b=None):
+    """||a_i - b_j||^2 summed over the coordinates of the difference (an (n, m, d) tensor): relative
+    accuracy (d + 1) eps, exactly 0 with exactly zero first and second derivatives when a_i and b_j are
+    the same entry. The form for Hessians of Eq. 4 at small tau."""
+    b = a if b is None else b
+    diff = a[:, None, :] - b[None, :, :]
+    return jnp.sum(diff * diff, -1)
+
+
+def pairwise_sq_dists(a, b=None, dists: str = "gemm"):
+    """:func:`sq_dists` (``dists="gemm"``) or :func:`sq_dists_diff` (``dists="diff"``)."""
+    if dists == "gemm":
+        return sq_dists(a, b)
+    if dists == "diff":
+        return sq_dists_diff(a, b)
+    raise ValueError(f"dists must be one of {', '.join(DISTS)}, got {dists!r}")
 
 
 def cosine(a, b=None):
@@ -54,28 +84,33 @@ def gaussian_eta(tau: float):
     return lambda t: jnp.exp(-t / tau)
 
 
-@functools.partial(jax.jit, static_argnames=("psi", "eta"))
-def eq4_loss(z, p, tau: float = 0.5, psi=log1p_psi, eta=None):
+@functools.partial(jax.jit, static_argnames=("psi", "eta", "dists"))
+def eq4_loss(z, p, tau: float = 0.5, psi=log1p_psi, eta=None, dists: str = "gemm"):
     """Eq. 4 for an invariant map (T = T' = Id): sum_i p_i Psi(sum_j p_j eta(||z_i - z_j||^2 / 2) / eta(0)).
+
+    The default eta's exponentials exp(-||z_i - z_j||^2 / 2 tau) are formed from the distances directly
+    (no exp(cos / tau) / exp(1 / tau) ratio, no 1 - cos): each keeps the relative accuracy of its distance.
 
     Args:
       z: (n, d) embedded support points (on S^{d-1} for the constraint set C of Sec. 2, or anywhere).
       p: (n,) probabilities.
       tau: temperature of the default eta (ignored when ``eta`` is given).
+      dists: "gemm" (throughput, values) or "diff" (derivatives keep relative accuracy; module docstring).
     """
     chex.assert_rank(z, 2)
     chex.assert_shape(p, (z.shape[0],))
     eta = gaussian_eta(tau) if eta is None else eta
-    g = eta(0.5 * sq_dists(z)) @ p / eta(jnp.zeros((), z.dtype))
+    g = eta(0.5 * pairwise_sq_dists(z, dists=dists)) @ p / eta(jnp.zeros((), z.dtype))
     return jnp.dot(p, psi(g))
 
 
-@functools.partial(jax.jit, static_argnames=("psi", "eta"))
-def eq4_loss_views(z, p, q, tau: float = 0.5, psi=log1p_psi, eta=None):
+@functools.partial(jax.jit, static_argnames=("psi", "eta", "dists"))
+def eq4_loss_views(z, p, q, tau: float = 0.5, psi=log1p_psi, eta=None, dists: str = "gemm"):
     """Eq. 4 with augmentations: E_{x, T=v, T'=v'} Psi(E_y eta_f(T x, T' y) / eta_f(T x, T' x)).
 
     Args:
-      z: (n, V, d), z[i, v] = f(T_v(x_i)); p: (n,) support probabilities; q: (V,) view probabilities.
+      z: (n, V, d), z[i, v] = f(T_v(x_i)); p: (n,) support probabilities; q: (V,) view probabilities;
+      dists: as in :func:`eq4_loss`.
     """
     chex.assert_rank(z, 3)
     chex.assert_shape(p, (z.shape[0],))
@@ -84,7 +119,7 @@ def eq4_loss_views(z, p, q, tau: float = 0.5, psi=log1p_psi, eta=None):
     zv = jnp.swapaxes(z, 0, 1)  # (V, n, d)
 
     def pair(a, b):  # views v (of x) and v' (of y and of the positive)
-        e = eta(0.5 * sq_dists(a, b))
+        e = eta(0.5 * pairwise_sq_dists(a, b, dists))
         return psi((e @ p) / jnp.diagonal(e)) @ p
 
     terms = jax.vmap(lambda a: jax.vmap(lambda b: pair(a, b))(zv))(zv)  # (V, V)
@@ -139,3 +174,65 @@ def latent_loss(u, r, tau: float = 0.5, exclude: str = "none", positive: bool = 
     m = _mask(u, exclude) * r[None, :]
     c = jnp.exp(1.0 / tau) if positive else 1.0
     return jnp.log1p(2.0 * (jnp.exp(cosine(u) / tau) * m).sum(1) / c) @ r
+
+
+@jax.jit
+def eq4_grad_hessian(z, p, tau):
+    """Gradient and Hessian of Eq. 4 (Psi = log(1 + t), eta(t) = e^{-t/tau}) written out, with entrywise
+    bounds on their rounding errors. An independent route to autodiff (docs/variational.md derives it).
+
+    With Delta_ij = z_i - z_j, e_ij = exp(-|Delta_ij|^2 / 2 tau), G_i = sum_j p_j e_ij, c_i = Psi'(G_i) =
+    1 / (1 + G_i), v_ij = e_ij Delta_ij / tau and M_ij = e_ij (Delta_ij Delta_ij^T / tau^2 - I / tau):
+
+      dL/dz_a      = -p_a sum_j p_j (c_a + c_j) v_aj                                    (Eq. 7 times p_a)
+      H_ab         = delta_ab p_a sum_{j != a} p_j (c_a + c_j) M_aj - [a != b] p_a p_b (c_a + c_b) M_ab
+                     - sum_i p_i c_i^2 J_ia J_ib^T,   J_ia = dG_i/dz_a = p_a v_ia - delta_ia sum_j p_j v_aj.
+
+    Every term is a product of positive factors and of Delta's coordinates, so replacing each by its
+    absolute value gives the sums of |terms| (``*_abs``). The returned bounds, on the rounding errors of
+    evaluating these at the stored points ``z``, are delta * (sum of |terms|) with
+    delta = (2 (d + 3) (a_max + 1) + 4 (n + d) + 32) eps, a_max = max |Delta_ij|^2 / 2 tau: the exponent's
+    relative error (d + 3) eps is multiplied by the exponent itself in exp, the sums over n points and d
+    coordinates add (n + d) eps to first order, and the rest is a margin of a few dozen roundings (the
+    tests check it against a 200-digit finite-difference Hessian). Rounding of ``z`` itself (e.g. cos(pi/2)
+    = 6e-17) is a different matter: it moves an entry by about a_max eps relative to its terms.
+
+    Returns (grad (n, d), grad_err (n, d), hess (n d, n d), hess_err (n d, n d)).
+    """
+    chex.assert_rank(z, 2)
+    n, d = z.shape
+    eye_n, eye_d = jnp.eye(n, dtype=z.dtype), jnp.eye(d, dtype=z.dtype)
+    delta = z[:, None, :] - z[None, :, :]
+    arg = jnp.sum(delta * delta, -1) / (2 * tau)
+    e = jnp.exp(-arg)
+    c = 1.0 / (1.0 + e @ p)
+    v, v_abs = e[..., None] * delta / tau, e[..., None] * jnp.abs(delta) / tau
+    cc = (c[:, None] + c[None, :]) * p[None, :]                             # p_j (c_a + c_j)
+    grad = -p[:, None] * jnp.einsum("aj,ajk->ak", cc, v)
+    grad_abs = p[:, None] * jnp.einsum("aj,ajk->ak", cc, v_abs)
+    outer = delta[..., :, None] * delta[..., None, :] / tau ** 2
+    m = e[..., None, None] * (outer - eye_d / tau)                         # (n, n, d, d)
+    m_abs = e[..., None, None] * (jnp.abs(outer) + eye_d / tau)
+    off = 1.0 - eye_n
+    w = cc * off * p[:, None]                                               # p_a p_j (c_a + c_j), j != a
+
+    def psi1_part(mm):
+        diag = jnp.einsum("aj,ajkl->akl", w, mm)
+        blocks = eye_n[:, :, None, None] * diag[:, None] - w[..., None, None] * mm
+        return blocks
+
+    def psi1_abs(mm):
+        diag = jnp.einsum("aj,ajkl->akl", w, mm)
+        return eye_n[:, :, None, None] * diag[:, None] + w[..., None, None] * mm
+
+    s, s_abs = jnp.einsum("j,ajk->ak", p, v), jnp.einsum("j,ajk->ak", p, v_abs)
+    jac = p[None, :, None] * v - eye_n[..., None] * s[None, :, :]          # J[i, a] = dG_i / dz_a
+    jac_abs = p[None, :, None] * v_abs + eye_n[..., None] * s_abs[None, :, :]
+    wq = p * c ** 2
+    q = jnp.einsum("i,iak,ibl->akbl", wq, jac, jac)
+    q_abs = jnp.einsum("i,iak,ibl->akbl", wq, jac_abs, jac_abs)
+    hess = jnp.transpose(psi1_part(m), (0, 2, 1, 3)) - q
+    hess_abs = jnp.transpose(psi1_abs(m_abs), (0, 2, 1, 3)) + q_abs
+    eps = jnp.finfo(z.dtype).eps
+    rel = (2 * (d + 3) * (jnp.max(arg) + 1) + 4 * (n + d) + 32) * eps
+    return grad, rel * grad_abs, hess.reshape(n * d, n * d), rel * hess_abs.reshape(n * d, n * d)

@@ -3,6 +3,8 @@ uniform limit against quadrature; Prop. 3.1's gradient (Eq. 7) against autodiff;
 stationarity on the product of spheres; the Riemannian Hessian against geodesic second derivatives;
 Prop. A.1's stationary maps; Lemma A.2 inside its region."""
 
+import functools
+
 import chex
 import jax
 import jax.numpy as jnp
@@ -11,6 +13,7 @@ import pytest
 
 from ccdyn.variational import ntxent
 from ccdyn.variational import sphere_configs as sc
+from tests.variational.mp_reference import eq4_grad_hessian_mp
 
 
 def test_fig3_closed_form_equals_eq4_on_the_points_and_the_plateau_is_the_uniform_measure():
@@ -102,3 +105,72 @@ def test_lemmaA2_inside_its_region_and_the_splitting_saddle(key):
     z = jnp.repeat(sc.evenly_spaced(2), 2, 0)
     assert sc.min_hessian_eig(z, jnp.full((4,), 0.25), 0.2) < -0.1
     assert sc.min_hessian_eig(sc.evenly_spaced(2), jnp.full((2,), 0.5), 0.2) > 0
+
+
+# Exact second derivatives at small tau: closed forms (docs/variational.md) and a 200-digit reference against
+# the implementation, to relative accuracy where entries are 1e-83. Distances formed as |a|^2 + |b|^2 - 2 a b^T
+# fail all of these.
+
+def _rel(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    nz = b != 0
+    return float(np.max(np.abs(a[nz] / b[nz] - 1))), float(np.max(np.abs(a[~nz]), initial=0.0))
+
+
+def test_antipodal_pair_gradient_and_hessian_equal_their_closed_form_to_relative_accuracy():
+    z, p = jnp.array([[1.0, 0.0], [-1.0, 0.0]]), jnp.full((2,), 0.5)  # exact points (evenly_spaced rounds sin(pi))
+    for tau in (0.01, 0.05, 0.3):
+        grad, hess, lam = sc.antipodal_grad_hessian(tau)
+        loss = functools.partial(ntxent.eq4_loss, p=p, tau=tau, dists="diff")
+        autodiff = jax.hessian(lambda f: loss(f.reshape(2, 2)))(z.reshape(-1))  # noqa: B023
+        g, g_err, h, h_err = ntxent.eq4_grad_hessian(z, p, tau)
+        for route in (autodiff, h):                                  # 2 / tau is rounded in the closed form: 1e-13
+            rel, zeros = _rel(route, hess)
+            assert rel < 1e-13 and zeros == 0, (tau, rel, zeros)
+        assert _rel(sc.euclidean_grad(z, p, tau), grad / 0.5)[0] < 1e-13 and _rel(g, grad)[0] < 1e-13
+        eig, bound = sc.min_hessian_eig_bound(z, p, tau)             # rotation removed: 2 e / (tau (3 + e))
+        assert abs(eig / lam - 1) < 1e-12 and bound < 1e-10 * lam
+    assert float(sc.antipodal_grad_hessian(0.01)[1][0, 0]) == pytest.approx(1.8405823805598607e-83, rel=1e-14)
+
+
+def test_evenly_spaced_riemannian_hessian_equals_its_closed_form_to_relative_accuracy():
+    K, p = 8, jnp.full((8,), 1 / 8)
+    z = sc.evenly_spaced(K)
+    for tau in (0.01, 1.0):                                          # entries 8e-86 to 5e-11; 2e-3 to 2e-2
+        h, E = sc.riemannian_hessian(z, p, tau)
+        theta = 2 * np.pi * np.arange(K) / K
+        t = np.stack([-np.sin(theta), np.cos(theta)], -1)            # d/dtheta_a; E's columns are +-t_a
+        s = np.array([np.asarray(E)[2 * a:2 * a + 2, a] @ t[a] for a in range(K)])
+        assert np.allclose(np.abs(s), 1, atol=1e-14)
+        closed = np.sign(s)[:, None] * sc.evenly_spaced_angle_hessian(K, tau) * np.sign(s)[None, :]
+        rel, _ = _rel(h, closed)
+        assert np.all(closed != 0) and rel < 1e-12, (tau, rel)
+        lam = np.sort(sc.evenly_spaced_hessian_eigs(K, tau))
+        assert lam[0] == 0 and lam[1] > 0                             # the rotation, then all stable
+        ev = np.linalg.eigvalsh(sc.evenly_spaced_angle_hessian(K, tau))
+        assert np.allclose(np.sort(ev), lam, rtol=0, atol=1e-13 * np.abs(lam).max())
+        eig, bound = sc.min_hessian_eig_bound(z, p, tau)
+        assert abs(eig / lam[1] - 1) < 1e-10 and bound < 1e-8 * lam[1], (tau, eig, lam[1])
+
+
+def test_riemannian_hessian_error_bound_holds_against_200_digits():
+    """K = 4 at tau = 0.01 (entries 1e-44 and 1e-83): the float64 Riemannian Hessian is within
+    riemannian_hessian_err of the same projection of a 200-digit finite-difference Hessian at the same points."""
+    z, p, tau = sc.evenly_spaced(4), jnp.full((4,), 0.25), 0.01
+    g_mp, h_mp = eq4_grad_hessian_mp(z, p, tau)
+    h, E = sc.riemannian_hessian(z, p, tau)
+    E = np.asarray(E)
+    ref = E.T @ h_mp @ E - np.diag(np.repeat(np.sum(np.asarray(z) * g_mp, -1), 1))
+    err = np.asarray(sc.riemannian_hessian_err(z, p, tau))
+    assert np.all(np.abs(np.asarray(h) - ref) <= err) and np.all(err < 1e-11 * np.abs(ref))
+
+
+def test_lemmaA2_second_variations_are_resolved_at_small_tau(key):
+    """Three evenly spaced points, tau = 0.01 (interactions e^{-150}): every admitted direction's second
+    variation is ~1e-62 and its sign is resolved; the smallest Riemannian eigenvalue is the closed form's."""
+    r = sc.lemma_check(3, 0.01, key, n_dirs=256)
+    assert r["n_admitted"] > 0 and r["admitted_resolved"] and r["n_admitted_resolved"] == r["n_admitted"]
+    assert r["n_admitted_resolved_negative"] == 0
+    assert 0 < r["min_second_variation_admitted_err"] < 1e-6 * r["min_second_variation_admitted"]
+    lam = np.sort(sc.evenly_spaced_hessian_eigs(3, 0.01))[1]
+    assert r["riemannian_eig_resolved"] and r["min_riemannian_eig"] == pytest.approx(lam, rel=1e-12)
