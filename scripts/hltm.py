@@ -21,8 +21,8 @@ import time
 
 from absl import flags
 
-from ccdyn import cli, io, plotting, report, rundir
-from ccdyn.deep import claims, experiment, hltm
+from ccdyn import cli, io, report, rundir
+from ccdyn.deep import claims, experiment, figures, hltm
 
 FLAGS = flags.FLAGS
 _G = experiment.GridConfig()
@@ -124,7 +124,7 @@ def main(argv):
             if panels:
                 title = (f"{reading} reading, ||OP_mu||_F ({'paper' if key == 'op' else 'authors'} arrangement), "
                          f"median over {grid.n_seeds} seeds")
-                fig = plotting.ddn_op_figure(panels, experiment.FIGURE_LATENTS, title)
+                fig = figures.ddn_op_figure(panels, experiment.FIGURE_LATENTS, title)
                 io.save_figure(out / f"{key}_{reading}.png", fig)
     io.write_json(out / "results.json", {"state": "complete", **cli.run_record("scripts/hltm.py"),  # last
                                          "config": grid.__dict__, "timing": timing, "rows": rows, "verdicts": verdicts})

@@ -7,7 +7,7 @@ without RandomResizedCrop views; the learned filters and two scores of them, ove
 Without --mnist_dir the data are scikit-learn's bundled 8x8 digits (4 RFs of 4x4 pixels): a stand-in
 that needs no download, not MNIST. With --mnist_dir, the folder holds train-images-idx3-ubyte and
 train-labels-idx1-ubyte (each may be .gz) and the RFs are the 14x14 quadrants. Every seed trains both
-conditions from the same initialization and minibatch order (paired). See ccdyn/two_layer/mnist.py
+conditions from the same initialization and minibatch order (paired). See ccdyn/two_layer/studies/mnist.py
 and docs/two_layer_readings.md (MNIST) for the settings and their sources. Writes summary.json,
 scores.csv, claims.md, filters.npz, filters_no_aug.png, filters_aug.png (seed 0) and scores.png.
 """
@@ -20,9 +20,10 @@ import time
 import numpy as np
 from absl import flags
 
-from ccdyn import cli, io, plotting, report, verdicts
+from ccdyn import cli, io, report, verdicts
 from ccdyn.data import mnist as mnist_data
-from ccdyn.two_layer import mnist, mnist_claims, network
+from ccdyn.two_layer import claims, figures, network
+from ccdyn.two_layer.studies import mnist
 
 FLAGS = flags.FLAGS
 _C, _T = mnist.MnistConfig(), mnist.MnistConfig().train
@@ -83,15 +84,15 @@ def _config(images, f: dict):
 def _write(out, record, cfg, data):
     io.write_npz(out / "filters.npz", **{f"W_{c}": record["W"][c] for c in mnist.CONDITIONS},
                  **{f"loss_{c}": record["loss"][c] for c in mnist.CONDITIONS})
-    summary = mnist_claims.summary(record, cfg, data)
+    summary = claims.mnist_summary(record, cfg, data)
     io.write_json(out / "summary.json", {**cli.run_record("scripts/mnist.py"), **summary})
-    io.write_csv(out / "scores.csv", *mnist_claims.scores_csv(record))
+    io.write_csv(out / "scores.csv", *claims.mnist_scores_csv(record))
     io.atomic_write_bytes(out / "claims.md", verdicts.claims_markdown(summary["claims"]).encode())
     what = f"{cfg.train.steps} steps, batch {cfg.train.batch_size}"
     for c, label in zip(mnist.CONDITIONS, ("without augmentation (Fig. 12)", "with RandomResizedCrop (Fig. 13)")):
-        fig = plotting.mnist_filters_figure(record["W"][c][0], record["side"], f"{data}\nseed 0, {label}, {what}")
+        fig = figures.mnist_filters_figure(record["W"][c][0], record["side"], f"{data}\nseed 0, {label}, {what}")
         io.save_figure(out / f"filters_{c}.png", fig)
-    io.save_figure(out / "scores.png", plotting.mnist_scores_figure(record, f"{data}, {cfg.n_seeds} seeds, {what}"))
+    io.save_figure(out / "scores.png", figures.mnist_scores_figure(record, f"{data}, {cfg.n_seeds} seeds, {what}"))
     return summary
 
 
@@ -118,7 +119,7 @@ def main(argv):
         for s in np.flatnonzero(~record["finite"][c]):
             cli.log(f"WARNING {c} seed {s} went non-finite at step {record['stopped_at'][c][s]}; left out")
     out = cli.finish(run)
-    print(report.format_table(*mnist_claims.summary_table(record)))
+    print(report.format_table(*claims.mnist_summary_table(record)))
     print("\n" + report.format_table(*verdicts.claims_table(summary["claims"])))
     print(f"\nmean and 95% t interval over seeds; wrote {out} in {time.time() - t0:.0f} s")
 

@@ -23,8 +23,8 @@ from absl import flags
 
 import numpy as np
 
-from ccdyn import activations, cli, io, parallel, plotting, report, rundir, two_layer
-from ccdyn.two_layer import experiment
+from ccdyn import activations, cli, io, parallel, report, rundir, two_layer
+from ccdyn.two_layer import experiment, figures
 from ccdyn.data import tokens
 
 FLAGS = flags.FLAGS
@@ -93,7 +93,7 @@ def _train(grid, s, i, n, save_weights):
 def _figures(out, grid, rows, settings, save_weights):
     for (loss, zeta), curves in experiment.matching_curves(rows).items():
         title = f"{loss}, ζ = {zeta:g}, {grid.n_seeds} seeds, {grid.train.steps} steps, lr {grid.train.lr:g}"
-        fig = plotting.matching_figure(curves, grid.betas, grid.ps, title)
+        fig = figures.matching_figure(curves, grid.betas, grid.ps, title)
         io.save_figure(out / f"chi_{loss}_zeta{zeta:g}.png", fig)
     if save_weights:
         panels, arrays = {}, {}
@@ -102,7 +102,7 @@ def _figures(out, grid, rows, settings, save_weights):
             panels[experiment.weights_label(s)] = (z["coords"], z["used"])
             arrays[s.tag], arrays[s.tag + ".used"] = z["coords"], z["used"]
         io.write_npz(out / "weights.npz", **arrays)
-        io.save_figure(out / "weights.png", plotting.weights_figure(panels, "learned filters, seed 0"))
+        io.save_figure(out / "weights.png", figures.weights_figure(panels, "learned filters, seed 0"))
 
 
 def main(argv):

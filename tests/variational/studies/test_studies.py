@@ -4,13 +4,13 @@ they compile the whole of Sec. 2-4)."""
 import pytest
 
 from ccdyn.verdicts import verdict_word
-from ccdyn.variational import study
+from ccdyn.variational.studies import kernel, sphere
 
 
 @pytest.mark.slow
 def test_sphere_study_small():
-    rec = study.sphere_study(study.SphereConfig(taus=(0.1, 0.2, 0.3), Ks=tuple(range(1, 33)), lemma_Ks=(2, 3),
-                                                lemma_taus=(0.05, 0.5), hessian_taus=(0.2,), n_dirs=256))
+    rec = sphere.sphere_study(sphere.SphereConfig(taus=(0.1, 0.2, 0.3), Ks=tuple(range(1, 33)), lemma_Ks=(2, 3),
+                                                  lemma_taus=(0.05, 0.5), hessian_taus=(0.2,), n_dirs=256))
     assert verdict_word(rec["fig3"]["verdict"]) == "holds"
     assert rec["fig3"]["fit"]["slope"] > 0 and rec["fig3"]["indicator_readings"]["atom_argmin_K"] == 1
     assert verdict_word(rec["thm32"]["verdict"]) == "holds" and "S2 cube" in rec["thm32"]["saddles"]
@@ -20,7 +20,7 @@ def test_sphere_study_small():
 
 @pytest.mark.slow
 def test_kernel_study_small():
-    rec = study.kernel_study(study.KernelConfig(mc_Ms=(64, 256, 1024, 4096), mc_seeds=32, cor_Ms=(64, 1024)))
+    rec = kernel.kernel_study(kernel.KernelConfig(mc_Ms=(64, 256, 1024, 4096), mc_seeds=32, cor_Ms=(64, 1024)))
     words = {v["claim"].split(":")[0]: verdict_word(v) for v in rec["verdicts"]}
     assert words["Prop. 4.3"] == words["Prop. 4.1"] == words["Thm. 4.2"] == "holds"
     assert abs(rec["mc"]["fit"]["slope"] + 0.5) < 0.1
