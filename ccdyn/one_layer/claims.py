@@ -100,13 +100,19 @@ def rtol_check(table: list, rtols, min_fraction: float, n_init: int) -> dict:
 
 
 # --- ledger records ------------------------------------------------------------------------------------
+# ``command``: the one given, else the run record's (a record read back from its JSON), else the default.
 
 
-def fig1_claims(record: dict, *, result: str = "results/theory/fig1",
-                command: str = "python scripts/power_iteration.py --overwrite", small_eps: float = 0.1) -> list:
+def _command(record: dict, command, default: str) -> str:
+    return command or record.get("command") or default
+
+
+def fig1_claims(record: dict, *, result: str = "results/theory/fig1", command: str | None = None,
+                small_eps: float = 0.1) -> list:
     """Fig. 1 (right): power iteration from u_m converges to a certified stable optimum next to u_m
     (cos >= 0.999) when ||U^T U - I||_2 <= ``small_eps``; the larger eps are reported, not judged.
     ``record``: ``fig1.run``'s record (or ``power_iteration.json``)."""
+    command = _command(record, command, "python scripts/power_iteration.py --overwrite")
     numbers, parts = {}, {}
     for eps, r in record["ortho_eps"].items():
         converged = sum(s is not None for s in r["steps_to_1e-12"])
@@ -123,11 +129,11 @@ def fig1_claims(record: dict, *, result: str = "results/theory/fig1",
                                   "simulation against a closed form", result=result, command=command)]
 
 
-def theorem3_claims(record: dict, *, result: str = "results/theory/thm3",
-                    command: str = "python scripts/irregularity.py --overwrite") -> list:
+def theorem3_claims(record: dict, *, result: str = "results/theory/thm3", command: str | None = None) -> list:
     """Thm. 3: every start certified by Eq. 11 (sup omega <= gamma on B_gamma) stays in B_gamma, has c_t
     increasing at rate gamma and converges. Not established when no start is certified.
     ``record``: ``theorem3.run``'s record (or ``thm3.json``)."""
+    command = _command(record, command, "python scripts/irregularity.py --overwrite")
     starts = record["starts"]
     ok = [s for s in starts if s["gamma_certified"] is not None]
     certified = len(ok)
@@ -142,11 +148,11 @@ def theorem3_claims(record: dict, *, result: str = "results/theory/thm3",
                                   result=result, command=command)]
 
 
-def thm1_claims(record: dict, *, result: str = "results/theory/roughness/table",
-                command: str = "python scripts/roughness.py (results/README.md, theory/roughness)") -> list:
+def thm1_claims(record: dict, *, result: str = "results/theory/roughness/table", command: str | None = None) -> list:
     """Thm. 1: an optimum with lambda_gap > rho is stable (finite-difference flow Jacobian). Counts every
     measured optimum where the condition holds; not established when none does.
     ``record``: ``roughness_runs.run``'s record (or ``roughness.json``)."""
+    command = _command(record, command, "python scripts/roughness.py (results/README.md, theory/roughness)")
     rows = [o for r in record["runs"].values() for o in r["optima"]]
     covered = [o for o in rows if o["thm1"]]
     stable = sum(bool(o["fd_stable"]) for o in covered)
@@ -164,12 +170,12 @@ def _app_b5_word(text: str) -> str:
 
 
 def augmentation_claims(record: dict, *, result: str = "results/theory/augmentation",
-                        command: str = "python scripts/augmentation.py --output_dir=results/theory/augmentation "
-                                       "--overwrite") -> list:
+                        command: str | None = None) -> list:
     """App. B.5 (rotation: the whole circle of rotations leaves no prominent maximum; shift: Z_d makes the
     optima complete shift orbits with equal energies and basins), the words of :func:`rotation_verdict`
     and :func:`shift_verdict` with the study's verdict text as the numbers' summary.
     ``record``: ``augmentation.run``'s record (or ``augmentation.json``)."""
+    command = _command(record, command, "python scripts/augmentation.py --overwrite")
     rot, shift = record["verdicts"]["rotation"], record["verdicts"]["shift"]
     settings = record["shift"]["settings"]
     return [verdicts.claim_record("core-appB5-rotation", "core", "App. B.5 (Fig. 8 data)",
@@ -183,9 +189,10 @@ def augmentation_claims(record: dict, *, result: str = "results/theory/augmentat
                                   "simulation against a closed form", result=result, command=command)]
 
 
-def flow_claims(record: dict, *, result: str, command: str) -> list:
+def flow_claims(record: dict, *, result: str, command: str | None = None) -> list:
     """ccdyn's flow accuracy (docs/flow.md): the ``check`` of ``flow_accuracy.exact_2d`` (exact 2-D basins
     by enumeration on a fine grid) or ``flow_accuracy.rtol_pairs`` (basins stable under flow_rtol / 10)."""
+    command = _command(record, command, "python scripts/flow_accuracy.py (the command in results/README.md)")
     c = record["check"]
     exact = c["grid"] == "exact_2d"
     return [verdicts.claim_record("ccdyn-flow-exact-2d" if exact else "ccdyn-flow-rtol", "ccdyn",

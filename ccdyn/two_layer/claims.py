@@ -472,9 +472,11 @@ def grid_claims(checks, *, result: str = "results/two_layer/claims.json",
     return out
 
 
-def mnist_ledger(summary: dict, *, result: str = "results/two_layer/mnist",
-                 command: str = "python scripts/mnist.py --n_seeds=10 --output_dir=results/two_layer/mnist") -> list:
-    """The App. E.3 verdicts of :func:`mnist_summary` (or ``summary.json``) as ledger records."""
+def mnist_ledger(summary: dict, *, result: str = "results/two_layer/mnist", command: str | None = None) -> list:
+    """The App. E.3 verdicts of :func:`mnist_summary` (or ``summary.json``) as ledger records; ``command``:
+    the one given, else the run record's (``summary.json``), else the results/README.md command."""
+    command = (command or summary.get("command")
+               or "python scripts/mnist.py --n_seeds=10 --output_dir=results/two_layer/mnist")
     ids = ("core-appE3-smoother", "core-appE3-more-diverse", "core-appE3-more-diverse-live")
     return [verdicts.claim_record(i, "core", "App. E.3, Figs. 12-13", c["claim"], c, c["numbers"], "sampled estimate",
                                   reading="docs/two_layer_readings.md (MNIST)",

@@ -177,12 +177,15 @@ def _id(*texts, words: int = 99) -> str:
 def ledger(sphere: dict | None = None, kernel: dict | None = None, clusters: dict | None = None, *,
            result: str = "results/simclr_var") -> list:
     """Ledger records of the verdicts in the three study records (or ``sphere.json``, ``kernel.json``,
-    ``clusters.json``); a record left None is skipped. Readings: docs/variational.md."""
+    ``clusters.json``, whose run command they then carry); a record left None is skipped. Readings:
+    docs/variational.md."""
     out, reading = [], "docs/variational.md"
-    sphere_cmd, kernel_cmd = "python scripts/ntxent_sphere.py --overwrite", "python scripts/kernel_dynamics.py --overwrite"
+    sphere_cmd = (sphere or {}).get("command") or "python scripts/ntxent_sphere.py --overwrite"
+    kernel_cmd = (kernel or {}).get("command") or "python scripts/kernel_dynamics.py --overwrite"
     for key, where, kind in (_SPHERE if sphere else ()):
         v = sphere[key]["verdict"]
-        out.append(verdicts.claim_record(_id(where), "SimCLR-var", where, v["claim"].split(": ", 1)[1], v, v["numbers"], kind,
+        statement = v["claim"].split(": ", 1)[1]
+        out.append(verdicts.claim_record(_id(where), "SimCLR-var", where, statement, v, v["numbers"], kind,
                                          reading=reading, result=f"{result}/sphere", command=sphere_cmd))
     for v in (kernel or {}).get("verdicts", []):
         where, statement = v["claim"].split(": ", 1)

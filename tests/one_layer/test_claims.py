@@ -57,3 +57,5 @@ def test_fig1_and_thm1_records():
         "verdict"] == "partly"
     (thm1,) = claims.thm1_claims(io.read_json(RESULTS / "theory/roughness/table/roughness.json"))
     assert thm1["verdict"] == "holds" and thm1["numbers"]["with_gap_above_rho"] == 12  # README: all 12 stable
+    assert thm1["command"].startswith("python scripts/roughness.py --runs=results/theory/roughness/latent_exact,")
+    assert fig1["command"] == "python scripts/power_iteration.py --overwrite"
