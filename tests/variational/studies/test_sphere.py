@@ -1,10 +1,10 @@
-"""The study records on small configurations: their verdicts come out of the measured numbers (slow:
-they compile the whole of Sec. 2-4)."""
+"""The Sec. 2-3 record (ccdyn.variational.studies.sphere) on a small configuration: its verdicts come
+out of the measured numbers (slow: it compiles the whole of Sec. 2-3)."""
 
 import pytest
 
 from ccdyn.verdicts import verdict_word
-from ccdyn.variational.studies import kernel, sphere
+from ccdyn.variational.studies import sphere
 
 
 @pytest.mark.slow
@@ -16,11 +16,3 @@ def test_sphere_study_small():
     assert verdict_word(rec["thm32"]["verdict"]) == "holds" and "S2 cube" in rec["thm32"]["saddles"]
     assert verdict_word(rec["propA1"]["verdict"]) == "partly"  # stationary, but the constant map is a maximum
     assert rec["prop21"]["verdict"]["parts"]["two inputs, one latent measure: equal losses (1e-12)"]
-
-
-@pytest.mark.slow
-def test_kernel_study_small():
-    rec = kernel.kernel_study(kernel.KernelConfig(mc_Ms=(64, 256, 1024, 4096), mc_seeds=32, cor_Ms=(64, 1024)))
-    words = {v["claim"].split(":")[0]: verdict_word(v) for v in rec["verdicts"]}
-    assert words["Prop. 4.3"] == words["Prop. 4.1"] == words["Thm. 4.2"] == "holds"
-    assert abs(rec["mc"]["fit"]["slope"] + 0.5) < 0.1
