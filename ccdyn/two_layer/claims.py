@@ -29,7 +29,6 @@ import dataclasses
 import numpy as np
 
 from ccdyn import report, stats, verdicts
-from ccdyn.two_layer.studies.mnist import CONDITIONS
 from ccdyn.verdicts import claims_markdown, claims_table, verdict, verdict_word
 
 __all__ = ["verdict", "verdict_word", "check_p1", "check_relu_beats_linear", "check_infonce_beats_quadratic",
@@ -37,7 +36,9 @@ __all__ = ["verdict", "verdict_word", "check_p1", "check_relu_beats_linear", "ch
            "claims_table", "claims_markdown", "grid_table", "summary_markdown", "TABLE1_VARIANTS", "PAPER_TABLE1",
            "table1_cells", "table1_markdown", "table1_csv",
            "check_more_steps", "steps_markdown", "mnist_claims", "mnist_scores_csv",
-           "mnist_summary_table", "mnist_summary", "grid_claims", "mnist_ledger", "modulation_claims"]
+           "mnist_summary_table", "mnist_summary", "grid_claims", "mnist_ledger", "modulation_claims", "CONDITIONS"]
+
+CONDITIONS = ("no_aug", "aug")  # the paired App. E.3 runs (ccdyn.two_layer.studies.mnist): without / with crops
 
 
 def _table(rows, score="chi_plus"):

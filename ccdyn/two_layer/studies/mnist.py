@@ -47,12 +47,12 @@ from ccdyn import activations
 from ccdyn.data import crops
 from ccdyn.data import mnist as mnist_data
 from ccdyn.two_layer import metrics
+from ccdyn.two_layer.claims import CONDITIONS
 from ccdyn.two_layer import network as net_lib
 
 __all__ = ["MnistConfig", "network", "run_keys", "minibatch", "train", "filter_scores",
            "run", "CONDITIONS"]
 
-CONDITIONS = ("no_aug", "aug")
 
 
 @dataclasses.dataclass(frozen=True)
