@@ -59,6 +59,8 @@ def test_module_rules(path):
     if path.parent == PACKAGE / "data" or (path.parent == PACKAGE and path.name in CORE):
         assert not any(i.startswith(PARTS) for i in imports), f"{_name(path)} imports a paper part: {imports}"
     assert _foreign_part_imports(_name(path), imports) == [], f"{_name(path)} imports another part's figures / studies"
+    if path.name == "claims.py":
+        assert not any(".studies" in i for i in imports), f"{_name(path)} imports a study (studies import claims)"
 
 
 def _part_of(name: str):
