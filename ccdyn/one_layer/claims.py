@@ -5,8 +5,10 @@ Two kinds of output. The verdicts the studies put in their records (and so in th
 :func:`theorem3_verdict` (``theory/thm3``), :func:`rotation_verdict` and :func:`shift_verdict`
 (``theory/augmentation``), :func:`exact_2d_check` and :func:`rtol_check` (``basins/flow_exact_2d``,
 ``basins/flow_rtol``). And the ledger records (:func:`ccdyn.verdicts.claim_record`) of every 1-layer
-claim a committed result checks: :func:`fig1_claims`, :func:`theorem3_claims`, :func:`thm1_claims`,
-:func:`augmentation_claims`, :func:`flow_claims`, each from the record its study returns (or its JSON).
+claim a committed result checks: :func:`fig8_claims`, :func:`patterns_claims`, :func:`fig1_claims`,
+:func:`theorem3_claims`, :func:`thm1_claims`, :func:`cor2_claims`, :func:`augmentation_claims`,
+:func:`flow_claims`, each from the record its study returns (or its JSON), with the reading of the
+paper's words that results/README.md states next to the result.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from __future__ import annotations
 from ccdyn import verdicts
 
 __all__ = ["theorem3_verdict", "rotation_verdict", "shift_verdict", "exact_2d_check", "rtol_check",
-           "fig1_claims", "theorem3_claims", "thm1_claims", "augmentation_claims", "flow_claims"]
+           "fig8_claims", "patterns_claims", "fig1_claims", "theorem3_claims", "thm1_claims", "cor2_claims",
+           "augmentation_claims", "flow_claims"]
 
 
 def theorem3_verdict(summary: list) -> str:
@@ -107,6 +110,46 @@ def _command(record: dict, command, default: str) -> str:
     return command or record.get("command") or default
 
 
+def fig8_claims(record: dict, *, result: str = "results/landscape", command: str | None = None,
+                relu_at_least: int = 8) -> list:
+    """Fig. 8 (App. E.1): on the nine circle points ReLU has many local maxima (at least ``relu_at_least``,
+    the paper's figure) and linear only the two PCA maxima +-phi_1. ``record``: ``landscape_fig8.run``'s
+    record (or ``landscape.json``): maxima on a dense grid, refined."""
+    command = _command(record, command, "python scripts/landscape.py --overwrite")
+    n = {name: a["n_local_maxima"] for name, a in record["activations"].items()}
+    parts = {}
+    if "relu" in n:
+        parts[f"ReLU: >= {relu_at_least} local maxima"] = n["relu"] >= relu_at_least
+    if "linear" in n:
+        parts["linear: exactly 2 (the PCA maxima)"] = n["linear"] == 2
+    v = verdicts.verdict("Fig. 8", parts or None, n)
+    return [verdicts.claim_record("core-fig8", "core", "Fig. 8 (App. E.1)", "ReLU has many local maxima of E on "
+                                  "the circle, linear only the two PCA directions", v, {"n_local_maxima": n},
+                                  "enumeration", result=result, command=command)]
+
+
+def patterns_claims(summaries: dict, *, m: int = 10, min_cos: float = 0.999, result: str = "results/basins",
+                    command: str | None = None) -> list:
+    """Sec. 3's headline on the default model (latent summation, d = M = ``m``): with ReLU and LeakyReLU
+    every planted pattern u_m has a stable optimum with cos >= ``min_cos``; linear finds none of them.
+    ``summaries``: activation -> a basins run's ``summary.json`` (``relu``, ``leaky_relu``, ``linear``)."""
+    command = command or ("python scripts/basins.py --act=<act> --n_init=10000 --output_dir=results/basins/<act> "
+                          "--overwrite")
+    found = {act: sorted({o["pattern"] for o in s["optima"] if o["stable"] and o["pattern"] is not None
+                          and o["overlap"] >= min_cos}) for act, s in summaries.items()}
+    parts = {f"{act}: a stable optimum at every u_m (cos >= {min_cos:g})": len(found[act]) == m
+             for act in ("relu", "leaky_relu") if act in found}
+    if "linear" in found:
+        parts[f"linear: none (cos < {min_cos:g})"] = not found["linear"]
+    numbers = {act: {"patterns_found": len(f), "n_stable_optima": summaries[act]["n_stable_optima"],
+                     "basin_mass_on_patterns": summaries[act]["basin_mass_on_patterns"]} for act, f in found.items()}
+    v = verdicts.verdict("patterns", parts or None, numbers)
+    return [verdicts.claim_record("core-sec3-patterns", "core", "Sec. 3 (Thm. 3, Fig. 1)",
+                                  "ReLU-like activations learn every planted pattern as a stable optimum, linear "
+                                  "only the top PCA direction", v, numbers, "sampled estimate", result=result,
+                                  command=command)]
+
+
 def fig1_claims(record: dict, *, result: str = "results/theory/fig1", command: str | None = None,
                 small_eps: float = 0.1) -> list:
     """Fig. 1 (right): power iteration from u_m converges to a certified stable optimum next to u_m
@@ -163,6 +206,26 @@ def thm1_claims(record: dict, *, result: str = "results/theory/roughness/table",
     return [verdicts.claim_record("core-thm1", "core", "Thm. 1 (Sec. 3.2)",
                                   "an optimum whose eigengap exceeds the local roughness rho is stable", v, numbers,
                                   "sampled estimate", result=result, command=command)]
+
+
+def cor2_claims(record: dict, *, result: str = "results/theory/cor2/roughness", command: str | None = None) -> list:
+    """Cor. 2 at the uniform run's optima: Gaussian alpha lowers the roughness rho below uniform alpha's at
+    every tau, and more at the smallest tau than at the largest (the direction the corollary states;
+    its size is not judged). ``record``: ``roughness_runs.run``'s record with ``compare`` (or the JSON)."""
+    command = _command(record, command, "python scripts/roughness.py (results/README.md, theory/cor2)")
+    rows = [r for r in record["compare"] if r["alpha"] == "gaussian"]
+    ratio = {str(r["tau"]): r["median_rho_ratio_to_uniform"] for r in rows}
+    parts = None
+    if rows:
+        by_tau = sorted(rows, key=lambda r: float(r["tau"]))
+        parts = {"rho_gaussian < rho_uniform at every tau": all(r < 1 for r in ratio.values()),
+                 "smaller at the smallest tau than at the largest": by_tau[0]["median_rho_ratio_to_uniform"]
+                 < by_tau[-1]["median_rho_ratio_to_uniform"]}
+    numbers = {"median_rho_ratio_to_uniform": ratio, "median_z0": {str(r["tau"]): r["median_z0"] for r in rows}}
+    v = verdicts.verdict("Cor. 2", parts, numbers)
+    return [verdicts.claim_record("core-cor2", "core", "Cor. 2", "Gaussian alpha lowers the local roughness rho "
+                                  "relative to uniform alpha (direction)", v, numbers, "sampled estimate",
+                                  result=result, command=command)]
 
 
 def _app_b5_word(text: str) -> str:

@@ -59,3 +59,15 @@ def test_fig1_and_thm1_records():
     assert thm1["verdict"] == "holds" and thm1["numbers"]["with_gap_above_rho"] == 12  # README: all 12 stable
     assert thm1["command"].startswith("python scripts/roughness.py --runs=results/theory/roughness/latent_exact,")
     assert fig1["command"] == "python scripts/power_iteration.py --overwrite"
+
+
+def test_fig8_patterns_and_cor2_records():
+    (fig8,) = claims.fig8_claims(io.read_json(RESULTS / "landscape/landscape.json"))
+    assert fig8["verdict"] == "holds" and fig8["numbers"]["n_local_maxima"]["relu"] == 9  # README: we count 9
+    assert claims.fig8_claims({"activations": {"relu": {"n_local_maxima": 3}}})[0]["verdict"] == "fails"
+    runs = {a: io.read_json(RESULTS / "basins" / a / "summary.json") for a in ("relu", "leaky_relu", "linear")}
+    (pat,) = claims.patterns_claims(runs)
+    assert pat["verdict"] == "holds" and pat["numbers"]["linear"]["patterns_found"] == 0
+    (cor2,) = claims.cor2_claims(io.read_json(RESULTS / "theory/cor2/roughness/roughness.json"))
+    assert cor2["verdict"] == "holds" and round(cor2["numbers"]["median_rho_ratio_to_uniform"]["0.2"], 2) == 0.11
+    assert claims.cor2_claims({"compare": []})[0]["verdict"] == "not established"
