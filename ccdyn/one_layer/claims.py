@@ -33,7 +33,8 @@ def theorem3_verdict(summary: list) -> str:
 
 def rotation_verdict(config, per_act: dict, ripple: dict) -> str:
     """Holds when, with the whole circle (a = 1), no activation has a prominent maximum left, E is flat
-    to ``min_prominence`` and the engine puts no basin mass on a prominent peak."""
+    to ``min_prominence`` and the engine puts no basin mass on a prominent peak. ``config``: the study's
+    ``AugmentationConfig`` (its ``min_prominence``, ``n_init`` and ``rotation_views``)."""
     full = {name: next((r for r in d["rows"] if r["a"] == 1.0), None) for name, d in per_act.items()}
     if any(r is None for r in full.values()):
         return "rotation: no verdict (--ranges lacks 1, the whole circle)"
