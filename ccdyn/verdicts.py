@@ -14,7 +14,7 @@ import json
 
 from ccdyn import io, report
 
-__all__ = ["verdict", "verdict_word", "claims_table", "claims_markdown", "WORDS", "CHECK_KINDS", "claim_record",
+__all__ = ["verdict", "verdict_word", "claims_table", "claims_markdown", "WORDS", "CHECK_KINDS", "PAPERS", "claim_record",
            "ledger_markdown"]
 
 WORDS = ("holds", "partly", "fails", "not established", "not checked")
