@@ -2,9 +2,11 @@
 
 Core maths: :mod:`~ccdyn.activations`, :mod:`~ccdyn.pairwise`, :mod:`~ccdyn.covariance`,
 :mod:`~ccdyn.sphere`, :mod:`~ccdyn.stats`; data: :mod:`ccdyn.data`; the theory by paper part:
-:mod:`ccdyn.one_layer` (Sec. 3), :mod:`ccdyn.two_layer` (Sec. 4-5); multi-step studies:
-:mod:`ccdyn.studies`; scale-out: :mod:`~ccdyn.parallel`; outputs: :mod:`~ccdyn.io`,
-:mod:`~ccdyn.report`, :mod:`~ccdyn.plotting`; the scripts' shared flags and run record:
+:mod:`ccdyn.one_layer` (Sec. 3), :mod:`ccdyn.two_layer` (Sec. 4-5), :mod:`ccdyn.deep` (Dual Deep
+Networks), :mod:`ccdyn.variational` (SimCLR variational analysis), each with its ``studies/``,
+``claims.py`` and ``figures.py`` (docs/layout.md); verdict records: :mod:`~ccdyn.verdicts`; scale-out:
+:mod:`~ccdyn.parallel`; outputs: :mod:`~ccdyn.io`, :mod:`~ccdyn.report`, :mod:`~ccdyn.plotting` (figure
+style); the scripts' shared flags and run record:
 :mod:`~ccdyn.cli`. The readings ccdyn takes of the papers are in the repository's ``docs/``.
 """
 

@@ -1,7 +1,12 @@
 """Verdicts on a paper's claims, shared by every part: a claim is split into sub-claims (parts) that
 each hold or not on measured numbers, and its verdict word is ``holds`` (every part), ``partly``
 (some) or ``fails`` (none). A *check* is a verdict with the ``grid`` (or section) it was judged on;
-:func:`claims_table` and :func:`claims_markdown` render a list of checks."""
+:func:`claims_table` and :func:`claims_markdown` render a list of checks.
+
+:func:`claim_record` is the one format every part's ``claims.py`` returns for the claims ledger: claim
+id, paper and location, the statement in one line, the verdict word (:data:`WORDS`), the numbers behind
+it, the check kind (:data:`CHECK_KINDS`), the reading taken where the paper is ambiguous (a docs/ anchor),
+the result path and the command that made it; :func:`ledger_markdown` renders a list of them."""
 
 from __future__ import annotations
 
@@ -9,7 +14,14 @@ import json
 
 from ccdyn import io, report
 
-__all__ = ["verdict", "verdict_word", "claims_table", "claims_markdown"]
+__all__ = ["verdict", "verdict_word", "claims_table", "claims_markdown", "WORDS", "CHECK_KINDS", "PAPERS",
+           "claim_record", "ledger_markdown"]
+
+WORDS = ("holds", "partly", "fails", "not established", "not checked")
+CHECK_KINDS = ("autodiff", "closed form", "enumeration", "simulation against a closed form", "sampled estimate",
+               "comparison with printed numbers", "visual")
+PAPERS = ("core", "DDN", "SimCLR-var", "ccdyn")  # the alpha-CL theory, Dual Deep Networks, the SimCLR variational
+# analysis, and ccdyn's own accuracy claims (docs/flow.md)
 
 
 def verdict(claim, parts, numbers) -> dict:
@@ -54,3 +66,49 @@ def claims_markdown(checks) -> str:
     pivot = report.markdown_table(["grid"] + claims, [[g] + [verdicts.get((g, c), "") for c in claims] for g in grids])
     return ("Verdict per grid and claim:\n\n" + pivot + "\n\nDetails:\n\n"
             + report.markdown_table(*claims_table(checks)) + "\n")
+
+
+def claim_record(claim_id: str, paper: str, location: str, statement: str, judged, numbers, check: str, *,
+                 reading: str | None = None, result: str | None = None, command: str | None = None) -> dict:
+    """One verdict record of the claims ledger.
+
+    Args:
+      claim_id: a stable id, e.g. ``"core-thm3"``.
+      paper: one of :data:`PAPERS`; ``location``: where in it, e.g. ``"Thm. 3"`` (printed as "core Thm. 3").
+      statement: the claim in one line.
+      judged: a :func:`verdict` dict (its word: :func:`verdict_word`, ``"not established"`` when it had
+        nothing to judge) or a word of :data:`WORDS`.
+      numbers: the numbers behind the verdict (JSON-able).
+      check: the check kind, one of :data:`CHECK_KINDS`.
+      reading: a docs/ anchor where the paper is ambiguous; ``result``: the results/ path; ``command``:
+        the command that made it.
+
+    Returns:
+      ``{"id", "paper", "location", "statement", "verdict", "parts", "numbers", "check", "reading",
+      "result", "command"}`` (``parts``: the sub-claims of a :func:`verdict` dict, else {}).
+
+    Raises:
+      ValueError: an empty id or statement, an unknown paper, verdict word or check kind.
+    """
+    if not claim_id or not statement:
+        raise ValueError("a claim record needs an id and a statement")
+    if paper not in PAPERS:
+        raise ValueError(f"paper={paper!r} must be one of {PAPERS}")
+    if check not in CHECK_KINDS:
+        raise ValueError(f"check={check!r} must be one of {CHECK_KINDS}")
+    if isinstance(judged, dict):
+        word, parts = ("not established" if judged["holds"] is None else verdict_word(judged)), judged["parts"]
+    else:
+        word, parts = judged, {}
+    if word not in WORDS:
+        raise ValueError(f"verdict={word!r} must be one of {WORDS}")
+    return {"id": claim_id, "paper": paper, "location": location, "statement": statement, "verdict": word,
+            "parts": parts, "numbers": io.as_json(numbers), "check": check, "reading": reading, "result": result,
+            "command": command}
+
+
+def ledger_markdown(records) -> str:
+    """A markdown table of claim records: id, where, statement, verdict, check, numbers (rounded, cut), result."""
+    rows = [[r["id"], f"{r['paper']} {r['location']}", r["statement"], r["verdict"], r["check"],
+             _short(_rounded(r["numbers"])), r["result"] or ""] for r in records]
+    return report.markdown_table(["id", "where", "statement", "verdict", "check", "numbers", "result"], rows) + "\n"

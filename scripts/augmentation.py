@@ -3,7 +3,7 @@
     python scripts/augmentation.py --overwrite     # -> results/theory/augmentation (~3 min on 2 CPU cores)
 
 The study (rotations of the Fig. 8 circle data; cyclic shifts of 1-D signals) is
-``ccdyn.studies.augmentation``; its docstring says what is computed and what the verdicts test.
+``ccdyn.one_layer.studies.augmentation``; its docstring says what is computed and what the verdicts test.
 
 Writes into --output_dir: augmentation.json (everything, with the command), augmentation.md (tables,
 verdicts), rotation.csv, shift.csv, rotation.png, shift.png and shift_data.npz (the 2^m signals, so
@@ -23,7 +23,7 @@ jax.config.update("jax_enable_x64", True)  # landscapes and certificates in floa
 
 from ccdyn import activations, cli, io, report  # noqa: E402
 from ccdyn.data import files  # noqa: E402
-from ccdyn.studies import augmentation  # noqa: E402
+from ccdyn.one_layer.studies import augmentation  # noqa: E402
 
 FLAGS = flags.FLAGS
 OUTPUTS = ("shift_data.npz", "rotation.csv", "shift.csv",

@@ -29,8 +29,8 @@ import jax
 
 jax.config.update("jax_enable_x64", True)  # certificates are float64; the run uses --x64 or float32
 
-from ccdyn import cli, io, plotting  # noqa: E402
-from ccdyn.one_layer import basins, script_flags  # noqa: E402
+from ccdyn import cli, io  # noqa: E402
+from ccdyn.one_layer import basins, figures, script_flags  # noqa: E402
 
 OUTPUTS = ("summary.json", "optima.npz", "basins.png", "chunks")
 
@@ -84,7 +84,7 @@ def main(argv):
                  steps=result["steps"])
     title = (f"{cfg.act}, {cfg.data.data}, alpha={cfg.alpha}, {cfg.dynamics.method}: "
              f"{s['n_optima']} optima from {s['n_init']} inits")
-    io.save_figure(out / "basins.png", plotting.basins_figure(s["optima"], title))
+    io.save_figure(out / "basins.png", figures.basins_figure(s["optima"], title))
     basins.write_summary(out, s)  # last: a summary means every output is there
     out = cli.finish(run)
     print(basins.table(s))

@@ -8,7 +8,7 @@ followed as tracks (born at, dies at, merges into) and the tipping matrix betwee
 
 --param names a basins flag that is a number (tau, leaky_slope, cluster_tol, ...), a data flag
 (ortho_eps, aug_range, q, std, ...) or a dynamics flag (step_size, tol, max_steps, shift); its own
-flag is then ignored. The matching rule is in ccdyn/one_layer/continuation.py; the run directory is
+flag is then ignored. The matching rule is in ccdyn/one_layer/studies/continuation.py; the run directory is
 ccdyn's own (docs/reproducibility.md).
 
 Writes <output_dir>/continuation.json (the record and the run record), tracks.csv, tipping.csv,
@@ -26,8 +26,9 @@ import jax
 
 jax.config.update("jax_enable_x64", True)  # certificates are float64; the runs use --x64 or float32
 
-from ccdyn import cli, io, plotting  # noqa: E402
-from ccdyn.one_layer import continuation, script_flags  # noqa: E402
+from ccdyn import cli, io  # noqa: E402
+from ccdyn.one_layer import figures, script_flags  # noqa: E402
+from ccdyn.one_layer.studies import continuation  # noqa: E402
 
 OUTPUTS = ("continuation.json", "tracks.csv", "tipping.csv", "continuation.png")
 
@@ -73,7 +74,7 @@ def main(argv):
     io.write_csv(out / "tipping.csv", *continuation.tipping_rows(rec))
     title = (f"{base.act}, {base.data.data}, alpha={base.alpha}, {base.dynamics.method}, {base.n_init} inits: "
              f"{len(rec['tracks'])} tracks over {param}")
-    io.save_figure(out / "continuation.png", plotting.continuation_figure(rec, title, FLAGS.min_fraction,
+    io.save_figure(out / "continuation.png", figures.continuation_figure(rec, title, FLAGS.min_fraction,
                                                                                FLAGS.plot_y))
     body = {"config": config, **continuation.compact(rec), "timings_s": {"total": time.time() - t_start}}
     io.write_json(out / "continuation.json", cli.with_run_record("scripts/continuation.py", body))

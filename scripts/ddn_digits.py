@@ -5,7 +5,7 @@
 Trains a ReLU MLP encoder with L_nce, the exact-covariance loss of Eq. 7 (stop-gradient weights)
 and the beta-extended InfoNCE (beta = -0.5, +0.2; Sec. 4.2), --n_seeds seeds vmapped, and reports
 the accuracy of a linear (ridge) probe on the frozen representation at --checkpoints steps
-(mean ± std over seeds). See ccdyn/deep/digits.py for the views, the losses and the probe, and
+(mean ± std over seeds). See ccdyn/deep/studies/digits.py for the views, the losses and the probe, and
 results/ddn/README.md for what this does and does not reproduce. Writes digits.json, digits.csv, digits.md.
 """
 
@@ -17,7 +17,7 @@ import time
 from absl import flags
 
 from ccdyn import cli, io, report
-from ccdyn.deep import digits
+from ccdyn.deep.studies import digits
 
 FLAGS = flags.FLAGS
 OUTPUTS = ("digits.json", "digits.csv", "digits.md")

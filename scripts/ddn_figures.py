@@ -15,8 +15,8 @@ from pathlib import Path
 
 from absl import flags
 
-from ccdyn import cli, io, plotting
-from ccdyn.deep import hltm
+from ccdyn import cli, io
+from ccdyn.deep import figures, hltm
 from ccdyn.deep.studies import hltm_grid
 
 FLAGS = flags.FLAGS
@@ -49,7 +49,7 @@ def main(argv):
         seeds = sorted({len(r["nc"]) for r in records if r["setting"]["reading"] == reading})
         for name, lats in (("fig13", ("s0", "s1")), ("fig14", ("s010", "s1100"))):
             title = f"{reading} reading: median ||OP_mu||_F over {'/'.join(map(str, seeds))} seeds ({FLAGS.arrangement})"
-            io.save_figure(out / f"{name}_{reading}.png", plotting.ddn_op_figure(panels, lats, title))
+            io.save_figure(out / f"{name}_{reading}.png", figures.ddn_op_figure(panels, lats, title))
         medians[reading] = {f: {lab: {lat: {"epochs": v[0], "median": v[1]} for lat, v in c.items()}
                                 for lab, c in p.items()} for f, p in panels.items()}
         print(f"{reading}: panels {', '.join(panels)}")

@@ -25,8 +25,8 @@ import jax
 jax.config.update("jax_enable_x64", True)
 
 from ccdyn import cli, io, report, verdicts  # noqa: E402
-from ccdyn.studies import flow_accuracy  # noqa: E402
 from ccdyn.one_layer import script_flags  # noqa: E402
+from ccdyn.one_layer.studies import flow_accuracy  # noqa: E402
 
 FLAGS = flags.FLAGS
 OUTPUTS = ("sets.csv", "pairs.csv", "claims.md", "flow_accuracy.json")

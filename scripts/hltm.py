@@ -22,8 +22,8 @@ import time
 
 from absl import flags
 
-from ccdyn import cli, grid, io, plotting, report
-from ccdyn.deep import claims, hltm
+from ccdyn import cli, grid, io, report
+from ccdyn.deep import claims, figures, hltm
 from ccdyn.deep.studies import hltm_grid
 
 FLAGS = flags.FLAGS
@@ -118,7 +118,7 @@ def main(argv):
             if panels:
                 title = (f"{reading} reading, ||OP_mu||_F ({'paper' if key == 'op' else 'authors'} arrangement), "
                          f"median over {cfg.n_seeds} seeds")
-                fig = plotting.ddn_op_figure(panels, hltm_grid.FIGURE_LATENTS, title)
+                fig = figures.ddn_op_figure(panels, hltm_grid.FIGURE_LATENTS, title)
                 io.save_figure(out / f"{key}_{reading}.png", fig)
     io.write_json(out / "results.json", {"state": "complete", **cli.run_record("scripts/hltm.py", None, n_proc),
                                          "config": cfg.__dict__, "timing": timing, "rows": rows,

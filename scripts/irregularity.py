@@ -30,7 +30,7 @@ jax.config.update("jax_enable_x64", True)
 import numpy as np  # noqa: E402
 
 from ccdyn import activations, cli, data, io  # noqa: E402
-from ccdyn.studies import theorem3  # noqa: E402
+from ccdyn.one_layer.studies import theorem3  # noqa: E402
 
 FLAGS = flags.FLAGS
 OUTPUTS = ("starts.csv", "summary.csv", "summary.md", "thm3.json")

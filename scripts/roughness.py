@@ -31,9 +31,9 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
-from ccdyn import cli, io, plotting  # noqa: E402
-from ccdyn.one_layer import basins  # noqa: E402
-from ccdyn.studies import roughness_runs  # noqa: E402
+from ccdyn import cli, io  # noqa: E402
+from ccdyn.one_layer import basins, figures  # noqa: E402
+from ccdyn.one_layer.studies import roughness_runs  # noqa: E402
 
 FLAGS = flags.FLAGS
 OUTPUTS = ("optima.csv", "runs.csv", "compare.csv", "roughness.md", "roughness.json", "rho_vs_gap.png")
@@ -84,7 +84,7 @@ def main(argv):
         io.write_csv(out / "compare.csv", roughness_runs.COMPARE_COLUMNS, t["compare"])
     io.atomic_write_bytes(out / "roughness.md", roughness_runs.markdown(record).encode())
     io.write_json(out / "roughness.json", cli.with_run_record("scripts/roughness.py", record))
-    io.save_figure(out / "rho_vs_gap.png", plotting.roughness_figure(
+    io.save_figure(out / "rho_vs_gap.png", figures.roughness_figure(
         {n: [(r["gap"], r["rho"], r["fd_stable"]) for r in v["optima"] if r["rho_radius"] is not None]
          for n, v in record["runs"].items()}))
     out = cli.finish(run)

@@ -4,7 +4,7 @@
 
 Reads --sphere (sphere.json), --kernel (kernel.json) and --clusters (clusters.json) and writes
 --output (claims.md: claim, verdict, parts, numbers) and the same rows as CSV next to it. The verdicts
-are the ones the studies computed (ccdyn.verdicts.verdict); nothing is judged here.
+are the ones the studies computed (ccdyn.variational.claims); nothing is judged here.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def main(argv):
             + [dict(v, grid="Sec. 4") for v in kernel["verdicts"]]
             + [dict(v, grid="Figs. 5-6") for v in clusters["verdicts"]])
     head, body = claims_table(rows)
-    md = ("Verdicts computed by the studies (`ccdyn.variational.study`); written by scripts/simclr_var_claims.py from\n"
+    md = ("Verdicts computed by the studies (`ccdyn.variational.claims`); written by scripts/simclr_var_claims.py from\n"
           f"`{FLAGS.sphere}`, `{FLAGS.kernel}`, `{FLAGS.clusters}`.\n\n" + report.markdown_table(head, body) + "\n")
     out = Path(FLAGS.output)
     io.atomic_write_bytes(out, md.encode())

@@ -23,7 +23,8 @@ from absl import flags
 
 import numpy as np
 
-from ccdyn import activations, cli, grid, io, plotting, report, two_layer
+from ccdyn import activations, cli, grid, io, report, two_layer
+from ccdyn.two_layer import figures
 from ccdyn.two_layer.studies import token_grid
 from ccdyn.data import tokens
 
@@ -93,7 +94,7 @@ def _train(cfg, s, i, n, save_weights):
 def _figures(out, cfg, rows, settings, save_weights):
     for (loss, zeta), curves in token_grid.matching_curves(rows).items():
         title = f"{loss}, ζ = {zeta:g}, {cfg.n_seeds} seeds, {cfg.train.steps} steps, lr {cfg.train.lr:g}"
-        fig = plotting.matching_figure(curves, cfg.betas, cfg.ps, title)
+        fig = figures.matching_figure(curves, cfg.betas, cfg.ps, title)
         io.save_figure(out / f"chi_{loss}_zeta{zeta:g}.png", fig)
     if save_weights:
         panels, arrays = {}, {}
@@ -102,7 +103,7 @@ def _figures(out, cfg, rows, settings, save_weights):
             panels[token_grid.weights_label(s)] = (z["coords"], z["used"])
             arrays[s.tag], arrays[s.tag + ".used"] = z["coords"], z["used"]
         io.write_npz(out / "weights.npz", **arrays)
-        io.save_figure(out / "weights.png", plotting.weights_figure(panels, "learned filters, seed 0"))
+        io.save_figure(out / "weights.png", figures.weights_figure(panels, "learned filters, seed 0"))
 
 
 def main(argv):

@@ -1,5 +1,6 @@
 """Table 4 / Table 6 of *Understanding Self-supervised Learning with Dual Deep Networks* beside ours,
-and the three trends of App. D.1 as computed verdicts (``ccdyn.verdicts.verdict``).
+and the three trends of App. D.1 as computed verdicts (``ccdyn.verdicts.verdict``); :func:`trend_claims`
+turns them into ledger records (``ccdyn.verdicts.claim_record``).
 
 :data:`PAPER_TABLE6` holds the paper's published numbers (mean, std over 10 trials), typed in as the
 reference; Table 4 is its z_0 block without "after epoch 1". :func:`table6_cells` pairs them with
@@ -20,12 +21,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ccdyn import report
+from ccdyn import report, verdicts
 from ccdyn.data import hltm as tree_data
 from ccdyn.verdicts import verdict, verdict_word
 
 __all__ = ["PAPER_TABLE6", "paper_means", "table6_cells", "comparison", "check_top_harder", "check_init_nontrivial",
-           "check_overparameterization", "check_trends", "verdict_word", "table6_markdown"]
+           "check_overparameterization", "check_trends", "verdict_word", "table6_markdown", "trend_claims"]
 
 _P = PAPER_TABLE6 = {  # latent -> delta_lower -> width -> ((init), (after epoch 1), (converged)), (mean, std)
     "s": {0.7: {2: ((0.35, 0.20), (0.39, 0.20), (0.62, 0.29)), 10: ((0.62, 0.10), (0.82, 0.06), (0.85, 0.05))},
@@ -158,3 +159,15 @@ def table6_markdown(cells, phases=_PHASES, latents=None) -> str:
                     cols += [_fmt(ours), _fmt(paper)]
                 body.append([f"z_{lat}", f"{d:g}", ph] + cols)
     return report.markdown_table(header, body)
+
+
+_TRENDS = ("ddn-appD1-top-harder", "ddn-appD1-init-nontrivial", "ddn-appD1-overparameterization")
+
+
+def trend_claims(trends, *, reading: str = "paper", result: str = "results/ddn/table6",
+                 command: str = "python scripts/hltm.py --output_dir=results/ddn/table6") -> list:
+    """The three App. D.1 trend checks of :func:`check_trends` (``results.json``'s ``trends`` of a reading)
+    as ledger records: trends of our means over 10 seeds, a sampled estimate. Readings: docs/ddn.md."""
+    return [verdicts.claim_record(f"{cid}-{reading}", "DDN", "App. D.1, Table 6", t["claim"], t, t["numbers"],
+                                  "sampled estimate", reading="docs/ddn.md", result=result, command=command)
+            for cid, t in zip(_TRENDS, trends)]

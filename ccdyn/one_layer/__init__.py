@@ -9,6 +9,8 @@
 - :mod:`~ccdyn.one_layer.irregularity`: omega (Def. 4), B_gamma, the Thm. 3 check.
 - :mod:`~ccdyn.one_layer.landscape`: E on the circle (2-D data), maxima, prominence.
 - :mod:`~ccdyn.one_layer.symmetry`: optima under cyclic shifts (App. B.5).
+- :mod:`ccdyn.one_layer.studies` (config in, record out), :mod:`~ccdyn.one_layer.claims` (verdicts, ledger
+  records), :mod:`~ccdyn.one_layer.figures`: import them directly.
 """
 
 from ccdyn.one_layer import dynamics  # noqa: I001  (first: the other modules import it)

@@ -19,8 +19,8 @@ w*^T x = 0 (then A is locally constant and E = w^T A w / 2 there).
 
 :func:`assess` is the one place that decides whether an optimum is stable: by the flow's Jacobian
 at a smooth fixed point (alpha moving with w), by probes at a fixed point on a kink of E.
-Local roughness rho lives in :mod:`ccdyn.dynamics.roughness`, irregularity omega in
-:mod:`ccdyn.dynamics.irregularity`.
+Local roughness rho lives in :mod:`ccdyn.one_layer.roughness`, irregularity omega in
+:mod:`ccdyn.one_layer.irregularity`.
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ def assess(ds64: Dataset, act: Activation, pw: Pairwise, w, *, smooth_tol: float
     """The one stability decision for a refined fixed point w (float64), with its certificate.
 
     ``stable`` is linear stability of the flow (Eq. 7) at a smooth fixed point (every eigenvalue of
-    :func:`ccdyn.dynamics.dynamics.field_jacobian` has a negative real part; for uniform alpha this is
+    :func:`ccdyn.one_layer.dynamics.field_jacobian` has a negative real part; for uniform alpha this is
     the Hessian certificate), or, for a fixed point on a kink of E (residual above ``smooth_tol``
     relative to lambda_1), :func:`probe_local_max`. ``strict_max_fixed_alpha`` is the Hessian
     certificate of :func:`certify` (alpha held at its value at w).

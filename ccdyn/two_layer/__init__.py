@@ -2,11 +2,12 @@
 
 - :mod:`~ccdyn.two_layer.network`: Net, TrainConfig, BatchNorm variants, losses, Lemma 4 / 6, ``train``;
   its public names are re-exported here (``two_layer.train`` etc.).
-- :mod:`~ccdyn.two_layer.studies.token_grid`: Setting, run_setting and the grid of the token experiment
-  (Sec. 5), run by :func:`ccdyn.grid.run`.
-- :mod:`~ccdyn.two_layer.claims`: the Sec. 5 claims as numeric checks on result rows.
+- :mod:`~ccdyn.two_layer.claims`: the Sec. 5 claims as numeric checks on result rows, the App. E.3 verdicts,
+  ledger records.
 - :mod:`~ccdyn.two_layer.metrics`: matching scores chi_+ / chi_- (Eq. 16, 180, 181).
 - :mod:`~ccdyn.two_layer.modulation`: global modulation (Lemma 5, Thm. 5-6, Cor. 3, Fig. 7, Eq. 155).
+- :mod:`ccdyn.two_layer.studies` (``token_grid``, ``modulation``, ``mnist``) and :mod:`~ccdyn.two_layer.figures`: import
+  them directly.
 """
 
 from ccdyn.two_layer import network  # noqa: I001  (first: the other modules import it)

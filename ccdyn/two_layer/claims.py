@@ -10,20 +10,35 @@ on which grid), :func:`claims_markdown` / :func:`claims_table` (from :mod:`ccdyn
 here with :func:`verdict` and :func:`verdict_word`) render the verdicts and
 :func:`summary_markdown` tabulates every grid. :func:`table1_cells` puts our Table 1 next to the
 paper's (:data:`PAPER_TABLE1`), rendered by :func:`table1_markdown` and :func:`table1_csv`.
+
+App. E.3 (:mod:`ccdyn.two_layer.studies.mnist`): :func:`mnist_claims` judges the paper's claim that filters
+learned with augmentation are smoother (Fig. 13, weaker high frequencies), and issue #15's reading that
+they are more diverse, on per-seed paired differences (augmentation minus none) with a Student t interval
+over seeds; :func:`mnist_scores_csv`, :func:`mnist_summary_table` and :func:`mnist_summary` give the per-seed
+CSV, the summary table and the JSON record.
+
+Ledger records (:func:`ccdyn.verdicts.claim_record`): :func:`grid_claims` (the checks of
+:func:`check_grids`), :func:`mnist_ledger` and :func:`modulation_claims` (the verdicts of
+:mod:`ccdyn.two_layer.studies.modulation`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
-from ccdyn import report
+from ccdyn import report, stats, verdicts
 from ccdyn.verdicts import claims_markdown, claims_table, verdict, verdict_word
 
 __all__ = ["verdict", "verdict_word", "check_p1", "check_relu_beats_linear", "check_infonce_beats_quadratic",
            "check_relu_lowest_chi_minus", "check_bn_helps", "check_sigma_backprop_hurts", "check_grids",
            "claims_table", "claims_markdown", "grid_table", "summary_markdown", "TABLE1_VARIANTS", "PAPER_TABLE1",
            "table1_cells", "table1_markdown", "table1_csv",
-           "check_more_steps", "steps_markdown"]
+           "check_more_steps", "steps_markdown", "mnist_claims", "mnist_scores_csv",
+           "mnist_summary_table", "mnist_summary", "grid_claims", "mnist_ledger", "modulation_claims", "CONDITIONS"]
+
+CONDITIONS = ("no_aug", "aug")  # the paired App. E.3 runs (ccdyn.two_layer.studies.mnist): without / with crops
 
 
 def _table(rows, score="chi_plus"):
@@ -369,3 +384,121 @@ def steps_markdown(rows, reference_rows, reference_label: str = "reference") -> 
         body.append([act, p, b] + cols + [f"{r['chi_plus']['mean']:.3f} ({r['chi_minus']['mean']:.3f})" if r else "–",
                                           f"{turned['mean']:.1f}°" if turned else "–"])
     return report.markdown_table(headers, body)
+
+
+
+def mnist_claims(record: dict, confidence: float = 0.95) -> list:
+    """Verdicts on App. E.3 / Figs. 12-13 from paired per-seed differences (aug - no_aug) of the final
+    scores: each claim holds when the mean difference has the claimed sign and its t interval over
+    seeds excludes 0. Seeds with a non-finite run are left out (and counted)."""
+    out = []
+    for key, claim in (("hf", "augmentation gives smoother filters, weaker high frequencies (App. E.3, Fig. 13)"),
+                       ("max_cos", "augmentation gives more diverse filters, lower max cosine (issue #15's "
+                                   "reading of Figs. 12-13)"),
+                       ("max_cos_live", "the same among the filters that fire on the data (dead filters left out)")):
+        a, b = record["final"]["aug"][key], record["final"]["no_aug"][key]
+        diff = a - b
+        ok = np.isfinite(diff)
+        mean, lo, hi = stats.t_interval(diff[ok], confidence)
+        numbers = {"aug": float(np.nanmean(a)), "no_aug": float(np.nanmean(b)), "diff": mean,
+                   "diff_ci": [lo, hi], "seeds": int(ok.sum()), "seeds_dropped": int((~ok).sum())}
+        parts = {"lower with augmentation on average": bool(mean < 0),
+                 f"{int(100 * confidence)}% interval over seeds below 0": bool(hi < 0)}
+        out.append(dict(verdicts.verdict(claim, parts, numbers), grid="mnist"))
+    return out
+
+
+def mnist_scores_csv(record: dict) -> tuple:
+    """(header, rows) of ``scores.csv``: one row per seed and condition."""
+    keys = ("hf", "max_cos", "dead", "max_cos_live")
+    header = (["seed", "condition", "finite", "stopped_at"] + list(keys) + [f"{k}_init" for k in keys]
+              + ["final_loss"])
+    rows = []
+    for cond in CONDITIONS:
+        f, i = record["final"][cond], record["init"][cond]
+        for s in range(len(f["hf"])):
+            rows.append([s, cond, bool(record["finite"][cond][s]), int(record["stopped_at"][cond][s])]
+                        + [float(f[k][s]) for k in keys] + [float(i[k][s]) for k in keys]
+                        + [float(record["loss"][cond][-1, s])])
+    return header, rows
+
+
+def mnist_summary_table(record: dict, confidence: float = 0.95) -> tuple:
+    """(header, rows): per condition, the mean and t interval over seeds of each score (final and initial)."""
+    def cell(v):
+        v = np.asarray(v, float)
+        mean, lo, hi = stats.t_interval(v[np.isfinite(v)], confidence)
+        return f"{mean:.3f} [{lo:.3f}, {hi:.3f}]"
+
+    header = ["condition", "seeds (finite)", "high-freq. fraction", "max cosine", "dead filters",
+              "max cos. (live)"]
+    rows = [[f"{cond}{'' if at == 'final' else ' at init'}", f"{len(record['finite'][cond])} "
+             f"({int(np.sum(record['finite'][cond]))})"] + [cell(record[at][cond][k]) for k in
+                                                            ("hf", "max_cos", "dead", "max_cos_live")]
+            for at, conds in (("final", CONDITIONS), ("init", CONDITIONS[:1])) for cond in conds]
+    return header, rows
+
+
+def mnist_summary(record: dict, cfg, data: str) -> dict:
+    """The JSON record of a run (without the filters): config, per-seed scores, the claims' verdicts."""
+    keep = ("side", "n_images", "finite", "stopped_at", "final", "init")
+    return {"data": data, "config": dataclasses.asdict(cfg), **{k: record[k] for k in keep},
+            "final_loss": {c: record["loss"][c][-1] for c in CONDITIONS}, "claims": mnist_claims(record)}
+
+
+# --- ledger records ------------------------------------------------------------------------------------
+
+_GRID_CLAIMS = (("P=1:", "p1", "Sec. 5, Fig. 4 / 9a (Fig. 10: quadratic loss)"),
+                ("P>1", "relu-beats-linear", "Sec. 5, Fig. 4 / 9b (Fig. 10: quadratic loss)"),
+                ("ReLU has the lowest", "relu-lowest-chi-minus", "Sec. 5, Fig. 9"),
+                ("InfoNCE beats", "infonce-beats-quadratic", "Sec. 5, Fig. 10"),
+                ("zeta=", "bn-helps", "Sec. 5, Fig. 11"),
+                ("Table 1:", "sigma-backprop-hurts", "Table 1"))
+
+
+def _slug(text: str) -> str:
+    return "-".join("".join(c if c.isalnum() or c == "." else " " for c in text.lower()).split())
+
+
+def grid_claims(checks, *, result: str = "results/two_layer/claims.json",
+                command: str = "python scripts/two_layer_claims.py") -> list:
+    """The checks of :func:`check_grids` (or ``claims.json["checks"]``) as ledger records, one per grid and
+    claim: the verdict over seeds' means with a margin, so a sampled estimate. Readings: docs/two_layer_readings.md."""
+    out = []
+    for c in checks:
+        key, where = next((k, w) for prefix, k, w in _GRID_CLAIMS if c["claim"].startswith(prefix))
+        out.append(verdicts.claim_record(f"core-{key}-{_slug(c['grid'])}", "core", f"{where} [{c['grid']}]",
+                                         c["claim"], c, c["numbers"], "sampled estimate",
+                                         reading="docs/two_layer_readings.md", result=result, command=command))
+    return out
+
+
+def mnist_ledger(summary: dict, *, result: str = "results/two_layer/mnist", command: str | None = None) -> list:
+    """The App. E.3 verdicts of :func:`mnist_summary` (or ``summary.json``) as ledger records; ``command``:
+    the one given, else the run record's (``summary.json``), else the results/README.md command."""
+    command = (command or summary.get("command")
+               or "python scripts/mnist.py --n_seeds=10 --output_dir=results/two_layer/mnist")
+    ids = ("core-appE3-smoother", "core-appE3-more-diverse", "core-appE3-more-diverse-live")
+    return [verdicts.claim_record(i, "core", "App. E.3, Figs. 12-13", c["claim"], c, c["numbers"], "sampled estimate",
+                                  reading="docs/two_layer_readings.md (MNIST)",
+                                  result=result, command=command)
+            for i, c in zip(ids, summary["claims"])]
+
+
+_MODULATION = {"eq15": ("core-thm5", "Thm. 5 (Eq. 15, Lemma 4)", "enumeration"),
+               "fig7": ("core-fig7", "Fig. 7 (Eq. 147, 150)", "closed form"),
+               "eq155": ("core-eq155", "Eq. 155", "sampled estimate"),
+               "thm6": ("core-thm6", "Thm. 6", "sampled estimate"),
+               "cor3": ("core-cor3", "Cor. 3", "simulation against a closed form")}
+
+
+def modulation_claims(record: dict, *, result: str = "results/theory/modulation",
+                      command: str = "python scripts/modulation.py --overwrite") -> list:
+    """The five verdicts of ``modulation.run`` (its record, or the JSON files' ``verdict``) as ledger records."""
+    out = []
+    for name, (cid, where, kind) in _MODULATION.items():
+        if name in record:
+            v = record[name]["verdict"]
+            out.append(verdicts.claim_record(cid, "core", where, v["claim"], v, v["numbers"], kind, result=result,
+                                             command=command))
+    return out

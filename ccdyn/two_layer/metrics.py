@@ -10,7 +10,7 @@ of tokens outside R_k^g instead, so that both scores lie in [-1, 1] and are comp
 R_k^g is the ``used`` mask of :class:`ccdyn.data.tokens.TokenData`. For an odd activation (linear)
 w and -w compute the same feature, so ``odd=True`` scores |cos|.
 
-Filter scores of the image experiment (App. E.3, :mod:`ccdyn.two_layer.mnist`): the share of a
+Filter scores of the image experiment (App. E.3, :mod:`ccdyn.two_layer.studies.mnist`): the share of a
 filter's energy at high spatial frequencies, the largest cosine between filters of one RF, and
 the filters that never fire on the data.
 """

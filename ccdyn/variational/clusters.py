@@ -39,7 +39,7 @@ from ccdyn.variational import kernel as kr
 from ccdyn.variational import ntxent
 
 __all__ = ["ClusterConfig", "MODELS", "STARTS", "per_cluster_ratio", "data_ratio", "make_data", "init_model", "embed", "silhouette", "between_within", "mean_ci",
-           "uniformity", "scores", "run", "kept_summary", "keep_times"]
+           "uniformity", "scores", "run", "kept_summary", "keep_times", "at_iteration", "kept_share"]
 
 MODELS = ("net1", "mlp4", "points")
 STARTS = ("net1", "mlp4", "random")
@@ -278,3 +278,14 @@ def kept_summary(res: dict, keep: float, at=(0, 15, 200, 1000), score: str = "ra
             "median_t_on": float(np.nanmedian(on)) if np.any(np.isfinite(on)) else None,
             "median_t_off": float(np.nanmedian(off)) if np.any(np.isfinite(off)) else None,
             "kept_to_end": int(np.sum(np.isfinite(on) & ~np.isfinite(off))), "t_off": off.tolist()}
+
+
+def at_iteration(summary: dict, t: int) -> dict:
+    """The row of a :func:`kept_summary` at the recorded iteration nearest to ``t``."""
+    return summary["at"][min(summary["at"], key=lambda j: abs(int(j) - t))]
+
+
+def kept_share(summary: dict, t: int) -> float:
+    """The share of seeds keeping the clusters at the recorded iteration of a :func:`kept_summary` nearest to ``t``."""
+    r = at_iteration(summary, t)
+    return r["kept"] / r["n"]

@@ -10,7 +10,7 @@ import pytest
 from ccdyn import activations, data, pairwise, parallel, sphere
 from ccdyn.data.registry import DataSpec, build_dataset
 from ccdyn.one_layer import basins, engine, exact2d, landscape, stepper
-from ccdyn.studies import flow_accuracy
+from ccdyn.one_layer.studies import flow_accuracy
 
 UNIFORM = pairwise.get_pairwise("uniform")
 RELU = activations.get_activation("relu")

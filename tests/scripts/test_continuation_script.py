@@ -1,6 +1,6 @@
 """scripts/continuation.py in-process: bad --param / --values end with one ``error:`` line (exit 2)
 before any run; one tiny run writes every output. The matching is tested in
-tests/one_layer/test_continuation.py."""
+tests/one_layer/studies/test_continuation.py."""
 
 import csv
 import json

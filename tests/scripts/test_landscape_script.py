@@ -1,5 +1,5 @@
 """scripts/landscape.py (Fig. 8): one tiny end-to-end run on a user's file; the study is tested in
-tests/studies/test_landscape_fig8.py."""
+tests/one_layer/studies/test_landscape_fig8.py."""
 
 import json
 import subprocess

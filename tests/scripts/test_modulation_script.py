@@ -1,5 +1,5 @@
 """scripts/modulation.py refuses a bad flag with one line naming it (the study itself runs in process in
-tests/studies/test_modulation_study.py)."""
+tests/two_layer/studies/test_modulation_study.py)."""
 
 import subprocess
 import sys

@@ -1,5 +1,5 @@
 """scripts/power_iteration.py (Fig. 1 right): one tiny end-to-end run; the study is tested in
-tests/studies/test_fig1.py."""
+tests/one_layer/studies/test_fig1.py."""
 
 import json
 import subprocess

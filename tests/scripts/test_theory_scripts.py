@@ -1,5 +1,5 @@
 """scripts/irregularity.py (Thm. 3) and scripts/roughness.py (Thm. 1-2, Cor. 2): one tiny end-to-end
-run each; the studies themselves are tested in tests/studies/."""
+run each; the studies themselves are tested in tests/one_layer/studies/."""
 
 import csv
 import json

@@ -51,3 +51,22 @@ def test_bn_and_sigma_checks():
     assert s["holds"] and s["numbers"]["mu backpropagated"]["wins"] == "2/2"
     rows = [{**r, "chi_plus": {"mean": 0.9, "std": 0, "n": 3}} if r["bn"] == "vanilla" else r for r in rows]
     assert not claims.check_sigma_backprop_hurts(rows)["holds"]
+
+
+def test_ledger_records_of_the_committed_results():
+    from pathlib import Path
+
+    import numpy as np
+
+    from ccdyn import io
+    root = Path(__file__).resolve().parents[2] / "results" / "two_layer"
+    checks = io.read_json(root / "claims.json")["checks"]
+    led = claims.grid_claims(checks)
+    assert len(led) == len(checks) == len({r["id"] for r in led})
+    assert [r["verdict"] for r in led] == [claims.verdict_word(c) for c in checks]
+    summary = io.read_json(root / "mnist" / "summary.json")
+    record = {"final": {c: {k: np.asarray(v, np.float32) for k, v in summary["final"][c].items()}  # float32 runs
+                        for c in ("aug", "no_aug")}}
+    assert io.as_json(claims.mnist_claims(record)) == summary["claims"]  # the App. E.3 verdicts again
+    assert [r["id"] for r in claims.mnist_ledger(summary)] == ["core-appE3-smoother", "core-appE3-more-diverse",
+                                                               "core-appE3-more-diverse-live"]

@@ -74,3 +74,9 @@ def test_bad_configs_are_refused():
         cl.ClusterConfig(steps=7, record_every=2).validate()
     with pytest.raises(ValueError, match="sizes"):
         cl.ClusterConfig(sizes=(3, 3)).validate()
+
+
+def test_at_iteration_and_kept_share_take_the_nearest_recorded_iteration():
+    summary = {"at": {"0": {"kept": 1, "n": 4}, "15": {"kept": 3, "n": 4}, 200: {"kept": 4, "n": 4}}}
+    assert cl.at_iteration(summary, 14) is summary["at"]["15"] and cl.at_iteration(summary, 1000) is summary["at"][200]
+    assert cl.kept_share(summary, 2) == 0.25 and cl.kept_share(summary, 9) == 0.75

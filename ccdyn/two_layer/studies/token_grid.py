@@ -331,7 +331,7 @@ def results_table(rows) -> tuple:
 
 
 def matching_curves(rows) -> dict:
-    """(loss, zeta) -> the ``curves`` of :func:`ccdyn.plotting.matching_figure`: label (activation, and the
+    """(loss, zeta) -> the ``curves`` of :func:`ccdyn.two_layer.figures.matching_figure`: label (activation, and the
     BN variant when the rows have several) -> {(P, beta): row}."""
     bns = {r["bn"] for r in rows}
     out = {}

@@ -232,7 +232,7 @@ def run(config: ModulationConfig = ModulationConfig(), log=None) -> dict:
 
     Returns:
       {"config", "eq15", "fig7", "eq155", "thm6", "cor3"}; each check holds its numbers and a ``verdict``.
-      ``fig7`` also holds the curves of :func:`ccdyn.plotting.blowup_figure` (``curves``, ``y_grid``, ``tstar``).
+      ``fig7`` also holds the curves of :func:`ccdyn.two_layer.figures.blowup_figure` (``curves``, ``y_grid``, ``tstar``).
     """
     if not jax.config.jax_enable_x64:
         raise ValueError("the modulation study runs in float64: set jax_enable_x64 before calling run")

@@ -2,7 +2,8 @@
 
 import pytest
 
-from ccdyn.studies import modulation
+from ccdyn.two_layer import claims
+from ccdyn.two_layer.studies import modulation
 
 TINY = modulation.ModulationConfig(n_mc=4000, d=4, c=(0.0, 0.8), eps=(-0.5, 0.0, 1.0), eps_dims=(3,),
                                    scales=(0.1, 10.0), eq15_shapes=((2, 2, 3),), eq15_acts=("relu",), thm6_steps=1500,
@@ -33,6 +34,9 @@ def test_tiny_study_record_verdicts_and_tables():
     headers, body = modulation.verdict_rows(rec)
     assert [b[0] for b in body] == ["eq15", "fig7", "eq155", "thm6", "cor3"]
     assert body[0][2] == "holds"
+    led = claims.modulation_claims(rec)
+    assert [r["id"] for r in led] == ["core-thm5", "core-fig7", "core-eq155", "core-thm6", "core-cor3"]
+    assert [r["verdict"] for r in led][:2] == ["holds", "holds"] and led[0]["check"] == "enumeration"
 
 
 def test_config_validation():

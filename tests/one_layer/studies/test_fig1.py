@@ -1,8 +1,8 @@
-"""ccdyn.studies.fig1: power iteration from u_m converges to a certified optimum next to u_m."""
+"""ccdyn.one_layer.studies.fig1: power iteration from u_m converges to a certified optimum next to u_m."""
 
 import numpy as np
 
-from ccdyn.studies import fig1
+from ccdyn.one_layer.studies import fig1
 
 
 def test_power_iteration_from_the_patterns():

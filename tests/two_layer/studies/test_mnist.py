@@ -10,7 +10,8 @@ import pytest
 
 from ccdyn import stats
 from ccdyn.two_layer import metrics
-from ccdyn.two_layer import mnist, mnist_claims
+from ccdyn.two_layer import claims
+from ccdyn.two_layer.studies import mnist
 
 
 def _loop_hf(f):
@@ -101,7 +102,7 @@ def test_verdicts_on_paired_differences():
                                  "max_cos_live": np.array([0.4, 0.5, 0.45])},
                       "aug": {"hf": np.array([0.3, 0.35, 0.3]), "max_cos": np.array([0.5, 0.4, np.nan]),
                               "max_cos_live": np.array([0.3, 0.45, 0.44])}}}
-    hf, mc, live = mnist_claims.claims(fake)
+    hf, mc, live = claims.mnist_claims(fake)
     assert hf["holds"] and hf["numbers"]["seeds"] == 3 and hf["numbers"]["diff_ci"][1] < 0
     d = np.array([-0.2, -0.25, -0.25])  # the t interval by hand: t_{0.975, 2} = 4.302653
     half = 4.302653 * d.std(ddof=1) / np.sqrt(3)

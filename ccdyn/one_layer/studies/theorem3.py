@@ -20,9 +20,9 @@ import jax
 import numpy as np
 
 from ccdyn import activations, data, one_layer, pairwise, report
-from ccdyn.one_layer import irregularity
+from ccdyn.one_layer import claims, irregularity
 
-__all__ = ["Theorem3Config", "run", "verdict", "markdown", "table", "START_COLUMNS", "SUMMARY_COLUMNS"]
+__all__ = ["Theorem3Config", "run", "markdown", "table", "START_COLUMNS", "SUMMARY_COLUMNS"]
 
 START_COLUMNS = ("ortho_eps", "pattern", "angle_deg", "c0", "gamma", "cap_deg", "sup_omega", "L", "kappa",
                  "stays_in_ball", "c_monotone", "rate_holds", "converged", "steps", "cos_end_u_m")
@@ -65,17 +65,6 @@ def _summary_row(eps, ang, rows: list) -> list:
             float(np.median([r["c0"] for r in rows]))]
 
 
-def verdict(summary: list) -> str:
-    """The one-line verdict on Thm. 3 from the summary rows (``SUMMARY_COLUMNS``)."""
-    certified = sum(r[3] for r in summary)
-    held = sum(r[4] for r in summary)
-    word = "untested (no start certified)" if certified == 0 else "holds" if held == certified else "FAILS"
-    return (f"Thm. 3 {word}: {held}/{certified} certified starts stayed "
-            f"in B_gamma, had c_t increasing at rate gamma and converged; "
-            f"{sum(r[6] for r in summary)}/{sum(r[2] - r[3] for r in summary)} uncertified starts "
-            f"converged anyway (the condition is sufficient, not necessary)")
-
-
 def run(cfg: Theorem3Config, log=None) -> dict:
     """The Thm. 3 check at every start.
 
@@ -108,7 +97,7 @@ def run(cfg: Theorem3Config, log=None) -> dict:
             summary.append(_summary_row(eps, ang, rows))
             if log:
                 log(f"  eps={eps} angle={ang}: {summary[-1][3]}/{len(rows)} certified ({time.time() - t0:.1f} s)")
-    return {"config": dataclasses.asdict(cfg), "verdict": verdict(summary), "starts": starts,
+    return {"config": dataclasses.asdict(cfg), "verdict": claims.theorem3_verdict(summary), "starts": starts,
             "tables": {"starts": [_start_row(r) for r in starts], "summary": summary}}
 
 

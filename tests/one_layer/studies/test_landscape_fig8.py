@@ -1,10 +1,10 @@
-"""ccdyn.studies.landscape_fig8: Fig. 8's maxima on the circle, its data and record."""
+"""ccdyn.one_layer.studies.landscape_fig8: Fig. 8's maxima on the circle, its data and record."""
 
 import numpy as np
 import pytest
 
 from ccdyn import data
-from ccdyn.studies import landscape_fig8 as fig8
+from ccdyn.one_layer.studies import landscape_fig8 as fig8
 
 
 def test_maxima_per_activation_on_the_paper_points():

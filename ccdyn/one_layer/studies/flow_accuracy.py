@@ -17,9 +17,8 @@ import dataclasses
 import jax.numpy as jnp
 import numpy as np
 
-from ccdyn import verdicts
 from ccdyn.data.registry import DataSpec, build_dataset
-from ccdyn.one_layer import basins, exact2d
+from ccdyn.one_layer import basins, claims, exact2d
 from ccdyn.one_layer.engine import Status
 
 __all__ = ["random_angles", "exact_2d_set", "exact_2d", "rtol_pairs", "SET_COLUMNS", "PAIR_COLUMNS"]
@@ -69,13 +68,8 @@ def exact_2d(base: basins.BasinsConfig, seeds, *, min_points: int, max_points: i
         if log is not None:
             log(f"set {seed}: {len(data.angles)} points, {len(req)} maxima with basin >= {min_fraction}, "
                 f"{'ok' if s['ok'] else 'FAILS'}")
-    ok = [row[-1] for row in table]
-    check = verdicts.verdict(
-        f"every 2-D maximum with exact basin >= {min_fraction} is found, fraction within max(0.01, 4 sigma)",
-        {f"set {row[0]}": row[-1] for row in table},
-        {"sets": len(table), "passed": int(sum(ok)), "n_init": base.n_init, "method": base.dynamics.method,
-         "flow_rtol": f"{base.dynamics.flow_rtol:g}"})
-    return {"sets": sets, "table": table, "check": {"grid": "exact_2d", **check}}
+    check = claims.exact_2d_check(table, min_fraction, base.n_init, base.dynamics.method, base.dynamics.flow_rtol)
+    return {"sets": sets, "table": table, "check": check}
 
 
 def _matched(a: dict, b: dict, tol: float):
@@ -100,7 +94,7 @@ def rtol_pairs(base: basins.BasinsConfig, rtols, *, ds64=None, min_fraction: flo
         if log is not None:
             log(f"flow_rtol={r:g}: {len(out['analysis']['rows'])} optima, mean "
                 f"{np.mean(out['result']['steps']):.1f} attempted steps, {out['timings_s']['run']:.1f} s")
-    table, parts = [], {}
+    table = []
     for r, r_next in zip(rtols[:-1], rtols[1:]):
         a, b = runs[r]["analysis"], runs[r_next]["analysis"]
         match = _matched(a, b, base.cluster_tol)
@@ -118,11 +112,9 @@ def rtol_pairs(base: basins.BasinsConfig, rtols, *, ds64=None, min_fraction: flo
         mapped = np.where(lab_a >= 0, np.append(match, -1)[np.where(lab_a >= 0, lab_a, -1)], lab_a)
         moved = float(np.mean(mapped != lab_b))
         ok = outside == 0
-        parts[f"rtol {r:g} vs {r_next:g}"] = ok
         table.append([r, r_next, len(diffs), outside, max(diffs, default=0.0), moved,
                       float(np.mean(runs[r]["steps"])), float(np.mean(runs[r_next]["steps"])), ok])
-    check = verdicts.verdict(f"basin fractions (>= {min_fraction}) at flow_rtol r and r/10 agree within their "
-                             "95% intervals", parts, {"rtols": list(rtols), "n_init": base.n_init})
+    check = claims.rtol_check(table, rtols, min_fraction, base.n_init)
     record = {f"{r:g}": {"rows": v["analysis"]["rows"], "status_counts": v["analysis"]["status_counts"],
                   "mean_steps": float(np.mean(v["steps"])), "run_s": v["run_s"]} for r, v in runs.items()}
-    return {"runs": record, "table": table, "check": {"grid": "rtol_pairs", **check}}
+    return {"runs": record, "table": table, "check": check}

@@ -39,13 +39,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ccdyn import activations, pairwise, plotting, report, stats
+from ccdyn import activations, pairwise, report, stats
 from ccdyn.data import models
 from ccdyn.data.registry import DataSpec, augment, build_dataset
-from ccdyn.one_layer import basins, landscape, symmetry
+from ccdyn.one_layer import basins, claims, landscape, symmetry
+from ccdyn.one_layer.figures import orbit_basins_figure, rotation_augmentation_figure
 from ccdyn.one_layer.engine import Dynamics
 
-__all__ = ["AugmentationConfig", "run", "shift_data", "rotation_verdict", "shift_verdict", "rotation_rows",
+__all__ = ["AugmentationConfig", "run", "shift_data", "rotation_rows",
            "shift_rows", "markdown", "figures", "ROUNDING"]
 
 UNIFORM = pairwise.get_pairwise("uniform")
@@ -270,32 +271,6 @@ def _ripple_table(config: AugmentationConfig, act, scale: float) -> dict:
     return {"views": views, "energy_range_rel": rel, "loglog_slope": slope}
 
 
-def rotation_verdict(config: AugmentationConfig, per_act: dict, ripple: dict) -> str:
-    """Holds when, with the whole circle (a = 1), no activation has a prominent maximum left, E is flat
-    to ``min_prominence`` and the engine puts no basin mass on a prominent peak."""
-    full = {name: next((r for r in d["rows"] if r["a"] == 1.0), None) for name, d in per_act.items()}
-    if any(r is None for r in full.values()):
-        return "rotation: no verdict (--ranges lacks 1, the whole circle)"
-    none = {name: next((r for r in d["rows"] if r["a"] == 0.0), None) for name, d in per_act.items()}
-    holds = all(r["grid"]["n_prominent"] == 0 and r["grid"]["energy_range_rel"] < config.min_prominence
-                and r.get("basins", {"peak_mass": 0.0})["peak_mass"] == 0 for r in full.values())
-    parts = []
-    for name, r in full.items():
-        before = none[name]["grid"]["n_prominent"] if none[name] else "?"
-        text = (f"{name}: {before} -> {r['grid']['n_prominent']} prominent maxima, E flat to "
-                f"{r['grid']['energy_range_rel']:.1e} of max|E| without augmentation")
-        if ripple[name]["loglog_slope"] is not None and name != "linear":
-            text += f" (ripple ~ V^{ripple[name]['loglog_slope']:.1f})"
-        if "basins" in r:
-            b = r["basins"]
-            text += (f"; engine: {b['status_counts']['converged']}/{config.n_init} inits converge, "
-                     f"basin mass on prominent peaks {b['peak_mass']:.3f}")
-        parts.append(text)
-    v = config.rotation_views(1.0)
-    return (f"rotation verdict: App. B.5 {'HOLDS' if holds else 'FAILS'} — with the whole circle of rotations "
-            f"(C_{v} -> SO(2)) no prominent local maximum is left: " + "; ".join(parts) + ".")
-
-
 # --- shift study -----------------------------------------------------------------------------------
 
 
@@ -354,31 +329,6 @@ def _shift_study(config: AugmentationConfig, base, data_path: str, log) -> list:
     return out
 
 
-def shift_verdict(records: list, d: int) -> str:
-    """Holds when, with the whole group Z_d, every orbit is complete, energies agree within an orbit to
-    1e-9 (relative) and no orbit's basin counts reject equal basins (chi-square, Bonferroni over orbits)."""
-    group = [r for r in records if 2 * r["max_shift"] + 1 >= d]
-    if not group:
-        return f"shift: no verdict (--shift_ranges has no r with 2r + 1 >= d = {d})"
-    g = group[0]
-    multi = [o for o in g["orbits"] if o["size"] > 1]
-    level = 0.05 / max(len(multi), 1)
-    equal_basins = all(o["chi2_pvalue"] >= level for o in multi)
-    holds = (g["n_optima"] > 0 and g["n_complete"] == g["n_orbits"] and g["max_relative_spread"] <= 1e-9
-             and equal_basins)
-    covered = sum(o["covering"] for o in multi)
-    members = sum(o["size"] for o in multi)
-    p_text = "n/a" if g["min_chi2_pvalue"] is None else f"{g['min_chi2_pvalue']:.2g}"
-    others = "; ".join(f"{r['setting']}: {r['n_complete']}/{r['n_orbits']} orbits complete, {r['n_optima']} optima"
-                       for r in records if r is not g)
-    return (f"shift verdict: App. B.5 {'HOLDS' if holds else 'FAILS'} for Z_{d} — {g['n_optima']} optima fall into "
-            f"{g['n_orbits']} shift orbits of sizes {g['orbit_sizes']}, {g['n_complete']}/{g['n_orbits']} complete "
-            f"(size d / #stab), energies equal within an orbit to {g['max_relative_spread']:.1e} (relative); basins "
-            f"equal within an orbit: smallest chi-square p {p_text} (Bonferroni level {level:.2g}), {covered}/{members} "
-            f"members' 95% Wilson intervals cover their orbit's mean fraction (~95% expected), intervals of "
-            f"{sum(o['wilson_overlap'] for o in multi)}/{len(multi)} orbits share a common point; {others}.")
-
-
 # --- the study -------------------------------------------------------------------------------------
 
 
@@ -407,8 +357,8 @@ def run(config: AugmentationConfig, progress=None, *, data_path: str = "shift_da
     settings = _shift_study(config, base, data_path, log)
     shift_s = time.time() - t0
     return {"config": dataclasses.asdict(config), "dynamics": dataclasses.asdict(config.dynamics),
-            "verdicts": {"rotation": rotation_verdict(config, per_act, ripple),
-                         "shift": shift_verdict(settings, config.shift_d)},
+            "verdicts": {"rotation": claims.rotation_verdict(config, per_act, ripple),
+                         "shift": claims.shift_verdict(settings, config.shift_d)},
             "rotation": {"per_act": per_act, "ripple": ripple},
             "shift": {"patterns": base.patterns, "settings": settings},
             "timings_s": {"rotation": rotation_s, "shift": shift_s}}
@@ -496,11 +446,11 @@ def figures(config: AugmentationConfig, record: dict) -> dict:
               for n, d in per_act.items()}
     settings = record["shift"]["settings"]
     return {
-        "rotation.png": plotting.rotation_augmentation_figure(
+        "rotation.png": rotation_augmentation_figure(
             np.asarray(theta), curves, counts, list(config.ranges),
             {n: (r["views"], r["energy_range_rel"]) for n, r in ripple.items()},
             f"App. B.5: rotation augmentation of the Fig. 8 data ({name} on the left)", ROUNDING),
-        "shift.png": plotting.orbit_basins_figure(
+        "shift.png": orbit_basins_figure(
             {f"{r['setting']}: {r['n_optima']} optima": r["orbits"] for r in settings},
             f"App. B.5: cyclic shifts, d = {config.shift_d}, {config.shift_act}, {config.shift_n_init} inits"),
     }

@@ -2,7 +2,7 @@
 cut into 4 disjoint receptive fields, trained with and without random resized crops, and the
 numbers the figures only show: how much high-frequency energy the learned filters hold and how
 alike the filters of one receptive field are (docs/two_layer_readings.md, "MNIST"). The verdicts and
-tables of a run are in :mod:`ccdyn.two_layer.mnist_claims`.
+tables of a run are in :mod:`ccdyn.two_layer.claims` (``mnist_*``).
 
 Settings (:class:`MnistConfig`), and where each comes from:
 - batch 8, 50 000 minibatches, a new shuffled pass when the data run out (App. E.3);
@@ -47,12 +47,12 @@ from ccdyn import activations
 from ccdyn.data import crops
 from ccdyn.data import mnist as mnist_data
 from ccdyn.two_layer import metrics
+from ccdyn.two_layer.claims import CONDITIONS
 from ccdyn.two_layer import network as net_lib
 
 __all__ = ["MnistConfig", "network", "run_keys", "minibatch", "train", "filter_scores",
            "run", "CONDITIONS"]
 
-CONDITIONS = ("no_aug", "aug")
 
 
 @dataclasses.dataclass(frozen=True)

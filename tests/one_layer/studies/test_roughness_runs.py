@@ -1,4 +1,4 @@
-"""ccdyn.studies.roughness_runs on a committed exact-population basins run (latent summation, d = 6):
+"""ccdyn.one_layer.studies.roughness_runs on a committed exact-population basins run (latent summation, d = 6):
 A(w) is constant near every optimum, so rho = 0 exactly and Thm. 1 reduces to the LME test."""
 
 from pathlib import Path
@@ -6,9 +6,9 @@ from pathlib import Path
 import numpy as np
 
 from ccdyn.one_layer import basins
-from ccdyn.studies import roughness_runs
+from ccdyn.one_layer.studies import roughness_runs
 
-RUN = Path(__file__).resolve().parents[2] / "results" / "theory" / "roughness" / "latent_exact"
+RUN = Path(__file__).resolve().parents[3] / "results" / "theory" / "roughness" / "latent_exact"
 
 
 def test_every_optimum_of_an_exact_run_and_the_same_points_under_gaussian_alpha():

@@ -1,4 +1,4 @@
-"""Continuation of basins across a parameter (ccdyn.one_layer.continuation): the matching rule on
+"""Continuation of basins across a parameter (ccdyn.one_layer.studies.continuation): the matching rule on
 hand-made analyses whose answer is known (an optimum that vanishes into a neighbour, a basin that
 splits, a branch that moves), tipping rows, the parameter checks, and one tiny real run whose two
 equal values must give the identity (same seed, same inits, same labels)."""
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ccdyn.data.registry import DataSpec
-from ccdyn.one_layer import continuation
+from ccdyn.one_layer.studies import continuation
 from ccdyn.one_layer.basins import BasinsConfig
 
 
@@ -132,13 +132,13 @@ def test_compact_keeps_the_nonzero_overlaps_and_the_table_hides_small_tracks():
 
 
 def test_figure_draws_energy_or_overlap_and_refuses_a_missing_overlap():
-    from ccdyn import plotting
+    from ccdyn.one_layer import figures
 
     rec = {"param": "p", "values": [0.0, 1.0], **_synthetic()}
     for y in ("energy", "overlap"):
-        fig = plotting.continuation_figure(rec, min_fraction=0.3, y=y)
+        fig = figures.continuation_figure(rec, min_fraction=0.3, y=y)
         assert len(fig.axes) == 2 and "2 tracks with basin fraction < 0.3" in fig.axes[0].get_title()
-        plotting.plt.close(fig)
+        figures.plt.close(fig)
     rec["tracks"][0]["overlap"][0] = None
     with pytest.raises(ValueError, match="planted patterns"):
-        plotting.continuation_figure(rec, y="overlap")
+        figures.continuation_figure(rec, y="overlap")

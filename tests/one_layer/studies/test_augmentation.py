@@ -1,4 +1,4 @@
-"""App. B.5 study (``ccdyn.studies.augmentation``) in process: the record, its verdicts, tables, text
+"""App. B.5 study (``ccdyn.one_layer.studies.augmentation``) in process: the record, its verdicts, tables, text
 and figures on a tiny configuration, and the config's validation (the script's bad-flag messages).
 The script's end-to-end run, with the rotation engine, is in tests/scripts/test_augmentation_script.py."""
 
@@ -8,8 +8,9 @@ import matplotlib.pyplot as plt
 import pytest
 
 from ccdyn import io
-from ccdyn.studies import augmentation
-from ccdyn.studies.augmentation import AugmentationConfig
+from ccdyn.one_layer import claims
+from ccdyn.one_layer.studies import augmentation
+from ccdyn.one_layer.studies.augmentation import AugmentationConfig
 
 # Rotation landscapes without the engine and one shift engine run (the whole group Z_4): ~10 s.
 TINY = AugmentationConfig(ranges=("0", "1"), acts=("relu",), basin_acts=(), views_per_circle=16, min_views=4,
@@ -50,10 +51,10 @@ def test_record_verdicts_tables_text_and_figures(tiny):
 
 def test_verdicts_without_the_whole_group(tiny):
     record = tiny[0]
-    assert augmentation.shift_verdict(record["shift"]["settings"], 9).startswith("shift: no verdict")
+    assert claims.shift_verdict(record["shift"]["settings"], 9).startswith("shift: no verdict")
     per_act = {"relu": {**record["rotation"]["per_act"]["relu"],
                         "rows": record["rotation"]["per_act"]["relu"]["rows"][:1]}}
-    assert augmentation.rotation_verdict(TINY, per_act, record["rotation"]["ripple"]).startswith("rotation: no verdict")
+    assert claims.rotation_verdict(TINY, per_act, record["rotation"]["ripple"]).startswith("rotation: no verdict")
 
 
 @pytest.mark.parametrize("fields,message", [

@@ -1,4 +1,4 @@
-"""The digits analogue of Tables 2-3 (ccdyn.deep.digits): the Eq. 7 loss reproduces the InfoNCE
+"""The digits analogue of Tables 2-3 (ccdyn.deep.studies.digits): the Eq. 7 loss reproduces the InfoNCE
 gradient exactly without augmentation, the beta extension acts through r_+ only, views are shifts."""
 
 import jax
@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from ccdyn.deep import digits
+from ccdyn.deep.studies import digits
 
 
 _grad = jax.jit(jax.grad(digits.batch_loss), static_argnums=4)

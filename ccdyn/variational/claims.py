@@ -1,0 +1,199 @@
+"""The SimCLR variational part's claims (*Understanding Contrastive Learning through Variational Analysis
+and Neural Network Optimization Perspectives*): records of :mod:`ccdyn.variational.studies` in, verdicts
+out (:func:`ccdyn.verdicts.verdict` on the measured numbers; thresholds explained in docs/variational.md).
+
+The studies put these verdicts in their records: :func:`prop21_verdict`, :func:`fig3_verdict`,
+:func:`thm32_verdict`, :func:`propA1_verdict`, :func:`lemmaA2_verdict` (one section of the sphere record
+each), :func:`kernel_verdicts` (the kernel record) and :func:`cluster_verdicts` (Figs. 5-6).
+:func:`ledger` turns the three records (or their JSON) into ledger records
+(:func:`ccdyn.verdicts.claim_record`).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ccdyn import stats, verdicts
+from ccdyn.variational import clusters as cl
+from ccdyn.verdicts import verdict
+
+__all__ = ["prop21_verdict", "fig3_verdict", "thm32_verdict", "propA1_verdict", "lemmaA2_verdict", "kernel_verdicts",
+           "cluster_verdicts", "ledger"]
+
+
+def prop21_verdict(r: dict) -> dict:
+    """Prop. 2.1 from the two inputs' Eq. 1 losses and the latent form (with and without e^{1/tau})."""
+    a, b, latent, diff = r["eq1_input_a"], r["eq1_input_b"], r["latent_form"], r["max_abs_diff"]
+    printed = r["latent_form_as_printed_without_exp(1/tau)"]
+    return verdict("Prop. 2.1: an invariant map makes NT-Xent a function of f#mu only",
+                   {"two inputs, one latent measure: equal losses (1e-12)": abs(a - b) < 1e-12,
+                    "equal to the latent form with Eq. 1's positive-pair term e^{1/tau} (1e-12)": diff < 1e-12,
+                    "equal to the latent form as printed (no e^{1/tau})": abs(printed - latent) < 1e-12},
+                   {"max_abs_diff": diff, "printed_minus_latent": printed - latent})
+
+
+def fig3_verdict(r: dict) -> dict:
+    """Fig. 3 from the loss (tau, K), the plateau, the thresholds and their linear fit."""
+    L, plateau, taus = np.asarray(r["loss"], float), np.asarray(r["plateau"], float), np.asarray(r["taus"], float)
+    thr, fit, rel_tol = np.asarray(r["threshold"], float), r["fit"], r["rel_tol"]
+    parts = {"loss nonincreasing in K at every tau": bool(np.all(np.diff(L, axis=1) <= 1e-12)),
+             f"plateau (uniform measure) reached within {rel_tol:g} at the largest K":
+                 bool(np.all((L[:, -1] - plateau) / plateau < rel_tol)),
+             "smaller tau, smaller loss at every K >= 2": bool(np.all(np.diff(L[:, 1:], axis=0) > 0)),
+             "threshold bracketed for every tau": bool(np.isfinite(thr).all()),
+             "threshold linear in tau (R^2 >= 0.99)": bool(fit is not None and fit["r2"] >= 0.99)}
+    return verdict("Fig. 3: loss falls with K to the uniform plateau; threshold linear in tau", parts,
+                   {"fit": fit, "threshold": dict(zip(map(str, taus), thr.tolist()))})
+
+
+def thm32_verdict(r: dict) -> dict:
+    """Thm. 3.2 from the largest Riemannian gradient of each configuration (controls named ``control: ...``)."""
+    sym = [x["max_riemannian_grad"] for x in r["rows"] if not x["config"].startswith("control")]
+    ctl = [x["max_riemannian_grad"] for x in r["rows"] if x["config"].startswith("control")]
+    return verdict("Thm. 3.2: symmetric discrete measures are stationary on the product of spheres",
+                   {"every symmetric configuration: |grad| < 1e-12": max(sym) < 1e-12,
+                    "non-symmetric controls are not stationary (|grad| > 1e-3)": min(ctl) > 1e-3},
+                   {"max_grad_symmetric": max(sym), "min_grad_controls": min(ctl),
+                    "stationary_but_saddle": r["saddles"]})
+
+
+def propA1_verdict(r: dict) -> dict:
+    """Prop. A.1 from the constant map's gradient and Hessian and |grad L(k f)| over k."""
+    g0, ev0, ks, norms = r["constant_grad"], r["constant_hessian_eig_range"][0], r["scaled_k"], r["scaled_grad_norm"]
+    return verdict("Prop. A.1: constant maps and k f (k -> inf) satisfy the Euler-Lagrange equation",
+                   {"constant map stationary (|grad| < 1e-12)": g0 < 1e-12,
+                    "|grad L(k f)| decreases (until rounding, 1e-12) to < 1e-8":
+                    all(b < a for a, b in zip(norms, norms[1:]) if a > 1e-12) and norms[-1] < 1e-8,
+                    "constant map a local minimizer in R^d (Hessian >= 0)": ev0 > -1e-12},
+                   {"constant_grad": g0, "constant_hessian_min_eig": ev0,
+                    "grad_norm_at_k": dict(zip(map(str, ks), norms))})
+
+
+def lemmaA2_verdict(r: dict) -> dict:
+    """Lemma A.2 from the (K, tau) cells of ``sphere_configs.lemma_check``."""
+    rows = r["rows"]
+    tested = [x for x in rows if x["lemma_region"] and x["n_admitted"] > 0]
+    worst = min((x["min_second_variation_admitted"] for x in tested), default=None)
+    stable = [x for x in rows if x["min_riemannian_eig"] > 1e-12]
+    covered = [x for x in stable if x["lemma_region"]]
+    vacuous = [x for x in rows if x["lemma_region"] and x["n_admitted"] == 0]
+    return verdict("Lemma A.2: second variation > 0 when sigma > 3 K^2 tau",
+                   {"no negative second variation among admitted directions (> -1e-12)":
+                    worst is not None and worst > -1e-12},
+                   {"cells_tested": len(tested), "cells": len(rows), "worst_admitted": worst,
+                    "stable_cells": len(stable), "stable_cells_inside_lemma_region": len(covered),
+                    "cells_in_region_without_admitted_direction": len(vacuous)})
+
+
+def kernel_verdicts(r: dict) -> list:
+    """Props. 4.1, 4.3, 4.4, Thm. 4.2, 4.5 and Cor. 4.6 from the kernel record."""
+    worst_ntk = max(max(v["jacobian"], v["vjp_jvp"]) for v in r["ntk"].values())
+    flow, fit, rms, gaps = r["flow"], r["mc"]["fit"], r["mc"]["rms"], r["thm42"]
+    order, thm45, deltas = r["thm45"]["order"], r["thm45"]["rel_err"], r["thm45"]["deltas"]
+    cor, cor_Ms, cor_slope = r["cor46"]["rel_err"], r["cor46"]["Ms"], r["cor46"]["slope"]
+    return [
+        verdict("Prop. 4.3: the explicit kernel is the network's NTK", {"max |K - autodiff| < 1e-12": worst_ntk < 1e-12},
+                {"max_abs_diff": worst_ntk}),
+        verdict("Prop. 4.1: the function-space flow is J(-grad_w L)", {"max diff < 1e-12": max(flow.values()) < 1e-12},
+                {"max_abs_diff": max(flow.values())}),
+        verdict("Prop. 4.4: the width-M kernel tends to the arccos limit at rate M^{-1/2}",
+                {"exponent within 0.05 of -1/2": abs(fit["slope"] + 0.5) < 0.05, "R^2 >= 0.99": fit["r2"] >= 0.99},
+                {"exponent": fit["slope"], "r2": fit["r2"], "rms_at_largest_M": rms[-1]}),
+        verdict("Thm. 4.2: plain GD keeps invariance; the network keeps it only if grad_w f is invariant",
+                {"plain GD gap 0": gaps["plain GD, 20 steps"] < 1e-14,
+                 "network gap > 0 after one step": gaps["network, 1 step"] > 1e-6,
+                 "network with invariant grad_w f: gap 0": gaps["network with invariant grad_w f, 1 step"] < 1e-14},
+                gaps),
+        verdict("Thm. 4.5: per-cluster velocity -(n_q/n)||xi_q||^2 beta_q grad L(xi_q) + O(delta)",
+                {"error shrinks like delta (order within 0.2 of 1)": abs(order - 1) < 0.2,
+                 "relative error < 1e-2 at the smallest delta": thm45[-1] < 1e-2},
+                {"order": order, "rel_err": dict(zip(map(str, deltas), thm45))}),
+        verdict("Cor. 4.6: beta -> 1/2 for ReLU as M -> inf",
+                {"relative error decreases with M": all(b < a for a, b in zip(cor, cor[1:])),
+                 "relative error < 0.05 at the largest M": cor[-1] < 0.05},
+                {"rel_err": dict(zip(map(str, cor_Ms), cor)), "slope_in_M": cor_slope})]
+
+
+def cluster_verdicts(c, summaries, grid) -> list:
+    """Figs. 5-6 and Remark 4.4 from the study's summaries (name -> ``clusters.kept_summary`` + config) and
+    grid rows; ``c``: the :class:`~ccdyn.variational.studies.clusters.ClusterStudyConfig` (``dims``, ``at``,
+    ``share``)."""
+    out = []
+    for dim in c.dims:
+        S = lambda name: summaries[f"{dim}-D {name}"]  # noqa: E731
+        rnd = S("points (start: random)")
+        for net_name, gd_name, fig in (("net1", "points (start: net1)", "Fig. 5"),
+                                       ("net1 signed", "points (start: net1 signed)", "Fig. 5 (signed A)"),
+                                       ("net1 tanh", "points (start: net1 tanh)", "Fig. 5 (tanh)"),
+                                       ("mlp4", "points (start: mlp4)", "Fig. 6")):
+            if f"{dim}-D {net_name}" not in summaries:
+                continue
+            net, gd = S(net_name), S(gd_name)
+            n1000, g1000 = cl.at_iteration(net, 1000)["ratio"], cl.at_iteration(gd, 1000)["ratio"]
+            out.append(verdict(f"{dim}-D {fig}: {net_name} keeps the clusters from iteration ~15 to ~200",
+                               {f"kept at 15 in >= {c.share:.0%} of seeds": cl.kept_share(net, 15) >= c.share,
+                                f"kept at 200 in >= {c.share:.0%} of seeds": cl.kept_share(net, 200) >= c.share},
+                               {"kept_share": {t: cl.kept_share(net, t) for t in c.at},
+                                "ratio_mean": {t: cl.at_iteration(net, t)["ratio"]["mean"] for t in c.at},
+                                "median_t_off": net["median_t_off"], "kept_to_end": f"{net['kept_to_end']}/{net['n']}"}))
+            out.append(verdict(f"{dim}-D {fig}: plain GD from {net_name}'s start spreads the clusters by ~1000",
+                               {f"not kept at 1000 in >= {c.share:.0%} of seeds": 1 - cl.kept_share(gd, 1000) >= c.share,
+                                "ratio at 1000 below its start's": g1000["mean"] < cl.at_iteration(gd, 0)["ratio"]["mean"],
+                                f"ratio at 1000 below {net_name}'s (95% intervals apart)": g1000["ci"][1] < n1000["ci"][0]},
+                               {"kept_share": {t: cl.kept_share(gd, t) for t in c.at},
+                                "ratio_mean": {t: cl.at_iteration(gd, t)["ratio"]["mean"] for t in c.at},
+                                "network_ratio_at_1000": n1000["mean"]}))
+        out.append(verdict(f"{dim}-D Fig. 5: plain GD from a random start ignores the clusters",
+                           {"never kept (iterations 0 .. end)": max(cl.kept_share(rnd, t) for t in c.at) == 0},
+                           {"ratio_mean": {t: cl.at_iteration(rnd, t)["ratio"]["mean"] for t in c.at}}))
+    small = [g for g in grid if g["vary"] == "small cluster size" and g["model"] == "net1"]
+    if small:
+        big, tiny = small[0], small[-1]
+        n = big["n"]
+        kb, kt = round(big["kept_at_end"] * n), round(tiny["kept_at_end"] * n)
+        out.append(verdict("Remark 4.4: with a small cluster the network keeps the clusters less (end of the grid run)",
+                           {"fewer seeds keep all clusters (95% Wilson intervals apart)":
+                                stats.wilson_interval(kt, n)[1] < stats.wilson_interval(kb, n)[0],
+                            "the small cluster's silhouette is below the same cluster's at equal sizes (95% intervals apart)":
+                                tiny["cluster_x1_silhouette_end"]["ci"][1] < big["cluster_x1_silhouette_end"]["ci"][0]},
+                           {"sizes": [g["value"] for g in small], "kept_at_end": [g["kept_at_end"] for g in small],
+                            "cluster_x1_silhouette_end": [g["cluster_x1_silhouette_end"]["mean"] for g in small],
+                            "others_silhouette_end": [g["other_clusters_silhouette_end"]["mean"] for g in small]}))
+    return out
+
+
+_SPHERE = (("prop21", "Prop. 2.1", "closed form"), ("fig3", "Fig. 3", "closed form"), ("thm32", "Thm. 3.2", "autodiff"),
+           ("propA1", "Prop. A.1", "autodiff"), ("lemmaA2", "Lemma A.2", "sampled estimate"))
+_KERNEL = {"Prop. 4.3": "autodiff", "Prop. 4.1": "autodiff", "Prop. 4.4": "sampled estimate",
+           "Thm. 4.2": "simulation against a closed form", "Thm. 4.5": "closed form", "Cor. 4.6": "sampled estimate"}
+
+
+def _id(*texts, words: int = 99) -> str:
+    return "-".join(["simclr"] + [w for t in texts for w in re.findall(r"[a-z]+|\d+(?:\.\d+)*", t.lower())[:words]])
+
+
+def ledger(sphere: dict | None = None, kernel: dict | None = None, clusters: dict | None = None, *,
+           result: str = "results/simclr_var") -> list:
+    """Ledger records of the verdicts in the three study records (or ``sphere.json``, ``kernel.json``,
+    ``clusters.json``, whose run command they then carry); a record left None is skipped. Readings:
+    docs/variational.md."""
+    out, reading = [], "docs/variational.md"
+    sphere_cmd = (sphere or {}).get("command") or "python scripts/ntxent_sphere.py --overwrite"
+    kernel_cmd = (kernel or {}).get("command") or "python scripts/kernel_dynamics.py --overwrite"
+    for key, where, kind in (_SPHERE if sphere else ()):
+        v = sphere[key]["verdict"]
+        statement = v["claim"].split(": ", 1)[1]
+        out.append(verdicts.claim_record(_id(where), "SimCLR-var", where, statement, v, v["numbers"], kind,
+                                         reading=reading, result=f"{result}/sphere", command=sphere_cmd))
+    for v in (kernel or {}).get("verdicts", []):
+        where, statement = v["claim"].split(": ", 1)
+        out.append(verdicts.claim_record(_id(where), "SimCLR-var", where, statement, v, v["numbers"], _KERNEL[where],
+                                         reading=reading, result=f"{result}/kernel", command=kernel_cmd))
+    for v in (clusters or {}).get("verdicts", []):
+        where, statement = v["claim"].split(": ", 1)
+        out.append(verdicts.claim_record(_id(where, statement, words=8), "SimCLR-var", where, statement, v,
+                                         v["numbers"], "sampled estimate", reading=reading, result=f"{result}/kernel",
+                                         command=kernel_cmd))
+    return out
