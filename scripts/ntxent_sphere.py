@@ -8,8 +8,10 @@ Writes into --output_dir (float64 throughout):
                                     linear fit in tau (slope, intercept, R^2); the indicator readings
   thm32.md                          Riemannian gradient and smallest Riemannian Hessian eigenvalue
                                     (rotations removed) of symmetric configurations and of two controls
-  lemma_a2.md / lemma_a2.csv        Lemma A.2 on a grid of K and tau: its region, admitted directions, the
-                                    smallest second variation among them, the smallest Hessian eigenvalue
+  lemma_a2.md / lemma_a2.csv        Lemma A.2 on a grid of K and tau: its region, admitted directions (and
+                                    how many have a resolved sign), the smallest second variation among them
+                                    and the smallest Riemannian Hessian eigenvalue, each with its rounding
+                                    bound
   sphere.json                       everything above with Prop. 2.1, Prop. A.1 and the verdicts
 """
 
@@ -45,6 +47,12 @@ cli.register_numbers("lemma_taus", float, 0, lo_open=True)
 flags.register_validator("rel_tol", lambda v: 0 < v < 1, "--rel_tol must lie in (0, 1)")
 
 
+def _reason(v) -> str:
+    """One line: the parts that fail (or that all hold)."""
+    failed = [k for k, ok in v["parts"].items() if not ok]
+    return "not: " + "; ".join(failed) if failed else "all parts hold"
+
+
 def main(argv):
     del argv
     config = sphere.SphereConfig(taus=cli.floats(FLAGS.taus), Ks=tuple(sorted(set(cli.ints(FLAGS.Ks)))),
@@ -68,8 +76,9 @@ def main(argv):
                                  + ["-" if r["min_hessian_eig"][t] is None else f"{r['min_hessian_eig'][t]:.3g}"
                                     for t in taus] for r in rec["thm32"]["rows"]])
     io.atomic_write_bytes(out / "thm32.md", (thm + "\n").encode())
-    cols = ["K", "tau", "lemma_region", "n_admitted", "n_dirs", "max_sigma", "min_second_variation_admitted",
-            "min_second_variation_all", "min_riemannian_eig"]
+    cols = ["K", "tau", "lemma_region", "n_admitted", "n_admitted_resolved", "n_dirs", "max_sigma",
+            "min_second_variation_admitted", "min_second_variation_admitted_err", "min_second_variation_all",
+            "min_riemannian_eig", "min_riemannian_eig_err", "riemannian_eig_resolved"]
     lem = [[r[c] for c in cols] for r in rec["lemmaA2"]["rows"]]
     io.write_csv(out / "lemma_a2.csv", cols, lem)
     io.atomic_write_bytes(out / "lemma_a2.md", (report.markdown_table(cols, [
@@ -80,7 +89,8 @@ def main(argv):
     if fit:
         print(f"threshold = {fit['slope']:.4f} tau + {fit['intercept']:.4f}, R^2 = {fit['r2']:.4f}\n")
     verdicts = [rec[k]["verdict"] for k in ("prop21", "fig3", "thm32", "propA1", "lemmaA2")]
-    print(report.format_table(["claim", "verdict"], [[v["claim"], verdict_word(v)] for v in verdicts]))
+    print(report.format_table(["claim", "verdict", "reason"],
+                              [[v["claim"], verdict_word(v), _reason(v)] for v in verdicts]))
     print(f"\nwrote {cli.finish(run_dir)}")
 
 

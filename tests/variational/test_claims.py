@@ -1,6 +1,7 @@
 """ccdyn.variational.claims on the committed results/simclr_var JSON: every verdict the studies wrote
 comes out again from the numbers beside it (moving the verdicts out of the studies changed none), and
-the ledger holds one record per verdict with unique ids."""
+the ledger holds one record per verdict with unique ids. Lemma A.2's verdict counts signs that are
+resolved (value beyond its rounding bound), not values beyond a fixed cut."""
 
 from pathlib import Path
 from types import SimpleNamespace
@@ -9,6 +10,7 @@ import pytest
 
 from ccdyn import io
 from ccdyn.variational import claims
+from ccdyn.variational import sphere_configs as sc
 
 RESULTS = Path(__file__).resolve().parents[2] / "results" / "simclr_var"
 
@@ -43,3 +45,29 @@ def test_ledger(records):
     assert {r["check"] for r in led[5:11]} == {"autodiff", "sampled estimate", "simulation against a closed form",
                                                 "closed form"}
     assert claims.ledger(sphere=records[0])[0]["id"] == "simclr-prop-2.1"
+
+
+def test_lemmaA2_verdict_counts_resolved_signs_not_a_fixed_cut(key):
+    """Three evenly spaced points at tau = 0.01 (in the lemma's region, interactions e^{-150}) and 0.5
+    (outside it). The second variations and the Riemannian eigenvalue at 0.01 are positive but far below
+    any fixed cut such as 1e-12, and resolved: the cell is tested, resolved and stable."""
+    rows = [sc.lemma_check(3, t, key, n_dirs=256) for t in (0.01, 0.5)]
+    r0 = rows[0]
+    assert 0 < r0["min_second_variation_admitted"] < 1e-40 and 0 < r0["min_riemannian_eig"] < 1e-40
+    v = claims.lemmaA2_verdict({"rows": rows})
+    n = v["numbers"]
+    assert v["holds"] and v["parts"] == {"every tested cell resolved": True,
+                                         "no admitted direction resolved negative": True}
+    assert (n["cells_tested"], n["cells_tested_resolved"], n["stable_cells"], n["stable_cells_inside_lemma_region"],
+            n["unresolved_eig_cells"], n["cells_in_region_without_admitted_direction"]) == (1, 1, 2, 1, 0, 0)
+    assert n["admitted_directions"] == r0["n_admitted"] > 0 and n["admitted_directions_resolved_negative"] == 0
+    assert n["worst_admitted"] == r0["min_second_variation_admitted"]
+    assert 0 < n["worst_admitted_err"] < 1e-6 * n["worst_admitted"]
+    # a direction resolved negative, or a cell whose signs are not resolved, fails its part
+    neg = claims.lemmaA2_verdict({"rows": [{**r0, "n_admitted_resolved_negative": 1}, rows[1]]})
+    assert neg["parts"] == {"every tested cell resolved": True, "no admitted direction resolved negative": False}
+    noise = claims.lemmaA2_verdict({"rows": [{**r0, "admitted_resolved": False, "riemannian_eig_resolved": False}]})
+    assert not noise["parts"]["every tested cell resolved"]
+    assert (noise["numbers"]["stable_cells"], noise["numbers"]["unresolved_eig_cells"]) == (0, 1)
+    # nothing tested: nothing earned
+    assert claims.lemmaA2_verdict({"rows": [rows[1]]})["holds"] is False

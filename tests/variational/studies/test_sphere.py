@@ -16,3 +16,9 @@ def test_sphere_study_small():
     assert verdict_word(rec["thm32"]["verdict"]) == "holds" and "S2 cube" in rec["thm32"]["saddles"]
     assert verdict_word(rec["propA1"]["verdict"]) == "partly"  # stationary, but the constant map is a maximum
     assert rec["prop21"]["verdict"]["parts"]["two inputs, one latent measure: equal losses (1e-12)"]
+    # the reading "none" is flat to rounding from K = 21 on (tau = 0.2): a set of K, not one argmin
+    assert rec["fig3"]["indicator_readings"]["none_min_Ks"] == list(range(21, 33))
+    lem = rec["lemmaA2"]["verdict"]
+    assert verdict_word(lem) == "holds"
+    assert lem["numbers"]["cells_tested"] == lem["numbers"]["cells_tested_resolved"] == 2
+    assert lem["numbers"]["unresolved_eig_cells"] == 0
