@@ -1,6 +1,8 @@
 """Every part's figures.py: each function, called on a tiny record, returns a matplotlib Figure whose
-axes carry labels (every panel: an x label or named x ticks and a y label, its own or that of the panel whose axis it shares; image grids: row labels, weight images a labelled colour bar); a log axis of values is labelled at the values only. The cases must cover every name in each ``__all__``, so a
-new figure function without a case fails here."""
+axes carry labels (every panel: an x label or named x ticks and a y label, its own or that of the panel
+whose axis it shares; image grids: row labels, weight images a labelled colour bar); a log axis of values
+is labelled at the values only. The cases must cover every name in each ``__all__``, so a new figure
+function without a case fails here."""
 
 import matplotlib.figure
 import numpy as np
