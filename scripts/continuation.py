@@ -1,4 +1,4 @@
-"""Continuation of basins across a parameter: the basins job at each value with the same inits, optima
+r"""Continuation of basins across a parameter: the basins job at each value with the same inits, optima
 followed as tracks (born at, dies at, merges into) and the tipping matrix between neighbouring values.
 
     python scripts/continuation.py --param=ortho_eps --values=0,0.1,0.2,0.3 --n_init=2000
