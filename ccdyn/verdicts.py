@@ -16,8 +16,8 @@ import textwrap
 
 from ccdyn import io, report
 
-__all__ = ["verdict", "verdict_word", "claims_table", "claims_text", "claims_markdown", "WORDS", "CHECK_KINDS", "PAPERS",
-           "claim_record", "ledger_markdown"]
+__all__ = ["verdict", "verdict_word", "claims_table", "claims_text", "claims_markdown", "WORDS", "CHECK_KINDS",
+           "PAPERS", "claim_record", "ledger_markdown"]
 
 WORDS = ("holds", "partly", "fails", "not established", "not checked")
 CHECK_KINDS = ("autodiff", "closed form", "enumeration", "simulation against a closed form", "sampled estimate",

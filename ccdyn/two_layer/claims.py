@@ -36,7 +36,8 @@ __all__ = ["verdict", "verdict_word", "check_p1", "check_relu_beats_linear", "ch
            "claims_table", "claims_markdown", "grid_table", "summary_markdown", "TABLE1_VARIANTS", "PAPER_TABLE1",
            "table1_cells", "table1_markdown", "table1_csv",
            "check_more_steps", "steps_markdown", "mnist_claims", "mnist_scores_csv",
-           "mnist_summary_table", "mnist_summary_key", "mnist_summary", "grid_claims", "mnist_ledger", "modulation_claims", "CONDITIONS"]
+           "mnist_summary_table", "mnist_summary_key", "mnist_summary", "grid_claims", "mnist_ledger",
+           "modulation_claims", "CONDITIONS"]
 
 CONDITIONS = ("no_aug", "aug")  # the paired App. E.3 runs (ccdyn.two_layer.studies.mnist): without / with crops
 
@@ -425,11 +426,11 @@ def mnist_scores_csv(record: dict) -> tuple:
 
 def mnist_summary_table(record: dict, confidence: float = 0.95) -> tuple:
     """(header, rows): per condition, each score (final and initial) over the finite seeds with an
-    interval that stays in the score's range by construction: the dead-filter fraction as the pooled count
-    of dead filters over all filters of those seeds with its Wilson interval (:func:`ccdyn.stats.wilson_interval`;
-    filters as independent draws), the other scores as the mean with its t interval over seeds intersected with the range the
-    score lives in (high-frequency fraction [0, 1], cosines [-1, 1]): the mean lies there, so the
-    intersection keeps the interval's coverage. Rows as :func:`mnist_summary_key` explains."""
+    interval that stays in the score's range by construction. The dead-filter fraction: the pooled count of
+    dead filters over all filters of those seeds, with its Wilson interval (:func:`ccdyn.stats.wilson_interval`;
+    filters as independent draws). The other scores: the mean with its t interval over seeds intersected
+    with the score's range (high-frequency fraction [0, 1], cosines [-1, 1]); the mean lies in that range,
+    so the intersection keeps the interval's coverage. Rows as :func:`mnist_summary_key` explains."""
     def t_cell(v, lo_range, hi_range):
         v = np.asarray(v, float)
         mean, lo, hi = stats.t_interval(v[np.isfinite(v)], confidence)

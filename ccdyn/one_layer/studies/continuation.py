@@ -76,7 +76,8 @@ _RANGES = {"tau": (lambda v: v > 0, "> 0"), "leaky_slope": (lambda v: 0 <= v < 1
 # param -> (is it read under this config?, the flags that decide it): a parameter the run never reads
 # gives identical runs at every value.
 _READ = {
-    "tau": (lambda c: c.alpha == "gaussian", lambda c: f"--alpha={c.alpha} (only the Gaussian alpha has a temperature)"),
+    "tau": (lambda c: c.alpha == "gaussian",
+            lambda c: f"--alpha={c.alpha} (only the Gaussian alpha has a temperature)"),
     "leaky_slope": (lambda c: c.act == "leaky_relu", lambda c: f"--act={c.act} (only leaky_relu has a slope)"),
     "ortho_eps": (lambda c: c.data.data in ("latent_summation", "latent_categorical", "gaussian_mixture"),
                   lambda c: f"--data={c.data.data} (no pattern basis U)"),
@@ -351,7 +352,8 @@ def table(record: dict, min_fraction: float = 0.0) -> str:
     ``unstable``, ``-`` absent), then a key of these columns; tracks below ``min_fraction`` at every
     value are counted, not listed."""
     def cell(t, k):
-        return "-" if t["optimum"][k] is None else f"{t['fraction'][k]:.3f} {'stable' if t['stable'][k] else 'unstable'}"
+        word = "stable" if t["stable"][k] else "unstable"
+        return "-" if t["optimum"][k] is None else f"{t['fraction'][k]:.3f} {word}"
 
     show = lambda v: "-" if v is None else v
     lost = lambda t: "-" if t["lost_to_not_converged"] is None else f"{t['lost_to_not_converged']:.2f}"
