@@ -1,7 +1,8 @@
 """Verdicts on a paper's claims, shared by every part: a claim is split into sub-claims (parts) that
 each hold or not on measured numbers, and its verdict word is ``holds`` (every part), ``partly``
 (some) or ``fails`` (none). A *check* is a verdict with the ``grid`` (or section) it was judged on;
-:func:`claims_table` and :func:`claims_markdown` render a list of checks.
+:func:`claims_table`, :func:`claims_text` (narrow: one block per check) and :func:`claims_markdown` render
+a list of checks.
 
 :func:`claim_record` is the one format every part's ``claims.py`` returns for the claims ledger: claim
 id, paper and location, the statement in one line, the verdict word (:data:`WORDS`), the numbers behind
@@ -11,11 +12,12 @@ the result path and the command that made it; :func:`ledger_markdown` renders a 
 from __future__ import annotations
 
 import json
+import textwrap
 
 from ccdyn import io, report
 
-__all__ = ["verdict", "verdict_word", "claims_table", "claims_markdown", "WORDS", "CHECK_KINDS", "PAPERS",
-           "claim_record", "ledger_markdown"]
+__all__ = ["verdict", "verdict_word", "claims_table", "claims_text", "claims_markdown", "WORDS", "CHECK_KINDS",
+           "PAPERS", "claim_record", "ledger_markdown"]
 
 WORDS = ("holds", "partly", "fails", "not established", "not checked")
 CHECK_KINDS = ("autodiff", "closed form", "enumeration", "simulation against a closed form", "sampled estimate",
@@ -56,6 +58,19 @@ def claims_table(checks) -> tuple:
              "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in r["parts"].items()), _short(_rounded(r["numbers"]))]
             for r in checks]
     return ["grid", "claim", "verdict", "parts", "numbers"], body
+
+
+def claims_text(checks, width: int = 120) -> str:
+    """The checks of :func:`claims_table` as one block per check, wrapped at ``width`` characters: the
+    claim (and grid), the verdict with its parts, the numbers compared."""
+    blocks = []
+    for row in claims_table(checks)[1]:
+        grid, claim, word, parts, numbers = row
+        lines = [f"{claim} [{grid}]", f"{word}: {parts}", f"numbers: {numbers}"]
+        blocks.append("\n".join(textwrap.fill(line, width, initial_indent="  " if i else "",
+                                               subsequent_indent="    ", break_on_hyphens=False)
+                                 for i, line in enumerate(lines)))
+    return "\n".join(blocks)
 
 
 def claims_markdown(checks) -> str:

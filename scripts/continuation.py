@@ -1,4 +1,4 @@
-"""Continuation of basins across a parameter: the basins job at each value with the same inits, optima
+r"""Continuation of basins across a parameter: the basins job at each value with the same inits, optima
 followed as tracks (born at, dies at, merges into) and the tipping matrix between neighbouring values.
 
     python scripts/continuation.py --param=ortho_eps --values=0,0.1,0.2,0.3 --n_init=2000
@@ -59,6 +59,8 @@ def main(argv):
     param, values = FLAGS.param, cli.floats(FLAGS.values)
     for cfg in cli.or_fail(continuation.configs, base, param, values):  # every value checked before any run
         script_flags.basins_data(cfg, context=f"{param}={cfg_value(cfg, param):g}: ")
+    if (why := continuation.inert(base, param)) is not None:
+        cli.log(f"warning: {why}")
     config = {"base": dataclasses.asdict(base), "param": param, "values": values, "match_tol": FLAGS.match_tol,
               "merge_share": FLAGS.merge_share, "min_fraction": FLAGS.min_fraction}
     run = cli.open_run_dir(FLAGS.output_dir or f"runs/continuation-{param}", io.as_json(config),

@@ -1,4 +1,4 @@
-"""How exact are the flow's basins (--method=flow, Eq. 7 to --flow_rtol)? Two checks (docs/flow.md).
+r"""How exact are the flow's basins (--method=flow, Eq. 7 to --flow_rtol)? Two checks (docs/flow.md).
 
     # 2-D: exact basins (arcs between the minima of E on the circle) against the pipeline, 20 random sets
     python scripts/flow_accuracy.py --check=exact_2d --set_seeds=100:120 --n_init=20000 --x64 \

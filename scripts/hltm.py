@@ -60,10 +60,10 @@ OUTPUTS = ("runs", "results.json", "results.csv", "table6_*.md", "table4_*.md", 
 
 def _train(cfg, s, i, n):
     """Trains one setting (on this process's devices); returns its record (no weights)."""
-    t1 = time.time()
+    t1, shown = time.time(), set(cfg.eval_epochs())  # a line at every epoch that is scored
 
     def progress(epoch, loss):
-        if epoch in (1, cfg.epochs) or epoch % 5 == 0:
+        if epoch in shown:
             cli.log(f"[{i + 1}/{n}] {s.tag}: epoch {epoch}/{cfg.epochs}  loss {loss:.4f}  {time.time() - t1:.0f} s")
 
     return hltm_grid.run_setting(s, cfg, on_epoch=progress), None

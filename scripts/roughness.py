@@ -1,4 +1,4 @@
-"""Roughness rho, eigengap and stability of the optima found by basins runs (Thm. 1-2, Cor. 2).
+r"""Roughness rho, eigengap and stability of the optima found by basins runs (Thm. 1-2, Cor. 2).
 
     python scripts/roughness.py --runs=results/theory/cor2/uniform,results/theory/cor2/gaussian_tau0.5 \
         --output_dir=results/theory/cor2/roughness

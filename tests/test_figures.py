@@ -1,6 +1,8 @@
 """Every part's figures.py: each function, called on a tiny record, returns a matplotlib Figure whose
-axes carry labels (an x label or named x ticks and a y label; image grids: row labels). The cases must cover every name in each ``__all__``, so a
-new figure function without a case fails here."""
+axes carry labels (every panel: an x label or named x ticks and a y label, its own or that of the panel
+whose axis it shares; image grids: row labels, weight images a labelled colour bar); a log axis of values
+is labelled at the values only. The cases must cover every name in each ``__all__``, so a new figure
+function without a case fails here."""
 
 import matplotlib.figure
 import numpy as np
@@ -14,6 +16,7 @@ from ccdyn.variational import figures as variational_figures
 
 MODULES = (one_layer_figures, two_layer_figures, variational_figures, deep_figures)
 IMAGE_GRIDS = {"weights_figure", "mnist_filters_figure", "cluster_snapshots_figure"}  # row labels only
+WEIGHT_IMAGES = {"weights_figure", "mnist_filters_figure"}  # and a colour bar
 
 _theta = np.linspace(-np.pi, np.pi, 33)[:-1]
 _e = np.cos(2 * _theta) + 1.5
@@ -82,7 +85,45 @@ def test_figure_is_returned_with_labelled_axes(name):
         if name not in IMAGE_GRIDS:
             assert any(a.get_xlabel() or any(t.get_text() for t in a.get_xticklabels()) for a in fig.axes), \
                 f"{name}: no axis has an x label (or named x ticks)"
-            plotted = [a for a in fig.axes if a.has_data()]
-            assert plotted and all(a.get_xlabel() or a.get_ylabel() or a.get_title() for a in plotted), name
+            plotted = [a for a in fig.axes if a.has_data() and not _is_colorbar(a)]
+            assert plotted, name
+            for a in plotted:  # every panel says what its axes are (itself, or the panel whose axis it shares)
+                assert _labelled(a, fig, "x"), f"{name}: a panel without x label"
+                assert _labelled(a, fig, "y"), f"{name}: a panel without y label"
+        if name in WEIGHT_IMAGES:  # one colour bar that says what the colours are
+            bars = [a for a in fig.axes if _is_colorbar(a)]
+            assert len(bars) == 1 and bars[0].get_ylabel(), f"{name}: no labelled colour bar"
+    finally:
+        plt.close(fig)
+
+
+def _labelled(ax, fig, xy: str) -> bool:
+    own = lambda a: getattr(a, f"get_{xy}label")() or any(t.get_text() for t in getattr(a, f"get_{xy}ticklabels")())
+    shared = getattr(ax, f"get_shared_{xy}_axes")()
+    return own(ax) or any(own(b) for b in fig.axes if b is not ax and shared.joined(ax, b))
+
+
+def _is_colorbar(ax) -> bool:
+    return getattr(ax, "_colorbar", None) is not None  # matplotlib marks the axes a colour bar is drawn in
+
+
+def _labelled_ticks(axis) -> list:
+    """The x positions whose tick labels are drawn (major and minor), after the figure is drawn."""
+    ticks = axis.get_major_ticks() + axis.get_minor_ticks()
+    return sorted(t.get_loc() for t in ticks if t.label1.get_visible() and t.label1.get_text() and t.get_visible())
+
+
+@pytest.mark.parametrize("betas", [[1, 5], [1, 2, 3], [0.5, 1, 5, 50]])
+def test_log_axis_is_labelled_only_at_the_values(betas):
+    chi = {(1, b): _chi for b in betas}
+    fig = two_layer_figures.matching_figure({"relu": chi}, betas, [1])
+    try:
+        fig.canvas.draw()
+        for ax in fig.axes:
+            assert ax.get_xscale() == "log"
+            shown = [x for x in _labelled_ticks(ax.xaxis) if ax.get_xlim()[0] <= x <= ax.get_xlim()[1]]
+            if shown:  # the shared x axis hides the top row's labels
+                assert shown == sorted(betas), (betas, shown)
+        assert _labelled_ticks(fig.axes[-1].xaxis)
     finally:
         plt.close(fig)

@@ -9,6 +9,8 @@ names re-exported here. Scripts read their flags only in ``main`` and hand the v
 - :mod:`~ccdyn.cli.record`: the run record (:func:`run_record`, :func:`with_run_record`) and the run
   directory (:func:`define_run_flags`, :func:`open_run_dir`, :func:`finish`).
 - :mod:`~ccdyn.cli.progress`: :func:`log` and :func:`progress` on stderr.
+- :mod:`~ccdyn.cli.platforms`: :func:`skip_absent_tpu`, run on import: JAX's platform list without
+  the TPU when none can be there (no ``Unable to initialize backend 'tpu'`` line on CPU/GPU runs).
 - :mod:`~ccdyn.cli.multihost`: several processes (:func:`define_multihost_flags`,
   :func:`start_processes`, :func:`agree_processes`, :func:`open_run_of_process_0`).
 
@@ -20,10 +22,13 @@ data and basins flags: :mod:`ccdyn.one_layer.script_flags`).
 from ccdyn.cli.contract import check_memory, check_tolerance, fail, or_fail, start
 from ccdyn.cli.multihost import agree_processes, define_multihost_flags, open_run_of_process_0, start_processes
 from ccdyn.cli.parsing import SEED_MAX, floats, ints, register_numbers, register_subset
+from ccdyn.cli.platforms import skip_absent_tpu
 from ccdyn.cli.progress import log, progress
 from ccdyn.cli.record import define_run_flags, finish, open_run_dir, run_record, with_run_record
 
 __all__ = ["floats", "ints", "register_numbers", "register_subset", "SEED_MAX", "start", "fail", "or_fail",
            "check_memory", "check_tolerance", "run_record", "with_run_record", "define_run_flags", "open_run_dir",
            "finish", "log", "progress", "define_multihost_flags", "start_processes", "agree_processes",
-           "open_run_of_process_0"]
+           "open_run_of_process_0", "skip_absent_tpu"]
+
+skip_absent_tpu()  # before any script touches a device; a JAX_PLATFORMS set by the user is kept

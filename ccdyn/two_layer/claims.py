@@ -36,7 +36,8 @@ __all__ = ["verdict", "verdict_word", "check_p1", "check_relu_beats_linear", "ch
            "claims_table", "claims_markdown", "grid_table", "summary_markdown", "TABLE1_VARIANTS", "PAPER_TABLE1",
            "table1_cells", "table1_markdown", "table1_csv",
            "check_more_steps", "steps_markdown", "mnist_claims", "mnist_scores_csv",
-           "mnist_summary_table", "mnist_summary", "grid_claims", "mnist_ledger", "modulation_claims", "CONDITIONS"]
+           "mnist_summary_table", "mnist_summary_key", "mnist_summary", "grid_claims", "mnist_ledger",
+           "modulation_claims", "CONDITIONS"]
 
 CONDITIONS = ("no_aug", "aug")  # the paired App. E.3 runs (ccdyn.two_layer.studies.mnist): without / with crops
 
@@ -424,19 +425,45 @@ def mnist_scores_csv(record: dict) -> tuple:
 
 
 def mnist_summary_table(record: dict, confidence: float = 0.95) -> tuple:
-    """(header, rows): per condition, the mean and t interval over seeds of each score (final and initial)."""
-    def cell(v):
+    """(header, rows): per condition, each score (final and initial) over the finite seeds with an
+    interval that stays in the score's range by construction. The dead-filter fraction: the pooled count of
+    dead filters over all filters of those seeds, with its Wilson interval (:func:`ccdyn.stats.wilson_interval`;
+    filters as independent draws). The other scores: the mean with its t interval over seeds intersected
+    with the score's range (high-frequency fraction [0, 1], cosines [-1, 1]); the mean lies in that range,
+    so the intersection keeps the interval's coverage. Rows as :func:`mnist_summary_key` explains."""
+    def t_cell(v, lo_range, hi_range):
         v = np.asarray(v, float)
         mean, lo, hi = stats.t_interval(v[np.isfinite(v)], confidence)
-        return f"{mean:.3f} [{lo:.3f}, {hi:.3f}]"
+        return f"{mean:.3f} [{max(lo, lo_range):.3f}, {min(hi, hi_range):.3f}]"
 
-    header = ["condition", "seeds (finite)", "high-freq. fraction", "max cosine", "dead filters",
-              "max cos. (live)"]
-    rows = [[f"{cond}{'' if at == 'final' else ' at init'}", f"{len(record['finite'][cond])} "
-             f"({int(np.sum(record['finite'][cond]))})"] + [cell(record[at][cond][k]) for k in
-                                                            ("hf", "max_cos", "dead", "max_cos_live")]
+    def dead_cell(cond, at):
+        ok = np.asarray(record["finite"][cond], bool)
+        per_run = int(np.prod(np.shape(record["W"][cond])[1:3]))  # K receptive fields x M filters
+        count = int(np.rint(np.asarray(record[at][cond]["dead"], float)[ok] * per_run).sum())
+        n = per_run * int(ok.sum())
+        if n == 0:
+            return "-"
+        from scipy.special import ndtri  # the normal quantile of the Wilson interval
+
+        lo, hi = stats.wilson_interval(count, n, z=float(ndtri(0.5 + confidence / 2)))
+        return f"{count / n:.3f} [{lo:.3f}, {hi:.3f}]"
+
+    header = ["condition", "seeds (ok)", "high-freq. fraction", "max cosine", "dead filters", "max cos. (live)"]
+    rows = [[f"{cond}{'' if at == 'final' else ' at init'}",
+             f"{len(record['finite'][cond])} ({int(np.sum(record['finite'][cond]))})",
+             t_cell(record[at][cond]["hf"], 0.0, 1.0), t_cell(record[at][cond]["max_cos"], -1.0, 1.0),
+             dead_cell(cond, at), t_cell(record[at][cond]["max_cos_live"], -1.0, 1.0)]
             for at, conds in (("final", CONDITIONS), ("init", CONDITIONS[:1])) for cond in conds]
     return header, rows
+
+
+def mnist_summary_key(confidence: float = 0.95) -> str:
+    """The key printed under :func:`mnist_summary_table`."""
+    c = int(round(100 * confidence))
+    return (f"key: score [{c}% interval]. dead filters: pooled count over all filters of the finite seeds, Wilson\n"
+            f"     interval; other scores: mean over seeds, t interval cut to the score's range ([0, 1];\n"
+            "     cosines [-1, 1]). seeds (ok): seeds run (those that stayed finite, the only ones counted);\n"
+            "     at init: the same scores of the initial filters.")
 
 
 def mnist_summary(record: dict, cfg, data: str) -> dict:

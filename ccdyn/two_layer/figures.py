@@ -5,6 +5,7 @@ the MNIST filters and filter scores (Figs. 12-13)."""
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.ticker import NullLocator
 
 from ccdyn.plotting import ACTIVATION_STYLES, plt
 
@@ -29,8 +30,8 @@ def matching_figure(curves: dict, betas, ps, title: str = ""):
                 ax.errorbar(betas, mean, yerr=std, marker="o", ms=3, capsize=2, lw=1,
                             ls=ACTIVATION_STYLES.get(label.split(" ")[0], "-"), label=label)
             ax.set_xscale("log")
-            ax.set_xticks(betas)
-            ax.set_xticklabels([str(b) for b in betas])
+            ax.set_xticks(betas, [f"{b:g}" for b in betas])
+            ax.xaxis.set_minor_locator(NullLocator())  # ticks only at the values: no overlapping minor labels
             ax.grid(alpha=0.3)
             if i == 0:
                 ax.set_title(f"P = {p}", fontsize=9)
@@ -47,6 +48,18 @@ def matching_figure(curves: dict, betas, ps, title: str = ""):
     return fig
 
 
+def _colorbar(fig, image, label: str, room: float = 1.0):
+    """Lays out ``fig`` leaving ``room`` inches on the right, and draws there one colour bar for a grid of
+    images drawn with the same colour scale."""
+    width = fig.get_size_inches()[0]
+    fig.tight_layout(rect=(0, 0, 1 - room / width, 1))
+    cax = fig.add_axes([1 - (room - 0.1) / width, 0.15, 0.12 / width, 0.7])
+    bar = fig.colorbar(image, cax=cax)
+    bar.set_label(label, fontsize=7)
+    cax.tick_params(labelsize=7)
+    return bar
+
+
 def weights_figure(panels: dict, title: str = ""):
     """Fig. 5: learned filters of each RF in the token basis, one row of panels per label.
 
@@ -57,12 +70,12 @@ def weights_figure(panels: dict, title: str = ""):
     """
     labels = list(panels)
     k_rf = next(iter(panels.values()))[0].shape[0]
-    fig, axes = plt.subplots(len(labels), k_rf, figsize=(1.6 * k_rf, 1.9 * len(labels)), squeeze=False)
+    fig, axes = plt.subplots(len(labels), k_rf, figsize=(1.6 * k_rf + 1.0, 1.9 * len(labels)), squeeze=False)
     for i, label in enumerate(labels):
         coords, used = (np.asarray(a) for a in panels[label])
         for k in range(k_rf):
             ax = axes[i, k]
-            ax.imshow(coords[k], cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
+            image = ax.imshow(coords[k], cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
             ax.set_xticks(np.flatnonzero(used[k]))
             ax.set_xticklabels([])
             ax.tick_params(axis="x", length=4, color="k", top=True, bottom=False)
@@ -73,7 +86,7 @@ def weights_figure(panels: dict, title: str = ""):
                 ax.set_ylabel(label, fontsize=8)
     if title:
         fig.suptitle(title + "  (columns: tokens a; ticks: R_k^g; rows: filters m)", fontsize=9)
-    fig.tight_layout()
+    _colorbar(fig, image, "coordinate / filter's max |.|")
     return fig
 
 
@@ -115,19 +128,19 @@ def mnist_filters_figure(w, side: int, title: str = ""):
     """
     w = np.asarray(w)
     k, m, _ = w.shape
-    fig, axes = plt.subplots(k, m, figsize=(0.75 * m + 0.6, 0.75 * k + 0.5), squeeze=False)
+    fig, axes = plt.subplots(k, m, figsize=(0.75 * m + 1.2, 0.75 * k + 0.5), squeeze=False)
     for r in range(k):
         for c in range(m):
             f = w[r, c].reshape(side, side)
             lim = np.max(np.abs(f)) or 1.0
             ax = axes[r, c]
-            ax.imshow(f, cmap="RdBu_r", vmin=-lim, vmax=lim, interpolation="nearest")
+            image = ax.imshow(f / lim, cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
             ax.set_xticks([])
             ax.set_yticks([])
             if c == 0:
                 ax.set_ylabel(f"RF {r}", fontsize=8)
     fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
+    _colorbar(fig, image, "weight / filter's max |weight|")
     return fig
 
 

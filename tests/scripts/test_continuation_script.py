@@ -2,7 +2,9 @@
 before any run; one tiny run writes every output. The matching is tested in
 tests/one_layer/studies/test_continuation.py."""
 
+import contextlib
 import csv
+import io
 import json
 
 from tests.scripts import inprocess
@@ -30,7 +32,8 @@ def test_tiny_run_writes_every_output(tmp_path, capsys):
         code, errors = inprocess.start_exit(script, "--param=ortho_eps", "--values=0,0.2", *TINY,
                                             f"--output_dir={tmp_path / 'o'}")
     assert code in (0, None) and errors == []
-    assert "track" in capsys.readouterr().out
+    out = capsys.readouterr()
+    assert "track" in out.out and "lost: the share" in out.out and "warning" not in out.err
     rec = json.loads((tmp_path / "o" / "continuation.json").read_text())
     assert rec["param"] == "ortho_eps" and rec["values"] == [0.0, 0.2] and "versions" in rec
     assert rec["config"]["base"]["n_init"] == 200 and len(rec["runs"]) == 2 and rec["tracks"]
@@ -42,3 +45,17 @@ def test_tiny_run_writes_every_output(tmp_path, capsys):
     assert shares and all(abs(s - 1) < 1e-9 for s in shares.values())
     assert (tmp_path / "o" / "tracks.csv").stat().st_size > 100
     assert (tmp_path / "o" / "continuation.png").stat().st_size > 10_000
+
+
+def test_a_param_without_effect_is_one_warning_line_naming_the_flag(tmp_path, capsys):
+    err = io.StringIO()
+    with inprocess.script("continuation") as script:
+        inprocess.FLAGS([script.__file__, "--param=tau", "--values=2", *TINY, "--n_init=20",
+                         f"--output_dir={tmp_path / 'o'}"])
+        with contextlib.redirect_stderr(err):
+            script.main([])
+    out = capsys.readouterr()
+    warnings = [line for line in err.getvalue().splitlines() if line.startswith("warning: ")]
+    assert warnings == ["warning: --param=tau has no effect under --alpha=uniform (only the Gaussian alpha has a "
+                        "temperature): every value gives the same run"]
+    assert "key: a track" in out.out

@@ -78,3 +78,20 @@ def test_hltm_two_processes_match_one(tmp_path):
         assert one_rec == p0_rec, name
     rows = [json.loads((tmp_path / d / "results.json").read_text()) for d in ("one", "p0")]
     assert rows[0]["rows"] == rows[1]["rows"] and rows[1]["num_processes"] == 2
+
+
+def test_progress_has_a_line_at_every_scored_epoch(monkeypatch, capsys):
+    from ccdyn.deep.studies import hltm_grid
+
+    def fake_run_setting(s, config, on_epoch=None):  # the epochs of a run, without training
+        for epoch in range(1, config.epochs + 1):
+            on_epoch(epoch, 0.5)
+        return {}
+
+    monkeypatch.setattr(hltm_grid, "run_setting", fake_run_setting)
+    setting = type("Setting", (), {"tag": "tiny"})()
+    with inprocess.script("hltm") as m:
+        for eval_every, epochs in ((1, list(range(1, 8))), (3, [1, 3, 6, 7])):
+            m._train(hltm_grid.GridConfig(epochs=7, eval_every=eval_every), setting, 0, 1)
+            lines = capsys.readouterr().err.splitlines()
+            assert [int(line.split("epoch ")[1].split("/")[0]) for line in lines] == epochs, (eval_every, lines)

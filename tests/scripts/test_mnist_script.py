@@ -53,5 +53,7 @@ def test_mnist_script_on_mnist_files(tmp_path, route):
     for name in ("filters_aug.png", "filters_no_aug.png", "scores.png"):
         assert (out / name).stat().st_size > 5_000
     assert "high-freq. fraction" in r.stdout and "step 12/12" in r.stderr
+    assert "negative values are expected" in r.stderr and "Wilson" in r.stdout
+    assert max(len(line) for line in r.stdout.splitlines()) <= 120
     config = json.loads((out / "config.json").read_text())
     assert config.get("mnist_source") == (None if route == "idx" else source.split("=", 1)[1])

@@ -70,3 +70,53 @@ def test_ledger_records_of_the_committed_results():
     assert io.as_json(claims.mnist_claims(record)) == summary["claims"]  # the App. E.3 verdicts again
     assert [r["id"] for r in claims.mnist_ledger(summary)] == ["core-appE3-smoother", "core-appE3-more-diverse",
                                                                "core-appE3-more-diverse-live"]
+
+
+def _mnist_record(final_dead, init_dead, k=4, m=10):
+    """A hand-made mnist record: 2 seeds per condition (the first 'aug' seed went non-finite)."""
+    import numpy as np
+
+    def scores(dead, spread):
+        return {"hf": np.array([0.02, 0.02 + spread]), "max_cos": np.array([0.98, 0.98 - spread]),
+                "dead": np.asarray(dead, float), "max_cos_live": np.array([-0.99, -0.99 + spread])}
+    return {"finite": {"no_aug": np.array([True, True]), "aug": np.array([False, True])},
+            "W": {c: np.zeros((2, k, m, 16)) for c in claims.CONDITIONS},
+            "final": {c: scores(final_dead, 0.9) for c in claims.CONDITIONS},
+            "init": {c: scores(init_dead, 0.0) for c in claims.CONDITIONS}}
+
+
+def test_mnist_summary_table_keeps_fractions_and_cosines_in_range():
+    import numpy as np
+
+    from ccdyn import report, stats
+
+    rec = _mnist_record([0.025, 0.875], [0.1, 0.1])  # 1 and 35 of 40 filters dead
+    header, rows = claims.mnist_summary_table(rec)
+    assert header[4] == "dead filters" and [r[0] for r in rows] == ["no_aug", "aug", "no_aug at init"]
+    cells = {(r[0], h): tuple(float(x) for x in r[i].replace("[", "").replace("]", "").replace(",", "").split())
+             for r in rows for i, h in enumerate(header) if i >= 2}
+    for (cond, h), (mean, lo, hi) in cells.items():
+        lo_range = 0.0 if h in ("high-freq. fraction", "dead filters") else -1.0
+        assert lo_range <= lo <= mean <= hi <= 1.0, (cond, h, mean, lo, hi)
+    # 2 seeds spread by 0.9: the raw t interval leaves the range; the table cuts it at the range's ends
+    assert stats.t_interval([0.02, 0.92])[1] < 0 and cells[("no_aug", "high-freq. fraction")][1] == 0.0
+    assert cells[("no_aug", "max cos. (live)")][1] == -1.0
+    # dead filters: pooled count 36 of 80 (no_aug), 35 of 40 (aug: its finite seed only), Wilson interval
+    assert cells[("no_aug", "dead filters")][0] == 0.45 and cells[("aug", "dead filters")][0] == 0.875
+    # the Wilson interval, independently: the p whose score test |p_hat - p| <= z sqrt(p (1 - p) / n) accepts
+    p = np.linspace(0, 1, 200_001)
+    accepted = p[np.abs(36 / 80 - p) <= 1.959963984540054 * np.sqrt(p * (1 - p) / 80)]
+    np.testing.assert_allclose(cells[("no_aug", "dead filters")][1:], [accepted.min(), accepted.max()], atol=1e-3)
+    assert cells[("no_aug at init", "dead filters")] == (0.1, *np.round(stats.wilson_interval(8, 80), 3))
+    text = report.format_table(header, rows) + "\n" + claims.mnist_summary_key()
+    assert max(len(line) for line in text.splitlines()) <= 120 and "Wilson" in text
+
+
+def test_claims_text_wraps_each_check():
+    from ccdyn import verdicts
+
+    checks = [dict(verdicts.verdict("a claim " * 30, {"part one": True, "part two": False}, {"x": 0.12345}),
+                   grid="g")]
+    text = verdicts.claims_text(checks, width=80)
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "partly: part one: yes; part two: no" in " ".join(text.split()) and "x:0.123" in text

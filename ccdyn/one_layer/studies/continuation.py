@@ -43,7 +43,7 @@ from ccdyn.one_layer import basins
 from ccdyn.one_layer.basins import BasinsConfig
 from ccdyn.one_layer.engine import Dynamics
 
-__all__ = ["PARAMS", "configs", "overlap", "tipping", "match", "follow", "run", "track_rows", "tipping_rows",
+__all__ = ["PARAMS", "configs", "inert", "overlap", "tipping", "match", "follow", "run", "track_rows", "tipping_rows",
            "compact", "shown", "table"]
 
 # Parameters that change which inits exist or where they live cannot be continued across.
@@ -71,6 +71,40 @@ _RANGES = {"tau": (lambda v: v > 0, "> 0"), "leaky_slope": (lambda v: 0 <= v < 1
            "tol": (lambda v: 0 < v < 0.1, "in (0, 0.1)"), "shift": (lambda v: v >= 0, ">= 0"),
            "cluster_tol": (lambda v: 0 < v < 1, "in (0, 1)"), "data_seed": (lambda v: v >= 0, ">= 0"),
            "n_samples": (lambda v: v >= 2, ">= 2")}
+
+
+# param -> (is it read under this config?, the flags that decide it): a parameter the run never reads
+# gives identical runs at every value.
+_READ = {
+    "tau": (lambda c: c.alpha == "gaussian",
+            lambda c: f"--alpha={c.alpha} (only the Gaussian alpha has a temperature)"),
+    "leaky_slope": (lambda c: c.act == "leaky_relu", lambda c: f"--act={c.act} (only leaky_relu has a slope)"),
+    "ortho_eps": (lambda c: c.data.data in ("latent_summation", "latent_categorical", "gaussian_mixture"),
+                  lambda c: f"--data={c.data.data} (no pattern basis U)"),
+    "q": (lambda c: c.data.data == "latent_summation", lambda c: f"--data={c.data.data} (q is latent summation's)"),
+    "std": (lambda c: c.data.data == "gaussian_mixture", lambda c: f"--data={c.data.data} (std is the mixture's)"),
+    "m": (lambda c: c.data.data not in ("circle", "file"), lambda c: f"--data={c.data.data} (no M patterns)"),
+    "n_samples": (lambda c: c.data.data in ("latent_summation", "gaussian_mixture"),
+                  lambda c: f"--data={c.data.data} (nothing is sampled)"),
+    "data_seed": (lambda c: c.data.data not in ("circle", "file") or c.data.aug == "noise",
+                  lambda c: f"--data={c.data.data} --aug={c.data.aug} (nothing is random)"),
+    "aug_std": (lambda c: c.data.aug == "noise", lambda c: f"--aug={c.data.aug} (aug_std is the noise views')"),
+    "aug_views": (lambda c: c.data.aug in ("noise", "rotation"), lambda c: f"--aug={c.data.aug} (no drawn views)"),
+    "aug_range": (lambda c: c.data.aug in ("rotation", "shift"), lambda c: f"--aug={c.data.aug} (no range)"),
+    "step_size": (lambda c: c.dynamics.method != "power", lambda c: "--method=power (no step size)"),
+    "flow_rtol": (lambda c: c.dynamics.method == "flow", lambda c: f"--method={c.dynamics.method} (flow only)"),
+    "shift": (lambda c: c.dynamics.method == "power", lambda c: f"--method={c.dynamics.method} (power only)"),
+    "chunk_size": (lambda c: False, lambda c: "any flags (results do not depend on chunk_size)"),
+}
+
+
+def inert(base: BasinsConfig, param: str) -> str | None:
+    """The reason, naming the deciding flag, why ``param`` has no effect under ``base`` (every value
+    would give the same run), or None when the run reads it."""
+    if param not in _READ:
+        return None
+    reads, why = _READ[param]
+    return None if reads(base) else f"--param={param} has no effect under {why(base)}: every value gives the same run"
 
 
 def configs(base: BasinsConfig, param: str, values) -> list:
@@ -314,10 +348,12 @@ def shown(record: dict, min_fraction: float) -> list:
 
 def table(record: dict, min_fraction: float = 0.0) -> str:
     """The stdout summary: one row per track (born / died / merged; ``lost`` the share of a dying track's
-    basin that does not converge where it dies) with its basin fraction at every value (``s`` stable,
-    ``u`` not, ``-`` absent); tracks below ``min_fraction`` at every value are counted, not listed."""
+    basin that does not converge where it dies) with its basin fraction at every value (``stable`` /
+    ``unstable``, ``-`` absent), then a key of these columns; tracks below ``min_fraction`` at every
+    value are counted, not listed."""
     def cell(t, k):
-        return "-" if t["optimum"][k] is None else f"{t['fraction'][k]:.3f} {'s' if t['stable'][k] else 'u'}"
+        word = "stable" if t["stable"][k] else "unstable"
+        return "-" if t["optimum"][k] is None else f"{t['fraction'][k]:.3f} {word}"
 
     show = lambda v: "-" if v is None else v
     lost = lambda t: "-" if t["lost_to_not_converged"] is None else f"{t['lost_to_not_converged']:.2f}"
@@ -328,7 +364,13 @@ def table(record: dict, min_fraction: float = 0.0) -> str:
             + [cell(t, k) for k in range(len(record["values"]))] for t in tracks]
     hidden = len(record["tracks"]) - len(tracks)
     nc = [r["status_counts"]["converged"] for r in record["runs"]]
-    return "\n".join([report.format_table(head, body), "",
+    key = ["key: a track follows one optimum across the values. born at: the value where it first appears;",
+           "     from: the track giving it the most inits; dies at: the value where it ends; merges into: the track",
+           f"     taking >= {record.get('merge_share', 0.5):g} of its basin there; lost: the share of its basin "
+           "that converges nowhere there.",
+           "     per value: basin fraction (share of all inits), stable / unstable (linear stability of the flow,",
+           "     Eq. 7; on a kink, a local-max probe); -: none, or the optimum is absent at that value."]
+    return "\n".join([report.format_table(head, body), *key, "",
                       *([f"{hidden} tracks with basin fraction < {min_fraction:g} at every value not listed "
                          "(tracks.csv has all)"] if hidden else []),
                       "optima per value: " + ", ".join(str(r["n_optima"]) for r in record["runs"]),

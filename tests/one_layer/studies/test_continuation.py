@@ -3,6 +3,8 @@ hand-made analyses whose answer is known (an optimum that vanishes into a neighb
 splits, a branch that moves), tipping rows, the parameter checks, and one tiny real run whose two
 equal values must give the identity (same seed, same inits, same labels)."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -128,7 +130,8 @@ def test_compact_keeps_the_nonzero_overlaps_and_the_table_hides_small_tracks():
     assert sorted(steps[0]["overlap"]) == [[0, 0, 40], [1, -1, 2], [1, 0, 18], [2, 1, 25], [2, 2, 15]]
     assert steps[0]["successor"] == [0, -1, 1] and steps[0]["successor_distance"][1] is None
     text = continuation.table(out, min_fraction=0.3)
-    assert "2 tracks with basin fraction < 0.3" in text and "0.400 s" in text
+    assert "2 tracks with basin fraction < 0.3" in text and "0.400 stable" in text
+    assert "key: a track" in text and "lost: the share" in text
 
 
 def test_figure_draws_energy_or_overlap_and_refuses_a_missing_overlap():
@@ -142,3 +145,25 @@ def test_figure_draws_energy_or_overlap_and_refuses_a_missing_overlap():
     rec["tracks"][0]["overlap"][0] = None
     with pytest.raises(ValueError, match="planted patterns"):
         figures.continuation_figure(rec, y="overlap")
+
+
+def test_inert_names_the_flag_under_which_a_param_has_no_effect():
+    from ccdyn.data.registry import DataSpec
+    from ccdyn.one_layer.basins import BasinsConfig
+    from ccdyn.one_layer.engine import Dynamics
+
+    base = BasinsConfig()  # uniform alpha, relu, latent summation, power iteration
+    assert "--alpha=uniform" in continuation.inert(base, "tau")
+    assert continuation.inert(dataclasses.replace(base, alpha="gaussian"), "tau") is None
+    assert "--act=relu" in continuation.inert(base, "leaky_slope")
+    assert continuation.inert(dataclasses.replace(base, act="leaky_relu"), "leaky_slope") is None
+    assert "--data=latent_summation" in continuation.inert(base, "std")
+    assert continuation.inert(base, "ortho_eps") is None and continuation.inert(base, "q") is None
+    circle = dataclasses.replace(base, data=DataSpec(data="circle", d=2))
+    assert "--data=circle" in continuation.inert(circle, "ortho_eps") and continuation.inert(circle, "data_seed")
+    assert "--aug=none" in continuation.inert(base, "aug_range")
+    assert "--method=power" in continuation.inert(base, "step_size") and continuation.inert(base, "shift") is None
+    flow = dataclasses.replace(base, dynamics=Dynamics(method="flow"))
+    assert continuation.inert(flow, "step_size") is None and "--method=flow" in continuation.inert(flow, "shift")
+    assert continuation.inert(base, "cluster_tol") is None and continuation.inert(base, "tol") is None
+    assert set(continuation._READ) <= set(continuation.PARAMS)  # every rule is about a parameter that exists
