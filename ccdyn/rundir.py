@@ -46,6 +46,10 @@ MANIFEST = "ccdyn-run.json"
 LOCK = ".ccdyn.lock"
 CONFIG = "config.json"
 _OWN = (MANIFEST, LOCK, CONFIG, ".*.tmp")  # .*.tmp: an atomic write that a kill interrupted
+_TMP = ".*.tmp"  # at every level
+# What the library itself writes inside a run's subfolders: the chunks of a ChunkStore, the per-setting
+# records of ccdyn.grid (and their weights). A script's ``outputs`` may also name nested files ("a/b_*.csv").
+NESTED = {"chunks": ("chunk_*.npz",), "runs": ("*.json", "*.weights.npz")}
 
 
 class RunDirError(ValueError):
@@ -93,6 +97,49 @@ def _lock(path: Path):
         os.close(fd)
         return None
     return fd
+
+
+def _parts_match(parts, pattern: str) -> bool:
+    pat = pattern.split("/")
+    return len(pat) == len(parts) and all(fnmatch.fnmatchcase(a, b) for a, b in zip(parts, pat))
+
+
+def _own(parts, patterns, is_dir: bool) -> bool:
+    """Whether the entry at ``parts`` (its path inside the run, split) is one the run writes: it matches a
+    pattern (component by component), it is an interrupted atomic write, a file of a library subfolder
+    (:data:`NESTED`) whose folder matches a pattern, or a folder on the way to a nested pattern."""
+    if any(_parts_match(parts, p) for p in patterns) or fnmatch.fnmatchcase(parts[-1], _TMP):
+        return not is_dir or len(parts) == 1 or any(_parts_match(parts, p) for p in patterns)
+    if len(parts) == 2 and not is_dir and parts[0] in NESTED and any(_parts_match(parts[:1], p) for p in patterns):
+        return any(fnmatch.fnmatchcase(parts[1], n) for n in NESTED[parts[0]])
+    return is_dir and any(_parts_match(parts, "/".join(p.split("/")[:len(parts)])) for p in patterns
+                          if p.count("/") >= len(parts))
+
+
+def foreign_entries(path, patterns) -> list:
+    """The entries under ``path`` (relative paths, at every level) that a run with output ``patterns``
+    does not write; a foreign folder is named once, without its contents. Symbolic links are entries
+    (never followed)."""
+    path, out = Path(path), []
+
+    def walk(d: Path, parts: tuple):
+        for e in sorted(d.iterdir(), key=lambda p: p.name):
+            sub, is_dir = parts + (e.name,), e.is_dir() and not e.is_symlink()
+            if not _own(sub, patterns, is_dir):
+                out.append("/".join(sub) + ("/" if is_dir else ""))
+            elif is_dir:
+                walk(e, sub)
+
+    walk(path, ())
+    return out
+
+
+def written_files(path) -> list:
+    """The files of a run folder other than its manifest, config, lock and interrupted writes (relative paths)."""
+    path = Path(path)
+    return sorted(str(p.relative_to(path)) for p in path.rglob("*")
+                  if (p.is_file() or p.is_symlink()) and p.name not in (MANIFEST, CONFIG, LOCK)
+                  and not fnmatch.fnmatchcase(p.name, _TMP))
 
 
 def _is_protected(path: Path) -> bool:
@@ -186,10 +233,10 @@ class RunDir:
             if old.get("script") != script:
                 raise RunDirError(f"output_dir {str(path)!r} holds a run of {old.get('script')}, not {script} "
                                   "(--output_dir)")
-            patterns = tuple(old.get("outputs", ())) + _OWN
+            patterns = tuple(old.get("outputs", ())) + tuple(patterns)  # the old run's and the script's own
         else:
             old = None
-        foreign = [e for e in entries if not any(fnmatch.fnmatch(e, p) for p in patterns)]
+        foreign = foreign_entries(path, patterns)
         if foreign:
             what = "holds files that ccdyn did not write" if old else "is not a ccdyn run"
             raise RunDirError(f"output_dir {str(path)!r} {what} ({', '.join(foreign[:3])}"
@@ -274,26 +321,33 @@ class RunDir:
         self._old_lock_fd = None
 
     def finish(self) -> None:
-        """Marks the run complete (call after its last output is written) and releases the lock."""
+        """Marks the run complete (call after its last output is written), lists its files in the
+        manifest and releases the lock."""
         self.started()
-        self.manifest.update(state="complete", finished_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+        self.manifest.update(state="complete", finished_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                             files=written_files(self._path))
         self._write_manifest()
         self.release()
 
     def fail(self, error: str) -> None:
-        """Records a failure: a run that never started is removed (a replaced run stays as it was);
-        one that did says ``failed`` with ``error`` in its manifest. Best effort (the disk may be full)."""
+        """Records a failure. A run that has written an output (any file besides its manifest and
+        config) has started (:meth:`started`: a staged replacement takes the old run's place): it stays,
+        ``failed`` with ``error`` and its files listed in the manifest, and can be resumed or replaced.
+        One that wrote nothing is removed (a replaced run stays as it was). Best effort (the disk may be
+        full)."""
         try:
+            if not self.is_started and written_files(self._path):
+                self.started()  # a late failure keeps what was written
             if not self.is_started and self.created:
                 shutil.rmtree(self._path, ignore_errors=True)
             elif not self.is_started:  # a fresh run in a directory that was there, empty: empty it again
-                for name in (MANIFEST, CONFIG, "chunks", LOCK):
+                for name in (MANIFEST, CONFIG, "chunks", "runs", LOCK):
                     p = self._path / name
                     shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
             else:
-                self.manifest.update(state="failed", error=str(error))
+                self.manifest.update(state="failed", error=str(error), files=written_files(self._path))
                 self._write_manifest()
-        except OSError:
+        except (OSError, RunDirError):
             pass
         self.release()
 
@@ -321,9 +375,11 @@ def write_stamped(run: "RunDir", path, record: dict, arrays: dict | None = None)
     return record
 
 
-def read_stamped(path, fp: str) -> dict:
-    """A per-setting record (``runs/<tag>.json`` of a grid script) written with ``"fingerprint": fp``;
-    RunDirError naming the file if it is unreadable or belongs to a run of another configuration."""
+def read_stamped(path, fp: str, setting=None) -> dict:
+    """A per-setting record (``runs/<tag>.json`` of a grid script) written with ``"fingerprint": fp``
+    and, when ``setting`` is given, filed under that setting (its ``"setting"`` field equals ``setting``
+    as JSON); RunDirError naming the file if it is unreadable, belongs to a run of another configuration
+    or holds another setting (e.g. a record renamed from another tag)."""
     path = Path(path)
     try:
         rec = io.read_json(path)
@@ -332,6 +388,9 @@ def read_stamped(path, fp: str) -> dict:
     got = rec.get("fingerprint") if isinstance(rec, dict) else None
     if got != fp:
         raise RunDirError(f"{path} belongs to another run (fingerprint {got}, this run {fp}); delete it to recompute it")
+    if setting is not None and rec.get("setting") != io.as_json(setting):
+        raise RunDirError(f"{path} holds the record of another setting ({rec.get('setting')!r}, expected "
+                          f"{io.as_json(setting)!r}); delete it to recompute it")
     return rec
 
 
