@@ -25,6 +25,7 @@ This module touches files; it imports nothing of ccdyn but :mod:`ccdyn.io`.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import fnmatch
 import hashlib
@@ -40,7 +41,8 @@ import numpy as np
 
 from ccdyn import io
 
-__all__ = ["MANIFEST", "LOCK", "RunDirError", "fingerprint", "differences", "RunDir", "ChunkStore", "read_stamped", "write_stamped"]
+__all__ = ["MANIFEST", "LOCK", "RunDirError", "fingerprint", "differences", "RunDir", "ChunkStore", "read_stamped",
+           "write_stamped", "foreign_entries", "written_files", "uninterrupted", "defer_if_uninterrupted"]
 
 MANIFEST = "ccdyn-run.json"
 LOCK = ".ccdyn.lock"
@@ -50,6 +52,34 @@ _TMP = ".*.tmp"  # at every level
 # What the library itself writes inside a run's subfolders: the chunks of a ChunkStore, the per-setting
 # records of ccdyn.grid (and their weights). A script's ``outputs`` may also name nested files ("a/b_*.csv").
 NESTED = {"chunks": ("chunk_*.npz",), "runs": ("*.json", "*.weights.npz")}
+
+
+_STEADY = {"depth": 0, "deferred": None}  # see uninterrupted()
+
+
+@contextlib.contextmanager
+def uninterrupted():
+    """A section that a signal handler must not cut short (a run directory half swapped, a manifest
+    being written, an opened run not yet known to the caller): a handler that finds one open
+    (:func:`defer_if_uninterrupted`) leaves its work to the end of the outermost section. Single
+    threaded: signal handlers run in the main thread, between its bytecodes."""
+    _STEADY["depth"] += 1
+    try:
+        yield
+    finally:
+        _STEADY["depth"] -= 1
+        if _STEADY["depth"] == 0 and _STEADY["deferred"] is not None:
+            work, _STEADY["deferred"] = _STEADY["deferred"], None
+            work()
+
+
+def defer_if_uninterrupted(work) -> bool:
+    """For a signal handler: when an :func:`uninterrupted` section is open, keeps ``work`` (a callable)
+    to run when it closes and returns True; else returns False (the handler goes on at once)."""
+    if _STEADY["depth"] > 0:
+        _STEADY["deferred"] = work
+        return True
+    return False
 
 
 class RunDirError(ValueError):
@@ -176,8 +206,10 @@ class RunDir:
         """Creates, resumes or (staged) replaces the run directory ``path`` for ``config``.
 
         Args:
-          outputs: glob patterns of the top-level entries the script writes (``config.json``, the
-            manifest and the lock are always its own).
+          outputs: glob patterns of the entries the script writes, matched per path component
+            (``"table_*.md"``, ``"curves/*.csv"``; ``config.json``, the manifest, the lock and interrupted
+            writes are always its own; the files of ``chunks`` and ``runs`` are :data:`NESTED`). Every
+            level of an existing run is checked: ``overwrite`` refuses a run holding anything else.
           ignore: config keys that do not change results (e.g. ``chunk_size``): left out of the
             fingerprint; on resume they keep the stored values (said in ``notes``).
           can_resume: whether the script has ``--resume`` (the refusal suggests it only then).
@@ -192,20 +224,25 @@ class RunDir:
                     "outputs": list(outputs), "host": socket.gethostname(), "pid": os.getpid(),
                     "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "error": None}
         try:
-            if path.exists() and not path.is_dir():
-                raise RunDirError(f"output_dir {str(path)!r} exists and is not a directory (--output_dir)")
-            if not path.exists() or not any(path.iterdir()):
-                return cls._fresh(path, config, fp, manifest)
-            old = cls._inspect(path, script, patterns)
-            if resume:
-                return cls._resume(path, config, fp, manifest, old, ignore)
-            if not overwrite:
-                hint = " or --resume to continue the run in it" if can_resume else ""
-                raise RunDirError(f"output_dir {str(path)!r} exists and is not empty; pass --overwrite to "
-                                  f"replace it{hint} (--output_dir)")
-            return cls._staged(path, config, fp, manifest)
+            with uninterrupted():
+                return cls._open(path, config, fp, manifest, script, patterns, resume, overwrite, can_resume, ignore)
         except OSError as e:
             raise RunDirError(f"cannot use output_dir {str(path)!r}: {e.strerror or e} (--output_dir)") from None
+
+    @classmethod
+    def _open(cls, path, config, fp, manifest, script, patterns, resume, overwrite, can_resume, ignore):
+        if path.exists() and not path.is_dir():
+            raise RunDirError(f"output_dir {str(path)!r} exists and is not a directory (--output_dir)")
+        if not path.exists() or not any(path.iterdir()):
+            return cls._fresh(path, config, fp, manifest)
+        old = cls._inspect(path, script, patterns)
+        if resume:
+            return cls._resume(path, config, fp, manifest, old, ignore)
+        if not overwrite:
+            hint = " or --resume to continue the run in it" if can_resume else ""
+            raise RunDirError(f"output_dir {str(path)!r} exists and is not empty; pass --overwrite to "
+                              f"replace it{hint} (--output_dir)")
+        return cls._staged(path, config, fp, manifest)
 
     @classmethod
     def _fresh(cls, path, config, fp, manifest):
@@ -302,6 +339,10 @@ class RunDir:
     def started(self) -> None:
         """The run has started cleanly: a staged replacement takes the old run's place (the old run is
         deleted only now) and the directory is no longer removed if the run fails."""
+        with uninterrupted():
+            self._started()
+
+    def _started(self) -> None:
         if self.is_started:
             return
         self.is_started = True
@@ -323,11 +364,12 @@ class RunDir:
     def finish(self) -> None:
         """Marks the run complete (call after its last output is written), lists its files in the
         manifest and releases the lock."""
-        self.started()
-        self.manifest.update(state="complete", finished_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                             files=written_files(self._path))
-        self._write_manifest()
-        self.release()
+        with uninterrupted():
+            self.started()
+            self.manifest.update(state="complete", finished_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                                 files=written_files(self._path))
+            self._write_manifest()
+            self.release()
 
     def fail(self, error: str) -> None:
         """Records a failure. A run that has written an output (any file besides its manifest and
@@ -335,6 +377,10 @@ class RunDir:
         ``failed`` with ``error`` and its files listed in the manifest, and can be resumed or replaced.
         One that wrote nothing is removed (a replaced run stays as it was). Best effort (the disk may be
         full)."""
+        with uninterrupted():
+            self._fail(error)
+
+    def _fail(self, error: str) -> None:
         try:
             if not self.is_started and written_files(self._path):
                 self.started()  # a late failure keeps what was written

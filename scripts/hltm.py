@@ -33,8 +33,7 @@ flags.DEFINE_list("depths", [str(v) for v in _G.depths], "Tree depths L (integer
 flags.DEFINE_list("widths", [str(v) for v in _G.widths], "Nodes per latent |N_mu| (integers >= 1).")
 flags.DEFINE_list("deltas_lower", [f"{v:g}" for v in _G.deltas_lower], "Polarity ranges U[delta_lower, 1], in [-1, 1].")
 flags.DEFINE_integer("n_seeds", _G.n_seeds, "Seeds per setting (vmapped together).", lower_bound=1)
-flags.DEFINE_integer("seed", _G.seed, "Base seed (seed s: fold_in(PRNGKey(seed), s)).", lower_bound=0,
-                     upper_bound=cli.SEED_MAX)
+cli.define_seed("seed", _G.seed, "Base seed (seed s: fold_in(PRNGKey(seed), s)).")
 flags.DEFINE_float("tau", _G.tau, "Temperature (> 0).")
 flags.DEFINE_float("lr", _G.lr, "SGD learning rate (> 0).")
 flags.DEFINE_integer("batch_size", _G.batch_size, "Samples per SGD step (>= 2).", lower_bound=2)
