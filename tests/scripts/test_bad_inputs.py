@@ -57,6 +57,10 @@ BASINS = [
     ("--tau=inf", "--tau=inf must be a finite number"),
     ("--step_size=nan", "--step_size=nan: --step_size must be > 0"),
     ("--num_processes=2", "--num_processes > 1 needs --coordinator_address"),
+    ("--coordinator_address=127.0.0.1 --num_processes=2 --process_id=1", "--coordinator_address must be HOST:PORT"),
+    ("--coordinator_address=:80 --num_processes=2", "--coordinator_address must be HOST:PORT"),
+    ("--coordinator_address=h:70000 --num_processes=2", "--coordinator_address must be HOST:PORT (PORT in [1, 65535])"),
+    ("--coordinator_timeout=0", "--coordinator_timeout=0: 0 is not a positive integer"),
     ("--d=1 --m=1", "--d=1: 1 is not integer >= 2"),
     ("--data=file --data_path={d}/a.npy", "a.npy is not a readable .npz file (a single array (.npy)"),
     ("--data=file --data_path={d}/zero.npz", "zero.npz is not a readable .npz file (empty file)"),
@@ -272,3 +276,22 @@ def test_files_outside_a_run_are_replaced_only_under_overwrite(tmp_path):
         error = inprocess.main_exit(script, f"--root={tmp_path / 'root'}")
     assert "--root: " in error and "summary.md exists; pass --overwrite" in error
     assert sorted(p.name for p in (tmp_path / "root").iterdir()) == ["summary.md", "table1"]
+
+
+def test_a_coordinator_that_does_not_answer_ends_with_one_line(tmp_path):
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    with socket.socket() as s:  # a port where nobody listens
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    t0 = time.time()
+    r = subprocess.run([sys.executable, str(inprocess.ROOT / "scripts" / "basins.py"), "--n_init=4",
+                        f"--coordinator_address=127.0.0.1:{port}", "--num_processes=2", "--process_id=1",
+                        "--coordinator_timeout=2", f"--output_dir={tmp_path / 'out'}"], capture_output=True, text=True,
+                       timeout=120, env=dict(os.environ, PYTHONPATH=str(inprocess.ROOT), JAX_PLATFORMS="cpu"))
+    lines = [e for e in r.stderr.splitlines() if e.startswith("error")]
+    assert r.returncode == 2 and len(lines) == 1 and "did not all join within --coordinator_timeout=2 s" in lines[0], r.stderr
+    assert "Fatal" not in r.stderr and not (tmp_path / "out").exists() and time.time() - t0 < 60
