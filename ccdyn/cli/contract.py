@@ -33,7 +33,7 @@ from absl import app, flags
 
 from ccdyn import parallel, rundir
 
-__all__ = ["start", "fail", "or_fail", "check_memory", "check_tolerance", "interrupted", "install_signal_handlers"]
+__all__ = ["start", "fail", "or_fail", "check_memory", "check_memory_of", "driving_flag", "check_tolerance", "interrupted", "install_signal_handlers"]
 
 ACTIVE_RUNS: list = []  # the run directories this process opened (marked failed by start() on an error)
 
@@ -132,6 +132,22 @@ def check_memory(estimate_bytes: float, flag: str, formula: str) -> None:
     if estimate_bytes > have:
         fail(f"{flag} needs about {estimate_bytes / 2**30:,.1f} GiB ({formula}), more than the "
              f"{have / 2**30:,.1f} GiB of the {jax.default_backend()} device; use a smaller {flag}")
+
+
+def driving_flag(estimate, values: dict, defaults: dict) -> str:
+    """The flag (a key of ``values``) that drives ``estimate(**values)`` most: the one whose default value
+    (``defaults``) lowers the estimate by the largest factor. Exact integer arithmetic: the sizes may be
+    absurd (2 ** 40 leaves)."""
+    need = estimate(**values)
+    return max(values, key=lambda k: need / max(estimate(**{**values, k: defaults[k]}), 1))
+
+
+def check_memory_of(estimate, values: dict, defaults: dict, formula: str) -> None:
+    """:func:`check_memory` of ``estimate(**values)`` bytes, naming the flag that drives it
+    (:func:`driving_flag`; ``values`` and ``defaults`` map flag names, e.g. ``"--depths"``, to values)."""
+    need = estimate(**values)
+    if need > parallel.device_memory():
+        check_memory(need, driving_flag(estimate, values, defaults), formula)
 
 
 def check_tolerance(value: float, flag: str, dtype) -> None:

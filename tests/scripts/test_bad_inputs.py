@@ -100,6 +100,9 @@ def test_output_paths_that_cannot_be_run_directories(files, where, message):
 
 OTHERS = [
     ("two_layer", "--batch_size=10000000", "--batch_size needs about"),
+    ("hltm", "--depths=3 --widths=10000000", "--widths needs about"),
+    ("hltm", "--depths=40", "--depths needs about"),
+    ("hltm", "--depths=3 --n_seeds=100000000", "--n_seeds needs about"),
     ("two_layer", "--lr=inf", "--lr=inf: --lr must be a finite number > 0"),
     ("two_layer", "--tau=inf", "--tau=inf must be a finite number"),
     ("two_layer", "--seed=4294967296", "is not an integer in the range [0, 4294967295]"),
