@@ -109,7 +109,8 @@ def run(run_dir, settings, train, *, resume: bool, weights: bool = False, log=No
       setting); None on the other processes.
 
     Raises:
-      ccdyn.rundir.RunDirError: a kept record is unreadable or belongs to another run; found before
+      ccdyn.rundir.RunDirError: a kept record is unreadable, belongs to another run or holds another
+        setting than the one its file name says (its ``"setting"`` field); found before
         anything is trained, and the other processes stop too.
     """
     tags, n = [s.tag for s in settings], len(settings)
@@ -123,7 +124,8 @@ def run(run_dir, settings, train, *, resume: bool, weights: bool = False, log=No
                                suffixes=(".json", ".weights.npz") if weights else (".json",))
             for i in np.flatnonzero(plan):
                 if plan[first[tags[i]]]:  # not a repeat of a setting trained in this run
-                    records[i] = rundir.read_stamped(folder / f"{tags[i]}.json", run_dir.fingerprint)
+                    records[i] = rundir.read_stamped(folder / f"{tags[i]}.json", run_dir.fingerprint,
+                                                     _as_dict(settings[i]))
                     if log is not None:
                         log(f"[{i + 1}/{n}] {tags[i]}: kept from an earlier run")
         except (rundir.RunDirError, OSError) as e:
@@ -141,10 +143,18 @@ def run(run_dir, settings, train, *, resume: bool, weights: bool = False, log=No
 
     for i, payload in parallel.spread([i for i in range(n) if not got[1 + i]], work):
         if run_dir is not None:
-            records[i] = rundir.write_stamped(run_dir, run_dir.path / RUNS / tags[i], *pickle.loads(payload))
+            record, arrays = pickle.loads(payload)
+            if _as_dict(settings[i]) is not None:  # what a resume checks the record against
+                record = {**record, "setting": _as_dict(settings[i])}
+            records[i] = rundir.write_stamped(run_dir, run_dir.path / RUNS / tags[i], record, arrays)
     if run_dir is None:
         return None
     return [records[i] if i in records else records[first[tags[i]]] for i in range(n)]
+
+
+def _as_dict(setting):
+    """A setting as the ``"setting"`` field its record carries (None: not checked, for non-dataclasses)."""
+    return dataclasses.asdict(setting) if dataclasses.is_dataclass(setting) else None
 
 
 def table(rows, columns) -> tuple:

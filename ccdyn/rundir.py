@@ -25,6 +25,7 @@ This module touches files; it imports nothing of ccdyn but :mod:`ccdyn.io`.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import fnmatch
 import hashlib
@@ -40,12 +41,45 @@ import numpy as np
 
 from ccdyn import io
 
-__all__ = ["MANIFEST", "LOCK", "RunDirError", "fingerprint", "differences", "RunDir", "ChunkStore", "read_stamped", "write_stamped"]
+__all__ = ["MANIFEST", "LOCK", "RunDirError", "fingerprint", "differences", "RunDir", "ChunkStore", "read_stamped",
+           "write_stamped", "foreign_entries", "written_files", "uninterrupted", "defer_if_uninterrupted"]
 
 MANIFEST = "ccdyn-run.json"
 LOCK = ".ccdyn.lock"
 CONFIG = "config.json"
 _OWN = (MANIFEST, LOCK, CONFIG, ".*.tmp")  # .*.tmp: an atomic write that a kill interrupted
+_TMP = ".*.tmp"  # at every level
+# What the library itself writes inside a run's subfolders: the chunks of a ChunkStore, the per-setting
+# records of ccdyn.grid (and their weights). A script's ``outputs`` may also name nested files ("a/b_*.csv").
+NESTED = {"chunks": ("chunk_*.npz",), "runs": ("*.json", "*.weights.npz")}
+
+
+_STEADY = {"depth": 0, "deferred": None}  # see uninterrupted()
+
+
+@contextlib.contextmanager
+def uninterrupted():
+    """A section that a signal handler must not cut short (a run directory half swapped, a manifest
+    being written, an opened run not yet known to the caller): a handler that finds one open
+    (:func:`defer_if_uninterrupted`) leaves its work to the end of the outermost section. Single
+    threaded: signal handlers run in the main thread, between its bytecodes."""
+    _STEADY["depth"] += 1
+    try:
+        yield
+    finally:
+        _STEADY["depth"] -= 1
+        if _STEADY["depth"] == 0 and _STEADY["deferred"] is not None:
+            work, _STEADY["deferred"] = _STEADY["deferred"], None
+            work()
+
+
+def defer_if_uninterrupted(work) -> bool:
+    """For a signal handler: when an :func:`uninterrupted` section is open, keeps ``work`` (a callable)
+    to run when it closes and returns True; else returns False (the handler goes on at once)."""
+    if _STEADY["depth"] > 0:
+        _STEADY["deferred"] = work
+        return True
+    return False
 
 
 class RunDirError(ValueError):
@@ -95,6 +129,49 @@ def _lock(path: Path):
     return fd
 
 
+def _parts_match(parts, pattern: str) -> bool:
+    pat = pattern.split("/")
+    return len(pat) == len(parts) and all(fnmatch.fnmatchcase(a, b) for a, b in zip(parts, pat))
+
+
+def _own(parts, patterns, is_dir: bool) -> bool:
+    """Whether the entry at ``parts`` (its path inside the run, split) is one the run writes: it matches a
+    pattern (component by component), it is an interrupted atomic write, a file of a library subfolder
+    (:data:`NESTED`) whose folder matches a pattern, or a folder on the way to a nested pattern."""
+    if any(_parts_match(parts, p) for p in patterns) or fnmatch.fnmatchcase(parts[-1], _TMP):
+        return not is_dir or len(parts) == 1 or any(_parts_match(parts, p) for p in patterns)
+    if len(parts) == 2 and not is_dir and parts[0] in NESTED and any(_parts_match(parts[:1], p) for p in patterns):
+        return any(fnmatch.fnmatchcase(parts[1], n) for n in NESTED[parts[0]])
+    return is_dir and any(_parts_match(parts, "/".join(p.split("/")[:len(parts)])) for p in patterns
+                          if p.count("/") >= len(parts))
+
+
+def foreign_entries(path, patterns) -> list:
+    """The entries under ``path`` (relative paths, at every level) that a run with output ``patterns``
+    does not write; a foreign folder is named once, without its contents. Symbolic links are entries
+    (never followed)."""
+    path, out = Path(path), []
+
+    def walk(d: Path, parts: tuple):
+        for e in sorted(d.iterdir(), key=lambda p: p.name):
+            sub, is_dir = parts + (e.name,), e.is_dir() and not e.is_symlink()
+            if not _own(sub, patterns, is_dir):
+                out.append("/".join(sub) + ("/" if is_dir else ""))
+            elif is_dir:
+                walk(e, sub)
+
+    walk(path, ())
+    return out
+
+
+def written_files(path) -> list:
+    """The files of a run folder other than its manifest, config, lock and interrupted writes (relative paths)."""
+    path = Path(path)
+    return sorted(str(p.relative_to(path)) for p in path.rglob("*")
+                  if (p.is_file() or p.is_symlink()) and p.name not in (MANIFEST, CONFIG, LOCK)
+                  and not fnmatch.fnmatchcase(p.name, _TMP))
+
+
 def _is_protected(path: Path) -> bool:
     """The working directory, one of its parents, the home directory or the root."""
     p, cwd = path.resolve(), Path.cwd().resolve()
@@ -129,8 +206,10 @@ class RunDir:
         """Creates, resumes or (staged) replaces the run directory ``path`` for ``config``.
 
         Args:
-          outputs: glob patterns of the top-level entries the script writes (``config.json``, the
-            manifest and the lock are always its own).
+          outputs: glob patterns of the entries the script writes, matched per path component
+            (``"table_*.md"``, ``"curves/*.csv"``; ``config.json``, the manifest, the lock and interrupted
+            writes are always its own; the files of ``chunks`` and ``runs`` are :data:`NESTED`). Every
+            level of an existing run is checked: ``overwrite`` refuses a run holding anything else.
           ignore: config keys that do not change results (e.g. ``chunk_size``): left out of the
             fingerprint; on resume they keep the stored values (said in ``notes``).
           can_resume: whether the script has ``--resume`` (the refusal suggests it only then).
@@ -145,20 +224,25 @@ class RunDir:
                     "outputs": list(outputs), "host": socket.gethostname(), "pid": os.getpid(),
                     "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "error": None}
         try:
-            if path.exists() and not path.is_dir():
-                raise RunDirError(f"output_dir {str(path)!r} exists and is not a directory (--output_dir)")
-            if not path.exists() or not any(path.iterdir()):
-                return cls._fresh(path, config, fp, manifest)
-            old = cls._inspect(path, script, patterns)
-            if resume:
-                return cls._resume(path, config, fp, manifest, old, ignore)
-            if not overwrite:
-                hint = " or --resume to continue the run in it" if can_resume else ""
-                raise RunDirError(f"output_dir {str(path)!r} exists and is not empty; pass --overwrite to "
-                                  f"replace it{hint} (--output_dir)")
-            return cls._staged(path, config, fp, manifest)
+            with uninterrupted():
+                return cls._open(path, config, fp, manifest, script, patterns, resume, overwrite, can_resume, ignore)
         except OSError as e:
             raise RunDirError(f"cannot use output_dir {str(path)!r}: {e.strerror or e} (--output_dir)") from None
+
+    @classmethod
+    def _open(cls, path, config, fp, manifest, script, patterns, resume, overwrite, can_resume, ignore):
+        if path.exists() and not path.is_dir():
+            raise RunDirError(f"output_dir {str(path)!r} exists and is not a directory (--output_dir)")
+        if not path.exists() or not any(path.iterdir()):
+            return cls._fresh(path, config, fp, manifest)
+        old = cls._inspect(path, script, patterns)
+        if resume:
+            return cls._resume(path, config, fp, manifest, old, ignore)
+        if not overwrite:
+            hint = " or --resume to continue the run in it" if can_resume else ""
+            raise RunDirError(f"output_dir {str(path)!r} exists and is not empty; pass --overwrite to "
+                              f"replace it{hint} (--output_dir)")
+        return cls._staged(path, config, fp, manifest)
 
     @classmethod
     def _fresh(cls, path, config, fp, manifest):
@@ -186,10 +270,10 @@ class RunDir:
             if old.get("script") != script:
                 raise RunDirError(f"output_dir {str(path)!r} holds a run of {old.get('script')}, not {script} "
                                   "(--output_dir)")
-            patterns = tuple(old.get("outputs", ())) + _OWN
+            patterns = tuple(old.get("outputs", ())) + tuple(patterns)  # the old run's and the script's own
         else:
             old = None
-        foreign = [e for e in entries if not any(fnmatch.fnmatch(e, p) for p in patterns)]
+        foreign = foreign_entries(path, patterns)
         if foreign:
             what = "holds files that ccdyn did not write" if old else "is not a ccdyn run"
             raise RunDirError(f"output_dir {str(path)!r} {what} ({', '.join(foreign[:3])}"
@@ -255,6 +339,10 @@ class RunDir:
     def started(self) -> None:
         """The run has started cleanly: a staged replacement takes the old run's place (the old run is
         deleted only now) and the directory is no longer removed if the run fails."""
+        with uninterrupted():
+            self._started()
+
+    def _started(self) -> None:
         if self.is_started:
             return
         self.is_started = True
@@ -274,26 +362,38 @@ class RunDir:
         self._old_lock_fd = None
 
     def finish(self) -> None:
-        """Marks the run complete (call after its last output is written) and releases the lock."""
-        self.started()
-        self.manifest.update(state="complete", finished_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
-        self._write_manifest()
-        self.release()
+        """Marks the run complete (call after its last output is written), lists its files in the
+        manifest and releases the lock."""
+        with uninterrupted():
+            self.started()
+            self.manifest.update(state="complete", finished_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                                 files=written_files(self._path))
+            self._write_manifest()
+            self.release()
 
     def fail(self, error: str) -> None:
-        """Records a failure: a run that never started is removed (a replaced run stays as it was);
-        one that did says ``failed`` with ``error`` in its manifest. Best effort (the disk may be full)."""
+        """Records a failure. A run that has written an output (any file besides its manifest and
+        config) has started (:meth:`started`: a staged replacement takes the old run's place): it stays,
+        ``failed`` with ``error`` and its files listed in the manifest, and can be resumed or replaced.
+        One that wrote nothing is removed (a replaced run stays as it was). Best effort (the disk may be
+        full)."""
+        with uninterrupted():
+            self._fail(error)
+
+    def _fail(self, error: str) -> None:
         try:
+            if not self.is_started and written_files(self._path):
+                self.started()  # a late failure keeps what was written
             if not self.is_started and self.created:
                 shutil.rmtree(self._path, ignore_errors=True)
             elif not self.is_started:  # a fresh run in a directory that was there, empty: empty it again
-                for name in (MANIFEST, CONFIG, "chunks", LOCK):
+                for name in (MANIFEST, CONFIG, "chunks", "runs", LOCK):
                     p = self._path / name
                     shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
             else:
-                self.manifest.update(state="failed", error=str(error))
+                self.manifest.update(state="failed", error=str(error), files=written_files(self._path))
                 self._write_manifest()
-        except OSError:
+        except (OSError, RunDirError):
             pass
         self.release()
 
@@ -321,9 +421,11 @@ def write_stamped(run: "RunDir", path, record: dict, arrays: dict | None = None)
     return record
 
 
-def read_stamped(path, fp: str) -> dict:
-    """A per-setting record (``runs/<tag>.json`` of a grid script) written with ``"fingerprint": fp``;
-    RunDirError naming the file if it is unreadable or belongs to a run of another configuration."""
+def read_stamped(path, fp: str, setting=None) -> dict:
+    """A per-setting record (``runs/<tag>.json`` of a grid script) written with ``"fingerprint": fp``
+    and, when ``setting`` is given, filed under that setting (its ``"setting"`` field equals ``setting``
+    as JSON); RunDirError naming the file if it is unreadable, belongs to a run of another configuration
+    or holds another setting (e.g. a record renamed from another tag)."""
     path = Path(path)
     try:
         rec = io.read_json(path)
@@ -332,6 +434,9 @@ def read_stamped(path, fp: str) -> dict:
     got = rec.get("fingerprint") if isinstance(rec, dict) else None
     if got != fp:
         raise RunDirError(f"{path} belongs to another run (fingerprint {got}, this run {fp}); delete it to recompute it")
+    if setting is not None and rec.get("setting") != io.as_json(setting):
+        raise RunDirError(f"{path} holds the record of another setting ({rec.get('setting')!r}, expected "
+                          f"{io.as_json(setting)!r}); delete it to recompute it")
     return rec
 
 

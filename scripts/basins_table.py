@@ -18,17 +18,20 @@ from ccdyn.one_layer import basins
 FLAGS = flags.FLAGS
 flags.DEFINE_list("runs", None, "Run directories (each with a summary.json).", required=True)
 flags.DEFINE_string("output_prefix", None, "Write <prefix>.md and <prefix>.csv (optional).")
+cli.define_overwrite("<output_prefix>.md and .csv")
 
 
 def main(argv):
     del argv
-    try:
-        named = [(Path(run).name, basins.read_summary(run)) for run in FLAGS.runs]
-    except ValueError as e:
-        cli.fail(f"--runs: {e}")
+    if len(set(FLAGS.runs)) < len(FLAGS.runs) or not FLAGS.runs:
+        cli.fail("--runs must list each run directory once")
+    named = [(Path(run).name, cli.read_run_json(Path(run) / "summary.json", script="scripts/basins.py", flag="--runs",
+                                                keys=("config", "optima"))) for run in FLAGS.runs]
+    prefix = FLAGS.output_prefix
+    if prefix:
+        cli.check_new_files([prefix + ".md", prefix + ".csv"], overwrite=FLAGS.overwrite, flag="--output_prefix")
     rows = basins.comparison_rows(named)
     print(report.format_table(basins.COMPARISON_COLUMNS, rows))
-    prefix = FLAGS.output_prefix
     if prefix:
         io.atomic_write_bytes(prefix + ".md", (report.markdown_table(basins.COMPARISON_COLUMNS, rows) + "\n").encode())
         io.write_csv(prefix + ".csv", basins.COMPARISON_COLUMNS, rows)

@@ -28,7 +28,7 @@ flags.DEFINE_list("betas", ["0", "-0.5", "0.2"], "beta of L_simp^beta (Cor. 1)."
 flags.DEFINE_integer("n", 6, "Points of the population.", lower_bound=2)
 flags.DEFINE_integer("n_views", 3, "Views per point.", lower_bound=1)
 flags.DEFINE_float("tau", 0.5, "Temperature of L_tri / L_nce (> 0).")
-flags.DEFINE_integer("seed", 0, "Seed of the network and the population.", lower_bound=0, upper_bound=cli.SEED_MAX)
+cli.define_seed("seed", 0, "Seed of the network and the population.")
 cli.define_run_flags("runs/ddn_operator", resume=False, what="Output directory.")
 cli.register_numbers("sizes", int, 1, min_len=2)
 cli.register_numbers("sigmas", float, 0)

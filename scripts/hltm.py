@@ -33,8 +33,7 @@ flags.DEFINE_list("depths", [str(v) for v in _G.depths], "Tree depths L (integer
 flags.DEFINE_list("widths", [str(v) for v in _G.widths], "Nodes per latent |N_mu| (integers >= 1).")
 flags.DEFINE_list("deltas_lower", [f"{v:g}" for v in _G.deltas_lower], "Polarity ranges U[delta_lower, 1], in [-1, 1].")
 flags.DEFINE_integer("n_seeds", _G.n_seeds, "Seeds per setting (vmapped together).", lower_bound=1)
-flags.DEFINE_integer("seed", _G.seed, "Base seed (seed s: fold_in(PRNGKey(seed), s)).", lower_bound=0,
-                     upper_bound=cli.SEED_MAX)
+cli.define_seed("seed", _G.seed, "Base seed (seed s: fold_in(PRNGKey(seed), s)).")
 flags.DEFINE_float("tau", _G.tau, "Temperature (> 0).")
 flags.DEFINE_float("lr", _G.lr, "SGD learning rate (> 0).")
 flags.DEFINE_integer("batch_size", _G.batch_size, "Samples per SGD step (>= 2).", lower_bound=2)
@@ -81,6 +80,13 @@ def _verdicts(rows, readings):
     return out
 
 
+def _memory(**f) -> int:  # bytes of one setting's vmapped seeds at the largest L and |N| (a lower bound)
+    depth, width = f["--depths"], f["--widths"]
+    params = sum(2 ** (depth - lv) * width * ((2 if lv == 1 else 2 * width) + 1) for lv in range(1, depth + 1))
+    acts = (3 * f["--batch_size"] + f["--n_eval"]) * 2 ** depth * (width + 1)
+    return 4 * f["--n_seeds"] * (3 * params + acts)
+
+
 def main(argv):
     del argv
     t0 = time.time()
@@ -90,6 +96,10 @@ def main(argv):
         widths=cli.ints(FLAGS.widths), deltas_lower=cli.floats(FLAGS.deltas_lower), n_seeds=FLAGS.n_seeds,
         seed=FLAGS.seed, tau=FLAGS.tau, lr=FLAGS.lr, batch_size=FLAGS.batch_size,
         samples_per_epoch=FLAGS.samples_per_epoch, epochs=FLAGS.epochs, n_eval=FLAGS.n_eval, eval_every=FLAGS.eval_every)
+    sizes = [{"--depths": max(c.depths), "--widths": max(c.widths), "--n_seeds": c.n_seeds,
+              "--batch_size": c.batch_size, "--n_eval": c.n_eval} for c in (cfg, _G)]
+    cli.check_memory_of(_memory, *sizes, "float32 n_seeds x (3 x the parameters + the activations of 3 batch_size "
+                        "+ n_eval samples, 2^L (|N| + 1) each)")
     settings = cfg.settings()  # process 0 alone writes; the settings are spread over the processes
     run, _ = cli.open_run_of_process_0(pid, n_proc, FLAGS.output_dir, cfg.run_config(), script="scripts/hltm.py",
                                        outputs=OUTPUTS, overwrite=FLAGS.overwrite, resume=FLAGS.resume)

@@ -44,7 +44,7 @@ flags.DEFINE_list("gammas", [f"{g:.1f}" for g in np.arange(0.1, 1.0, 0.1)], "Can
 flags.DEFINE_integer("n_samples", 64, "Sample points of each B_gamma.", lower_bound=4)
 flags.DEFINE_integer("n_steps", 200, "Power-iteration steps.", lower_bound=1)
 flags.DEFINE_enum("act", "relu", list(activations.HOMOGENEOUS), "Homogeneous activation.")
-flags.DEFINE_integer("data_seed", 0, "Seed of the bases and of the start directions.")
+cli.define_seed("data_seed", 0, "Seed of the bases and of the start directions.")
 cli.define_run_flags("results/theory/thm3", resume=False, what="Where the JSON and tables go.")
 
 cli.register_numbers("ortho_eps", float, 0, 1)

@@ -43,7 +43,7 @@ flags.DEFINE_list("taus", [str(t) for t in _C.taus], "Temperatures of the grid (
 flags.DEFINE_list("small_sizes", [str(s) for s in _C.small_sizes], "Sizes of the cluster at x = 1 (>= 2), first "
                   "the balanced one.")
 flags.DEFINE_list("at", [str(a) for a in _C.at], "Iterations reported in the tables (>= 0).")
-flags.DEFINE_integer("seed", _C.seed, "Seed.")
+cli.define_seed("seed", _C.seed, "Seed.")
 cli.define_run_flags("results/simclr_var/kernel", resume=False, what="Where the outputs go.")
 cli.register_numbers("mc_Ms", int, 1, min_len=3)
 cli.register_numbers("dims", int, 2, 3, hi_open=False)

@@ -43,7 +43,7 @@ flags.DEFINE_integer("aug_views", 64, "Quadrature angles of the rotation.", lowe
 flags.DEFINE_integer("n_grid", 1 << 16, "Grid points over [-pi, pi) (>= 16).", lower_bound=16)
 cli.define_run_flags("results/landscape", resume=False, what="Where landscape.json and fig8.png go.")
 
-cli.register_numbers("angles", float, min_len=2, what="numbers (units of pi)")
+cli.register_numbers("angles", float, min_len=2, what="numbers (units of pi)", unique=False)
 cli.register_subset("acts", activations.ACTIVATIONS)
 flags.register_validator("leaky_slope", lambda v: 0.0 <= v < 1.0, "--leaky_slope must lie in [0, 1)")
 flags.register_validator("tau", lambda v: v > 0, "--tau must be > 0")

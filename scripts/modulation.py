@@ -39,7 +39,7 @@ flags.DEFINE_list("c", ["0", "0.1", "0.2", "0.3", "0.5", "0.8"], "Modulations c 
 flags.DEFINE_list("eps", ["-1.5", "-0.5", "-0.2", "0", "0.2", "0.5", "1", "1.5"], "Modulation factors of Eq. 155.")
 flags.DEFINE_list("eps_dims", ["5", "10", "20"], "Dimensions d of the Eq. 155 table (>= 2).")
 flags.DEFINE_list("scales", ["0.1", "1", "10"], "Input scales of the RFs in the BatchNorm study (> 0).")
-flags.DEFINE_integer("seed", _C.seed, "Seed.")
+cli.define_seed("seed", _C.seed, "Seed.")
 cli.define_run_flags("results/theory/modulation", resume=False, what="Where the outputs go.")
 flags.register_validator("b", lambda v: v > 0, "--b must be > 0")
 cli.register_numbers("c", float, 0)

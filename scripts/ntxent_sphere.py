@@ -38,7 +38,7 @@ flags.DEFINE_float("rel_tol", _C.rel_tol, "Plateau: relative excess over the uni
 flags.DEFINE_list("lemma_Ks", [str(k) for k in _C.lemma_Ks], "K of the Lemma A.2 table (>= 2).")
 flags.DEFINE_list("lemma_taus", [str(t) for t in _C.lemma_taus], "tau of the Lemma A.2 table (> 0).")
 flags.DEFINE_integer("n_dirs", _C.n_dirs, "Sampled directions per Lemma A.2 cell.", lower_bound=16)
-flags.DEFINE_integer("seed", _C.seed, "Seed of the sampled directions.")
+cli.define_seed("seed", _C.seed, "Seed of the sampled directions.")
 cli.define_run_flags("results/simclr_var/sphere", resume=False, what="Where the outputs go.")
 cli.register_numbers("taus", float, 0, lo_open=True, min_len=2)
 cli.register_numbers("Ks", int, 1, min_len=3)

@@ -32,7 +32,7 @@ flags.DEFINE_float("q", 0.2, "q_m of every latent, in (0, 1).")
 flags.DEFINE_list("ortho_eps", ["0", "0.05", "0.1", "0.2"], "Values of ||U^T U - I||_2, each in [0, 1).")
 flags.DEFINE_enum("act", "relu", list(activations.HOMOGENEOUS), "Homogeneous activation.")
 flags.DEFINE_integer("n_steps", 30, "Power-iteration steps.", lower_bound=1)
-flags.DEFINE_integer("data_seed", 0, "Seed of the random bases.")
+cli.define_seed("data_seed", 0, "Seed of the random bases.")
 cli.define_run_flags("results/theory/fig1", resume=False, what="Where the JSON and the PNG go.")
 
 cli.register_numbers("ortho_eps", float, 0, 1)

@@ -32,7 +32,7 @@ import jax
 jax.config.update("jax_enable_x64", True)
 
 from ccdyn import cli, io  # noqa: E402
-from ccdyn.one_layer import basins, figures  # noqa: E402
+from ccdyn.one_layer import figures  # noqa: E402
 from ccdyn.one_layer.studies import roughness_runs  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -69,10 +69,8 @@ def main(argv):
         r_max=FLAGS.r_max, r_min=FLAGS.r_min, n_radii=FLAGS.n_radii, min_crossings=FLAGS.min_crossings,
         measure_samples=FLAGS.measure_samples, n_random=FLAGS.n_random, min_fraction=FLAGS.min_fraction,
         tau=FLAGS.tau, compare_taus=cli.floats(FLAGS.compare_taus))
-    try:
-        runs = [(Path(r).name, basins.read_summary(r)) for r in FLAGS.runs]
-    except ValueError as e:
-        cli.fail(f"--runs: {e}")
+    runs = [(Path(r).name, cli.read_run_json(Path(r) / "summary.json", script="scripts/basins.py", flag="--runs",
+                                             keys=("config", "optima"))) for r in FLAGS.runs]
     run = cli.open_run_dir(FLAGS.output_dir, dataclasses.asdict(cfg), script="scripts/roughness.py",
                            outputs=OUTPUTS, overwrite=FLAGS.overwrite, can_resume=False)
     out = run.path

@@ -21,6 +21,9 @@ flags.DEFINE_string("sphere", "results/simclr_var/sphere/sphere.json", "sphere.j
 flags.DEFINE_string("kernel", "results/simclr_var/kernel/kernel.json", "kernel.json of scripts/kernel_dynamics.py.")
 flags.DEFINE_string("clusters", "results/simclr_var/kernel/clusters.json", "clusters.json of scripts/kernel_dynamics.py.")
 flags.DEFINE_string("output", "results/simclr_var/claims.md", "Where the table goes (and the .csv beside it).")
+flags.register_validator("output", lambda v: Path(v).suffix != ".csv", "--output must not end in .csv (the CSV goes "
+                         "beside it, e.g. --output=claims.md writes claims.md and claims.csv)")
+cli.define_overwrite("--output and the .csv beside it")
 
 
 def main(argv):
@@ -28,14 +31,18 @@ def main(argv):
     missing = [p for p in (FLAGS.sphere, FLAGS.kernel, FLAGS.clusters) if not Path(p).is_file()]
     if missing:
         cli.fail(f"missing {', '.join(missing)}: run scripts/ntxent_sphere.py and scripts/kernel_dynamics.py first")
-    sphere, kernel, clusters = (io.read_json(p) for p in (FLAGS.sphere, FLAGS.kernel, FLAGS.clusters))
+    sphere = cli.read_run_json(FLAGS.sphere, script="scripts/ntxent_sphere.py", flag="--sphere",
+                               keys=("prop21", "fig3", "thm32", "propA1", "lemmaA2"))
+    kernel, clusters = (cli.read_run_json(p, script="scripts/kernel_dynamics.py", flag=f, keys=("verdicts",))
+                        for p, f in ((FLAGS.kernel, "--kernel"), (FLAGS.clusters, "--clusters")))
+    out = Path(FLAGS.output)
+    cli.check_new_files([out, out.with_suffix(".csv")], overwrite=FLAGS.overwrite, flag="--output")
     rows = ([dict(sphere[k]["verdict"], grid="Sec. 2-3") for k in ("prop21", "fig3", "thm32", "propA1", "lemmaA2")]
             + [dict(v, grid="Sec. 4") for v in kernel["verdicts"]]
             + [dict(v, grid="Figs. 5-6") for v in clusters["verdicts"]])
     head, body = claims_table(rows)
     md = ("Verdicts computed by the studies (`ccdyn.variational.claims`); written by scripts/simclr_var_claims.py from\n"
           f"`{FLAGS.sphere}`, `{FLAGS.kernel}`, `{FLAGS.clusters}`.\n\n" + report.markdown_table(head, body) + "\n")
-    out = Path(FLAGS.output)
     io.atomic_write_bytes(out, md.encode())
     io.write_csv(out.with_suffix(".csv"), head, body)
     print(report.format_table(["section", "claim", "verdict"], [[r["grid"], r["claim"], verdict_word(r)] for r in rows]))

@@ -38,7 +38,7 @@ flags.DEFINE_list("losses", ["infonce"], f"Losses, from {', '.join(two_layer.LOS
 flags.DEFINE_list("bn", ["none"], f"BatchNorm variants, from {', '.join(two_layer.BN_VARIANTS)}.")
 flags.DEFINE_list("zeta", ["1"], "Embedding norm non-uniformity zeta (> 0), App. E.2.")
 flags.DEFINE_integer("n_seeds", 3, "Seeds per setting (vmapped together).", lower_bound=1)
-flags.DEFINE_integer("seed", 0, "Base seed (seed s: fold_in(seed, s)).", lower_bound=0, upper_bound=cli.SEED_MAX)
+cli.define_seed("seed", 0, "Base seed (seed s: fold_in(seed, s)).")
 flags.DEFINE_integer("steps", _T.steps, "Minibatches.", lower_bound=1)
 flags.DEFINE_integer("batch_size", _T.batch_size, "Positive pairs per minibatch (>= 2).")
 flags.DEFINE_float("lr", _T.lr, "SGD learning rate (> 0).")

@@ -21,9 +21,11 @@ from ccdyn import cli, io, report
 from ccdyn.two_layer import claims
 
 FLAGS = flags.FLAGS
+GRID_SCRIPTS = ("scripts/two_layer.py", "scripts/two_layer_steps.py")  # the grids whose results.json it reads
 flags.DEFINE_string("root", "results/two_layer", "Directory holding the grids.")
 flags.DEFINE_float("margin", 0.05, "Differences below this count as none (flat / not better), in [0, 1).")
 flags.register_validator("margin", lambda v: 0 <= v < 1, "--margin must lie in [0, 1)")
+cli.define_overwrite("claims.md, claims.json and summary.md in --root")
 
 
 def main(argv):
@@ -32,7 +34,10 @@ def main(argv):
     if not root.is_dir():
         cli.fail(f"--root={FLAGS.root} is not a directory")
     found = sorted(root.glob("*/results.json")) + sorted(root.glob("*/*/results.json"))
-    grids = {p.parent.relative_to(root).as_posix(): io.read_json(p) for p in found}
+    grids = {p.parent.relative_to(root).as_posix(): cli.read_run_json(p, script=GRID_SCRIPTS, flag="--root",
+                                                                      keys=("config", "rows")) for p in found}
+    cli.check_new_files([root / n for n in ("claims.md", "claims.json", "summary.md")], overwrite=FLAGS.overwrite,
+                        flag="--root")
     checks = claims.check_grids(grids, margin=FLAGS.margin)
     headers, body = claims.claims_table(checks)
     print(report.format_table(headers[:4], [b[:4] for b in body]))

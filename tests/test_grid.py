@@ -4,6 +4,7 @@ trainer (trained once, kept on resume, foreign records refused before any traini
 Both parts' grids run end to end in tests/scripts/test_two_layer_script.py and test_hltm_script.py."""
 
 import dataclasses
+import os
 
 import jax
 import numpy as np
@@ -127,3 +128,17 @@ def test_table_builds_headers_and_rows_from_columns():
     rows = [{"x": 1.23456, "n": 2}, {"x": 2.0, "n": 3}]
     headers, body = grid.table(rows, (("x", lambda r: round(r["x"], 2)), ("n/2", lambda r: f"{r['n']}/2")))
     assert headers == ["x", "n/2"] and body == [[1.23, "2/2"], [2.0, "3/2"]]
+
+
+def test_a_record_renamed_from_another_setting_is_refused_naming_the_file(tmp_path):
+    settings = _Grid().settings()  # p-1, p-2, q-1, ...
+    run = _open(tmp_path / "r")
+    grid.run(run, settings[:2], _Trainer(settings), resume=False)
+    run.finish()
+    assert io.read_json(tmp_path / "r" / "runs" / "p-2.json")["setting"] == {"a": 2, "b": "p"}
+    os.replace(tmp_path / "r" / "runs" / "p-2.json", tmp_path / "r" / "runs" / "q-1.json")  # same fingerprint
+    run, train = _open(tmp_path / "r", resume=True), _Trainer(settings)
+    with pytest.raises(RunDirError, match="q-1.json holds the record of another setting"):
+        grid.run(run, settings, train, resume=True)
+    assert train.calls == []
+    run.finish()

@@ -166,3 +166,65 @@ def test_read_npz_names_the_file_for_npy_empty_and_truncated(tmp_path):
     for name, why in (("a.npy", "single array"), ("zero.npz", "empty file"), ("half.npz", ""), ("none.npz", "")):
         with pytest.raises(ValueError, match=f"{name} is not a readable .npz file.*{why}"):
             io.read_npz(tmp_path / name)
+
+
+# A user's file anywhere in a finished run: --overwrite refuses the run and the file survives.
+USER_FILES = [("notes.txt", "notes.txt"), ("chunks/notes.txt", "chunks/notes.txt"), ("runs/notes.txt", "runs/notes.txt"),
+              ("chunks/sub/chunk_000009.npz", "chunks/sub/"), ("mine/summary.json", "mine/"),
+              ("chunks/chunk_1.npz.bak", "chunks/chunk_1.npz.bak")]
+
+
+@pytest.mark.parametrize("where, named", USER_FILES, ids=[w for w, _ in USER_FILES])
+def test_overwrite_refuses_a_users_file_at_any_level(tmp_path, where, named):
+    run = _open(tmp_path / "r", outputs=OUT + ("runs",))
+    run.chunk_store().save(0, {"w": np.ones(2)})
+    io.write_json(run.path / "runs" / "a.json", {})
+    run.finish()
+    (tmp_path / "r" / where).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "r" / where).write_text("mine")
+    with pytest.raises(RunDirError, match=f"holds files that ccdyn did not write \\({named}"):
+        _open(tmp_path / "r", overwrite=True, outputs=OUT + ("runs",))
+    assert (tmp_path / "r" / where).read_text() == "mine" and (tmp_path / "r" / "chunks" / "chunk_000000.npz").exists()
+    (tmp_path / "r" / where).unlink()
+    if (tmp_path / "r" / where).parent != tmp_path / "r" and not any((tmp_path / "r" / where).parent.iterdir()):
+        (tmp_path / "r" / where).parent.rmdir()
+    _open(tmp_path / "r", overwrite=True, outputs=OUT + ("runs",)).finish()  # the run's own files alone: replaced
+    assert sorted(p.name for p in (tmp_path / "r").iterdir()) == [".ccdyn.lock", "ccdyn-run.json", "config.json"]
+
+
+def test_foreign_entries_match_nested_patterns_component_by_component(tmp_path):
+    for rel in ("a/x_1.csv", "a/b/x_1.csv", "chunks/.chunk_000001.npz.ab.tmp", "link"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("")
+    (tmp_path / "lnk").symlink_to(tmp_path / "a")  # a link to a folder is an entry, never followed
+    assert rundir.foreign_entries(tmp_path, ("a/x_*.csv", "chunks", "link")) == ["a/b/", "lnk"]
+    assert rundir.foreign_entries(tmp_path, ("a/*", "chunks", "link", "lnk")) == ["a/b/x_1.csv"]  # a folder's files are checked
+
+
+def test_a_run_that_wrote_an_output_and_fails_keeps_it_marked_failed_and_listed(tmp_path):
+    _complete(tmp_path / "r")
+    for path, kw in ((tmp_path / "new", {}), (tmp_path / "r", {"overwrite": True})):
+        run = _open(path, {**CFG, "seed": 5}, **kw)
+        io.write_json(run.path / "summary.json", {"late": 1})  # first output, then a late failure
+        run.fail("ValueError: the last figure")
+        m = io.read_json(path / rundir.MANIFEST)
+        assert m["state"] == "failed" and m["error"] == "ValueError: the last figure" and m["files"] == ["summary.json"]
+        assert io.read_json(path / "summary.json") == {"late": 1} and io.read_json(path / "config.json")["seed"] == 5
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new", "r"]  # no staging folder left
+    assert io.read_json(tmp_path / "r" / rundir.MANIFEST)["state"] == "failed"
+    run = _open(tmp_path / "r", {**CFG, "seed": 5}, resume=True)  # a failed run resumes
+    run.finish()
+    assert io.read_json(tmp_path / "r" / rundir.MANIFEST)["files"] == ["summary.json"]
+
+
+def test_a_stamped_record_must_hold_the_setting_it_is_filed_under(tmp_path):
+    run = _open(tmp_path / "r", outputs=OUT + ("runs",))
+    (run.path / "runs").mkdir()
+    rundir.write_stamped(run, run.path / "runs" / "zeta10", {"setting": {"bn": "mean_only", "zeta": 10.0}, "x": 1})
+    os.replace(run.path / "runs" / "zeta10.json", run.path / "runs" / "zeta1.json")  # renamed by hand
+    assert rundir.read_stamped(run.path / "runs" / "zeta1.json", run.fingerprint)["x"] == 1  # unchecked: read
+    with pytest.raises(RunDirError, match="zeta1.json holds the record of another setting"):
+        rundir.read_stamped(run.path / "runs" / "zeta1.json", run.fingerprint, {"bn": "none", "zeta": 1.0})
+    assert rundir.read_stamped(run.path / "runs" / "zeta1.json", run.fingerprint,
+                               {"bn": "mean_only", "zeta": 10})["x"] == 1  # 10 and 10.0 read back alike
+    run.release()

@@ -6,6 +6,16 @@ directory it opened failed (or removes it if it never started); a :class:`ccdyn.
 (which names the directory or file and what to do) is that line as it stands. :func:`fail` is that
 exit and :func:`or_fail` turns a library ``ValueError`` / ``OSError`` (which names the flag or file)
 into it.
+
+SIGINT and SIGTERM end a script with one ``error: interrupted (SIGINT)`` line and exit status 130 / 143
+(128 + the signal), the run marked ``failed`` (resumable; one that wrote nothing is removed). The
+handler does this itself, in the main thread where Python runs it, and ends the process with
+``os._exit`` after flushing: no exception is raised into whatever the main thread was doing (a JAX
+trace or compile calling back into Python, XLA's threads still at work), and the interpreter does not
+tear the runtime down under those threads -- raising KeyboardInterrupt there and exiting normally is
+what crashed (``Fatal Python error: Segmentation fault``). A signal that arrives inside a
+:func:`ccdyn.rundir.uninterrupted` section (a manifest or a staged swap being written) is handled when
+it closes.
 :func:`check_memory` and :func:`check_tolerance` are the start-up checks against the device's memory
 and the dtype's resolution.
 """
@@ -14,6 +24,7 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 import sys
 
 import jax
@@ -22,7 +33,7 @@ from absl import app, flags
 
 from ccdyn import parallel, rundir
 
-__all__ = ["start", "fail", "or_fail", "check_memory", "check_tolerance"]
+__all__ = ["start", "fail", "or_fail", "check_memory", "check_memory_of", "driving_flag", "check_tolerance", "interrupted", "install_signal_handlers"]
 
 ACTIVE_RUNS: list = []  # the run directories this process opened (marked failed by start() on an error)
 
@@ -39,26 +50,60 @@ def _parse_flags(argv):
     return rest
 
 
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def interrupted(signum: int) -> None:
+    """Ends the process for the signal ``signum``: the open runs marked failed, one ``error: interrupted
+    (SIGINT)`` line, exit status 128 + signum via ``os._exit`` (see the module's docstring)."""
+    name = signal.Signals(signum).name
+    try:
+        _close_active(f"interrupted ({name})")
+        print(f"error: interrupted ({name})", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+    finally:
+        os._exit(128 + signum)
+
+
+def _on_signal(signum, frame):
+    del frame
+    if not rundir.defer_if_uninterrupted(lambda: interrupted(signum)):
+        interrupted(signum)
+
+
+def install_signal_handlers() -> None:
+    """SIGINT and SIGTERM end the script by :func:`interrupted` (main thread only)."""
+    for s in SIGNALS:
+        signal.signal(s, _on_signal)
+
+
 def start(main, argv=None) -> None:
     """``app.run(main)`` with ccdyn's failure contract: every failure is one ``error:`` line and exit
-    status 2 (set ``CCDYN_TRACEBACK=1`` to see the traceback of an unexpected one). ``argv``: default
-    ``sys.argv``."""
+    status 2 (set ``CCDYN_TRACEBACK=1`` to see the traceback of an unexpected one); SIGINT and SIGTERM
+    one ``error: interrupted (SIG...)`` line and exit status 130 / 143 (the handlers are the caller's
+    again when ``main`` returns). ``argv``: default ``sys.argv``."""
+    before = {s: signal.getsignal(s) for s in SIGNALS}
+    install_signal_handlers()
+
     def guarded(argv):
         try:
             return main(argv)
         except SystemExit as e:
             _close_active(f"exit {e.code}")
             raise
-        except KeyboardInterrupt:
-            _close_active("interrupted")
-            fail("interrupted")
+        except KeyboardInterrupt:  # raised by something else than our handler (e.g. a test)
+            interrupted(signal.SIGINT)
         except BaseException as e:  # noqa: BLE001 -- the contract: one line, never a traceback
             _close_active(f"{type(e).__name__}: {e}")
             if os.environ.get("CCDYN_TRACEBACK"):
                 raise
             fail(_one_line(e))
 
-    app.run(guarded, argv=argv, flags_parser=_parse_flags)
+    try:
+        app.run(guarded, argv=argv, flags_parser=_parse_flags)
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
 
 
 def _one_line(e: BaseException) -> str:
@@ -87,6 +132,22 @@ def check_memory(estimate_bytes: float, flag: str, formula: str) -> None:
     if estimate_bytes > have:
         fail(f"{flag} needs about {estimate_bytes / 2**30:,.1f} GiB ({formula}), more than the "
              f"{have / 2**30:,.1f} GiB of the {jax.default_backend()} device; use a smaller {flag}")
+
+
+def driving_flag(estimate, values: dict, defaults: dict) -> str:
+    """The flag (a key of ``values``) that drives ``estimate(**values)`` most: the one whose default value
+    (``defaults``) lowers the estimate by the largest factor. Exact integer arithmetic: the sizes may be
+    absurd (2 ** 40 leaves)."""
+    need = estimate(**values)
+    return max(values, key=lambda k: need / max(estimate(**{**values, k: defaults[k]}), 1))
+
+
+def check_memory_of(estimate, values: dict, defaults: dict, formula: str) -> None:
+    """:func:`check_memory` of ``estimate(**values)`` bytes, naming the flag that drives it
+    (:func:`driving_flag`; ``values`` and ``defaults`` map flag names, e.g. ``"--depths"``, to values)."""
+    need = estimate(**values)
+    if need > parallel.device_memory():
+        check_memory(need, driving_flag(estimate, values, defaults), formula)
 
 
 def check_tolerance(value: float, flag: str, dtype) -> None:

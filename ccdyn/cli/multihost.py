@@ -9,6 +9,10 @@ grid) over the processes is :func:`ccdyn.grid.run`.
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
+
 import numpy as np
 from absl import flags
 
@@ -29,6 +33,10 @@ def define_multihost_flags() -> None:
                         "cluster's environment: SLURM, Open MPI, TPU pods).")
     flags.DEFINE_integer("num_processes", 1, "Multi-host: number of processes.", lower_bound=1)
     flags.DEFINE_integer("process_id", 0, "Multi-host: this process's index.", lower_bound=0)
+    flags.DEFINE_integer("coordinator_timeout", 60, "Multi-host: seconds to wait for every process to join (then "
+                         "one error line).", lower_bound=1)
+    flags.register_validator("coordinator_address", _address_ok,
+                             "--coordinator_address must be HOST:PORT (PORT in [1, 65535]) or 'auto'")
     flags.register_multi_flags_validator(
         ["process_id", "num_processes"], lambda f: f["process_id"] < f["num_processes"],
         "--process_id must lie in [0, --num_processes - 1]")
@@ -37,11 +45,38 @@ def define_multihost_flags() -> None:
         "--num_processes > 1 needs --coordinator_address=HOST:PORT of process 0")
 
 
+def _address_ok(value) -> bool:
+    if value is None or value == parallel.AUTO:
+        return True
+    host, _, port = value.rpartition(":")
+    return bool(host) and port.isdigit() and 1 <= int(port) <= 65535
+
+
 def start_processes(values) -> tuple:
     """Joins the run's processes (:func:`ccdyn.parallel.initialize_distributed`, before any JAX work) from
-    the :func:`define_multihost_flags` values; returns (this process's index, the process count)."""
-    return or_fail(parallel.initialize_distributed, values["coordinator_address"].value,
-                   values["num_processes"].value, values["process_id"].value)
+    the :func:`define_multihost_flags` values; returns (this process's index, the process count).
+
+    When they have not all joined after ``--coordinator_timeout`` seconds (nobody listens at the
+    address, a process was never started) the script ends with one ``error:`` line and exit status 2:
+    a watchdog thread does it with ``os._exit``, since JAX's own time-out aborts the process natively
+    and the main thread is inside JAX's native wait (no run directory is open yet)."""
+    address, n, pid = (values[k].value for k in ("coordinator_address", "num_processes", "process_id"))
+    if address != parallel.AUTO and n <= 1:
+        return or_fail(parallel.initialize_distributed, address, n, pid)
+    timeout, joined = values["coordinator_timeout"].value, threading.Event()
+
+    def watchdog():
+        if not joined.wait(timeout):
+            print(f"error: the processes did not all join within --coordinator_timeout={timeout} s "
+                  f"(--coordinator_address={address}, --process_id={pid}): is process 0 running there and every "
+                  "process started?", file=sys.stderr, flush=True)
+            os._exit(2)
+
+    threading.Thread(target=watchdog, name="ccdyn-coordinator-watchdog", daemon=True).start()
+    try:
+        return or_fail(parallel.initialize_distributed, address, n, pid)
+    finally:
+        joined.set()
 
 
 def agree_processes(pid: int, config: dict, run, value: int = 0) -> int:

@@ -1,6 +1,7 @@
 """List flags and their validators: :func:`floats` / :func:`ints` parse a list flag;
 :func:`register_numbers` and :func:`register_subset` register a validator whose one-line message names
-the flag and the accepted range; :data:`SEED_MAX` bounds a seed flag."""
+the flag and the accepted range (an empty list, or an entry listed twice, is refused unless the flag
+asks otherwise); :func:`define_seed` is every script's seed flag, bounded to [0, :data:`SEED_MAX`]."""
 
 from __future__ import annotations
 
@@ -8,9 +9,26 @@ import math
 
 from absl import flags
 
-__all__ = ["SEED_MAX", "floats", "ints", "register_numbers", "register_subset"]
+__all__ = ["SEED_MAX", "floats", "ints", "register_numbers", "register_subset", "define_seed"]
+
+# The flags that define_seed defines belong to the script calling it (its --helpshort lists them).
+flags.disclaim_key_flags()
 
 SEED_MAX = 2**32 - 1  # jax.random.PRNGKey(s) is distinct for s in [0, 2**32) with or without x64
+
+
+def define_seed(name: str, default: int, help_text: str) -> None:
+    """An integer seed flag bounded to [0, :data:`SEED_MAX`] (a seed outside is refused, naming the flag)."""
+    flags.DEFINE_integer(name, default, help_text, lower_bound=0, upper_bound=SEED_MAX)
+
+
+def _repeated(values) -> list:
+    seen, out = set(), []
+    for v in values:
+        if v in seen and v not in out:
+            out.append(v)
+        seen.add(v)
+    return out
 
 
 def _parse(values, kind):
@@ -31,9 +49,14 @@ def ints(values) -> tuple | None:
 
 
 def register_numbers(name: str, kind=float, lo=None, hi=None, *, lo_open=False, hi_open=True, min_len=1,
-                     allow_none=False, what=None) -> None:
+                     allow_none=False, what=None, unique=True) -> None:
     """Validator of a list flag whose entries are ``kind`` in [lo, hi) (ends per ``lo_open``/``hi_open``;
-    None: unbounded), at least ``min_len`` of them. ``what`` overrides the range text of the message."""
+    None: unbounded), at least ``min_len`` of them, each once (as numbers: ``2,2.0`` repeats) unless
+    not ``unique`` (e.g. probabilities, a low,high pair). ``what`` overrides the range text of the
+    message."""
+    if unique:
+        _register_unique(name, kind)
+
     def ok(values):
         if values is None:
             return allow_none
@@ -53,7 +76,22 @@ def register_numbers(name: str, kind=float, lo=None, hi=None, *, lo_open=False, 
 
 
 def register_subset(name: str, allowed) -> None:
-    """Validator of a non-empty list flag whose entries come from ``allowed``."""
+    """Validator of a non-empty list flag whose entries come from ``allowed``, each once."""
     flags.register_validator(name, lambda v: bool(v) and all(x in allowed for x in v),
                              f"--{name} must be a comma-separated list from {', '.join(allowed)}")
+    _register_unique(name, str)
+
+
+def _register_unique(name: str, kind) -> None:
+    """A validator refusing a list flag that names an entry twice (``--betas=2,2`` would train twice);
+    its message names the repeated entries."""
+    def check(values):
+        v = _parse(values or (), kind)
+        rep = _repeated(v) if v is not None else []
+        if rep:
+            text = ", ".join(f"{x:g}" if isinstance(x, float) else str(x) for x in rep)
+            raise flags.ValidationError(f"--{name} lists {text} more than once; give each value once")
+        return True
+
+    flags.register_validator(name, check)
 

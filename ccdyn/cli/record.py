@@ -60,11 +60,12 @@ def open_run_dir(path, config: dict, *, script: str, outputs=(), overwrite: bool
     """Opens the run directory (:meth:`ccdyn.rundir.RunDir.open`) and prints its notes; a refusal ends
     the script with the reason (exit status 2, nothing created)."""
     try:
-        run = rundir.RunDir.open(path, config, script=script, version=ccdyn.__version__, outputs=outputs,
-                                 overwrite=overwrite, resume=resume, can_resume=can_resume, ignore=ignore)
+        with rundir.uninterrupted():  # an interrupt finds the run opened and known, or not opened
+            run = rundir.RunDir.open(path, config, script=script, version=ccdyn.__version__, outputs=outputs,
+                                     overwrite=overwrite, resume=resume, can_resume=can_resume, ignore=ignore)
+            ACTIVE_RUNS.append(run)
     except rundir.RunDirError as e:
         fail(e)
-    ACTIVE_RUNS.append(run)
     for note in run.notes:
         log(f"note: {note}")
     return run

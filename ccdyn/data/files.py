@@ -30,7 +30,10 @@ def load_dataset(path, dtype=None) -> Dataset:
     unknown = sorted(set(fields) - set(FIELDS))
     if unknown:
         raise ValueError(f"data_path {str(path)!r} has unknown arrays {unknown}; allowed: {sorted(FIELDS)}")
-    return make_dataset(dtype=dtype, **fields)
+    try:
+        return make_dataset(dtype=dtype, **fields)
+    except ValueError as e:  # a bad field (non-finite, wrong shape, ...): name the file too
+        raise ValueError(f"data_path {str(path)!r}: {e}") from None
 
 
 def save_dataset(path, ds: Dataset) -> None:

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 from absl import flags
 
 from ccdyn import activations, pairwise, parallel
-from ccdyn.cli import SEED_MAX, check_memory, check_tolerance, fail, floats, or_fail, register_numbers
+from ccdyn.cli import check_memory, check_tolerance, define_seed, fail, floats, or_fail, register_numbers
 from ccdyn.data.registry import AUGMENTATIONS, DATA_MODELS, DataSpec, build_dataset, support_shape
 from ccdyn.one_layer import basins, engine
 
@@ -43,8 +43,7 @@ def define_data_flags(defaults: DataSpec = DataSpec()) -> None:
                          "required beyond M = 16) instead of the exact population.")
     flags.DEFINE_string("data_path", D.data_path, "--data=file: a .npz with x (n, d); optional p, x_aug, p_aug, "
                         "patterns.")
-    flags.DEFINE_integer("data_seed", D.data_seed, "Seed of the data model (basis, samples, views).", lower_bound=0,
-                         upper_bound=SEED_MAX)
+    define_seed("data_seed", D.data_seed, "Seed of the data model (basis, samples, views).")
     flags.DEFINE_enum("aug", D.aug, AUGMENTATIONS, "Augmentation: none, noise (Gaussian views), rotation (2-D data: "
                       "x = R(t) x0, t ~ U[-aug_range pi, aug_range pi], App. B.5) or shift (cyclic shifts by "
                       "|s| <= aug_range; all d shifts when 2 aug_range + 1 >= d, App. B.5).")
@@ -53,9 +52,9 @@ def define_data_flags(defaults: DataSpec = DataSpec()) -> None:
     flags.DEFINE_float("aug_std", D.aug_std, "Noise std for --aug=noise (>= 0).")
     flags.DEFINE_float("aug_range", D.aug_range, "--aug=rotation: half-range of t in units of pi, in (0, 1] (1: "
                        "the whole circle); --aug=shift: the largest shift, an integer >= 1.")
-    register_numbers("q", float, 0, 1, lo_open=True)
-    register_numbers("angles", float, min_len=2, what="numbers (units of pi)")
-    register_numbers("probs", float, allow_none=True)
+    register_numbers("q", float, 0, 1, lo_open=True, unique=False)
+    register_numbers("angles", float, min_len=2, what="numbers (units of pi)", unique=False)
+    register_numbers("probs", float, allow_none=True, unique=False)
     flags.register_validator("ortho_eps", lambda v: 0 <= v < 1, "--ortho_eps must lie in [0, 1)")
     flags.register_validator("std", lambda v: v >= 0, "--std must be >= 0")
     flags.register_validator("aug_std", lambda v: v >= 0, "--aug_std must be >= 0")
@@ -97,8 +96,7 @@ def define_basins_flags(n_init: int = 10000) -> None:
     flags.DEFINE_float("cluster_tol", 1e-2, "Endpoints closer than this are one optimum, in (0, 1).")
     flags.DEFINE_integer("n_init", n_init, "Number of random initializations.", lower_bound=1,
                          upper_bound=parallel.MAX_INITS)
-    flags.DEFINE_integer("seed", 0, "Seed of the initializations (init i uses fold_in(seed, i)).", lower_bound=0,
-                         upper_bound=SEED_MAX)
+    define_seed("seed", 0, "Seed of the initializations (init i uses fold_in(seed, i)).")
     flags.DEFINE_integer("chunk_size", None, "Inits per chunk (bounds memory; unit of resume); default: tile x "
                          f"devices x {parallel.TILES_PER_CHUNK}.", lower_bound=1)
     flags.DEFINE_integer("tile", None, "Inits per tile: the fixed GEMM width (results do not depend on chunk_size, "

@@ -20,6 +20,7 @@ def files(tmp_path_factory):
     np.savez(d / "small.npz", x=x * 1e-30)
     np.savez(d / "big.npz", x=x * 1e20)
     np.savez(d / "d1.npz", x=x[:, :1])
+    np.savez(d / "nan.npz", x=np.where(np.arange(40)[:, None] * 4 + np.arange(4) == 5, np.nan, x))
     np.save(d / "a.npy", x)
     (d / "zero.npz").write_bytes(b"")
     io.write_npz(d / "ok.npz", x=x)
@@ -56,12 +57,18 @@ BASINS = [
     ("--tau=inf", "--tau=inf must be a finite number"),
     ("--step_size=nan", "--step_size=nan: --step_size must be > 0"),
     ("--num_processes=2", "--num_processes > 1 needs --coordinator_address"),
+    ("--coordinator_address=127.0.0.1 --num_processes=2 --process_id=1", "--coordinator_address must be HOST:PORT"),
+    ("--coordinator_address=:80 --num_processes=2", "--coordinator_address must be HOST:PORT"),
+    ("--coordinator_address=h:70000 --num_processes=2", "--coordinator_address must be HOST:PORT (PORT in [1, 65535])"),
+    ("--coordinator_timeout=0", "--coordinator_timeout=0: 0 is not a positive integer"),
     ("--d=1 --m=1", "--d=1: 1 is not integer >= 2"),
     ("--data=file --data_path={d}/a.npy", "a.npy is not a readable .npz file (a single array (.npy)"),
     ("--data=file --data_path={d}/zero.npz", "zero.npz is not a readable .npz file (empty file)"),
     ("--data=file --data_path={d}/trunc.npz", "trunc.npz is not a readable .npz file"),
     ("--data=file --data_path={d}/missing.npz", "missing.npz' is not a file"),
     ("--data=file --data_path={d}/d1.npz", "need d >= 2 (--d / --data_path)"),
+    ("--data=file --data_path={d}/nan.npz", "nan.npz': x has 1 non-finite entries"),
+    ("--data_seed=4294967296", "--data_seed=4294967296: 4294967296 is not an integer in the range [0, 4294967295]"),
     ("--data=file --data_path={d}/small.npz", "which is 0 in float32: use --x64 or rescale the data"),
     ("--data=file --data_path={d}/big.npz", "beyond float32's range: use --x64 or rescale the data"),
     ("--method=euler_halving --step_size=1e20", "--step_size=1e+20 times ||A(w) w||"),
@@ -93,6 +100,9 @@ def test_output_paths_that_cannot_be_run_directories(files, where, message):
 
 OTHERS = [
     ("two_layer", "--batch_size=10000000", "--batch_size needs about"),
+    ("hltm", "--depths=3 --widths=10000000", "--widths needs about"),
+    ("hltm", "--depths=40", "--depths needs about"),
+    ("hltm", "--depths=3 --n_seeds=100000000", "--n_seeds needs about"),
     ("two_layer", "--lr=inf", "--lr=inf: --lr must be a finite number > 0"),
     ("two_layer", "--tau=inf", "--tau=inf must be a finite number"),
     ("two_layer", "--seed=4294967296", "is not an integer in the range [0, 4294967295]"),
@@ -181,3 +191,110 @@ def test_a_full_disk_while_writing_a_chunk_names_the_chunk(tmp_path, monkeypatch
                                             f"--output_dir={tmp_path / 'b'}")
     assert code == 2 and "No space left on device" in errors[0] and "chunk_000000.npz" in errors[0], errors
     assert not (tmp_path / "b").exists()
+
+
+# Seeds in [0, 2^32) in every script (cli.define_seed); lists without repeats, never empty. Flag errors
+# (parsing only: no JAX work).
+FLAG_ERRORS = [
+    *[(name, f"--{flag}={v}", f"--{flag}={v}: {v} is not an integer in the range [0, 4294967295]")
+      for name, flag in (("ntxent_sphere", "seed"), ("modulation", "seed"), ("power_iteration", "data_seed"),
+                         ("augmentation", "seed"), ("augmentation", "data_seed"), ("kernel_dynamics", "seed"),
+                         ("irregularity", "data_seed"), ("two_layer", "seed"), ("hltm", "seed"), ("mnist", "seed"),
+                         ("ddn_digits", "seed"), ("ddn_operator", "seed"), ("two_layer_steps", "seed"))
+      for v in (-1, 4294967296)],
+    ("two_layer", "--betas=2,2", "--betas lists 2 more than once; give each value once"),
+    ("two_layer", "--acts=relu,linear,relu", "--acts lists relu more than once"),
+    ("two_layer", "--zeta=1,1.0", "--zeta lists 1 more than once"),
+    ("two_layer", "--betas=", "--betas must be a comma-separated list of integers >= 1"),
+    ("two_layer", "--acts=", "--acts must be a comma-separated list from"),
+    ("hltm", "--widths=2,3,2", "--widths lists 2 more than once"),
+    ("hltm", "--depths=", "--depths must be a comma-separated list"),
+    ("kernel_dynamics", "--taus=0.5,0.5", "--taus lists 0.5 more than once"),
+    ("ntxent_sphere", "--Ks=3,4,3", "--Ks lists 3 more than once"),
+    ("simclr_var_claims", "--output=o/claims.csv", "--output must not end in .csv"),
+]
+
+
+@pytest.mark.parametrize("name, args, message", FLAG_ERRORS, ids=[f"{n} {a}" for n, a, _ in FLAG_ERRORS])
+def test_flag_errors_name_the_flag(name, args, message):
+    with inprocess.script(name) as script:
+        error = inprocess.flag_error(script, *args.split())
+    assert error is not None and message in error, error
+
+
+@pytest.mark.parametrize("name, args", [("mnist", "--scale=0.5,0.5"), ("mnist", "--ratio=1,1"),
+                                        ("basins", "--data=latent_categorical --probs=0.5,0.5"), ("basins", "--q=0.5,0.5")])
+def test_lists_whose_entries_may_repeat(name, args):
+    with inprocess.script(name) as script:
+        assert inprocess.flag_error(script, *args.split()) is None
+
+
+def _finished_run(path, script, files):
+    run = rundir.RunDir.open(path, {"x": 1}, script=f"scripts/{script}.py", version="0", outputs=tuple(files))
+    for name, content in files.items():
+        io.write_json(run.path / name, content)
+    run.finish()
+
+
+def test_readers_check_their_input_runs_before_writing(tmp_path):
+    _finished_run(tmp_path / "g" / "hltm", "hltm", {"results.json": {"config": {"readings": []}, "rows": []}})
+    _finished_run(tmp_path / "b", "two_layer", {"summary.json": {"config": {}, "optima": []}})
+    _finished_run(tmp_path / "s", "ntxent_sphere", {"sphere.json": {"fig3": {}}})
+    (tmp_path / "plain").mkdir()
+    io.write_json(tmp_path / "plain" / "summary.json", {"config": {}})  # no manifest, no command, no optima
+    cases = [("two_layer_claims", [f"--root={tmp_path / 'g'}"], "--root: ", "hltm/results.json was written by "
+              "scripts/hltm.py, not scripts/two_layer.py or scripts/two_layer_steps.py"),
+             ("basins_table", [f"--runs={tmp_path / 'b'}"], "--runs: ", "b/summary.json was written by scripts/two_layer.py"),
+             ("roughness", [f"--runs={tmp_path / 'plain'}", f"--output_dir={tmp_path / 'out'}"], "--runs: ",
+              "plain/summary.json has no 'optima'"),
+             ("basins_table", [f"--runs={tmp_path / 'nowhere'}"], "--runs: ", "nowhere/summary.json is not a file"),
+             ("simclr_var_claims", [f"--sphere={tmp_path / 's' / 'sphere.json'}", f"--kernel={tmp_path / 's' / 'sphere.json'}",
+                                    f"--clusters={tmp_path / 's' / 'sphere.json'}", f"--output={tmp_path / 'c.md'}"],
+              "--sphere: ", "sphere.json has no 'prop21', 'thm32', 'propA1', 'lemmaA2'")]
+    for name, args, flag, message in cases:
+        with inprocess.script(name) as script:
+            error = inprocess.main_exit(script, *args)
+        assert error.startswith(f"error: {flag}") and message in error, (name, error)
+    assert sorted(p.name for p in (tmp_path / "g").iterdir()) == ["hltm"]  # nothing written
+    assert not (tmp_path / "out").exists() and not (tmp_path / "c.md").exists()
+
+
+def test_files_outside_a_run_are_replaced_only_under_overwrite(tmp_path):
+    runs = ",".join(str(inprocess.ROOT / "results" / "basins" / a) for a in ("relu", "linear"))
+    (tmp_path / "notes.md").write_text("mine")
+    with inprocess.script("basins_table") as script:
+        error = inprocess.main_exit(script, f"--runs={runs}", f"--output_prefix={tmp_path / 'notes'}")
+        assert error == f"error: --output_prefix: {tmp_path / 'notes.md'} exists; pass --overwrite to replace it " \
+                        "or give another --output_prefix"
+        assert (tmp_path / "notes.md").read_text() == "mine" and not (tmp_path / "notes.csv").exists()
+        assert "--runs must list each run directory once" in inprocess.main_exit(script, f"--runs={runs},{runs}")
+        assert inprocess.start_exit(script, f"--runs={runs}", f"--output_prefix={tmp_path / 'notes'}",
+                                    "--overwrite")[0] in (0, None)
+    assert (tmp_path / "notes.md").read_text().startswith("| run | act |")
+    grid = tmp_path / "root" / "table1"
+    grid.mkdir(parents=True)
+    (grid / "results.json").write_bytes((inprocess.ROOT / "results" / "two_layer" / "table1" / "results.json").read_bytes())
+    (tmp_path / "root" / "summary.md").write_text("mine")
+    with inprocess.script("two_layer_claims") as script:
+        error = inprocess.main_exit(script, f"--root={tmp_path / 'root'}")
+    assert "--root: " in error and "summary.md exists; pass --overwrite" in error
+    assert sorted(p.name for p in (tmp_path / "root").iterdir()) == ["summary.md", "table1"]
+
+
+def test_a_coordinator_that_does_not_answer_ends_with_one_line(tmp_path):
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    with socket.socket() as s:  # a port where nobody listens
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    t0 = time.time()
+    r = subprocess.run([sys.executable, str(inprocess.ROOT / "scripts" / "basins.py"), "--n_init=4",
+                        f"--coordinator_address=127.0.0.1:{port}", "--num_processes=2", "--process_id=1",
+                        "--coordinator_timeout=2", f"--output_dir={tmp_path / 'out'}"], capture_output=True, text=True,
+                       timeout=120, env=dict(os.environ, PYTHONPATH=str(inprocess.ROOT), JAX_PLATFORMS="cpu"))
+    lines = [e for e in r.stderr.splitlines() if e.startswith("error")]
+    assert r.returncode == 2 and len(lines) == 1 and "did not all join within --coordinator_timeout=2 s" in lines[0], r.stderr
+    assert "Fatal" not in r.stderr and not (tmp_path / "out").exists() and time.time() - t0 < 60

@@ -54,7 +54,7 @@ def test_roughness_script_on_a_committed_basins_run(tmp_path):
 def test_roughness_missing_run_and_bad_flags(tmp_path):
     with inprocess.script("roughness") as script:
         e = inprocess.main_exit(script, f"--runs={tmp_path / 'missing'}", f"--output_dir={tmp_path / 'y'}")
-        assert e.startswith("error: --runs:") and "missing/summary.json does not exist" in e
+        assert e.startswith("error: --runs:") and "missing/summary.json is not a file" in e
         assert not (tmp_path / "y").exists()
         assert "--compare_taus must be a comma-separated list of numbers > 0" in (
             inprocess.flag_error(script, "--runs=a", "--output_dir=b", "--compare_taus=1,-2") or "")
