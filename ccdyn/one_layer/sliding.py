@@ -1,0 +1,235 @@
+"""ReLU kinks of the 1-layer energy: the active set, the one-sided fields, the Clarke box and its
+minimum-norm element, and the Filippov sliding field on the kinks' intersection (docs/flow.md).
+
+For ReLU (or leaky ReLU) E(w) = 1/2 C_alpha[h(w^T x)] (Eq. 6) is piecewise quadratic on the sphere: on
+an activation region R, E = 1/2 w^T A_R w and the ascent field u = A(w) w (Lemma 3) jumps across every
+hyperplane w^T x_i = 0 (x_i: a data vector, each augmented view its own). At a w with an *active set*
+S (the views with w^T x_i = 0), the fields of the 2^|S| adjacent regions are
+
+    u_g(w) = u_0(w) + sum_{i in S} g_i c_i(w) x_i,   g in {0, 1}^S,
+
+with u_0 the field with every active gate at h'(0-) and c_i = (h'(0+) - h'(0-)) p_view(i) (L_alpha s)_i,
+where s = p h(w^T x) are the (view-averaged) features and L_alpha the population Laplacian
+(:func:`ccdyn.covariance.laplacian_apply`): point i's feature is 0 on both sides, so its gate only
+scales its own term of the gated input (Eq. 6). alpha (uniform, or Gaussian from h(w^T x_0), Cor. 2)
+is continuous across the kinks. The Clarke generalized gradient is therefore the box
+
+    dE(w) = { u_0 + X_S diag(c) lam : lam in [0, 1]^S },
+
+and on the sphere (x_i is orthogonal to w for i in S) P_w^perp dE(w) = { t_0 + X_S diag(c) lam } with
+t_0 = P_w^perp u_0. tests/one_layer/test_sliding.py checks the one-sided fields against each adjacent
+region's field (autodiff of A_R, and one-sided limits) and the minimum-norm element against a dense
+grid of the box.
+
+- :func:`active_set` (batched over the rows of W): the up-to-``m`` views nearest to their hyperplanes
+  among those within ``delta`` radians, their vectors, c_i, u_0 and t_0 (this is the helper that kink
+  certificates need: the active set, the one-sided coefficients and the box).
+- :func:`min_norm`: the minimum-norm element of the box (least squares in lam in [0, 1]^m, exact, by
+  enumeration of the 3^m faces; m <= 4).
+- The sliding field on a set S is P_V P_w^perp u(w), V = span{x_i : i in S}^perp (:func:`basis`,
+  :func:`project`): every one-sided field has the same projection on V, and the Filippov convex
+  combination tangent to all the hyperplanes of S is exactly this projection. A hyperplane i is *slid
+  on* when its multiplier lies strictly inside (0, 1) and c_i < 0 (the fields on both sides point
+  towards it: a ridge); at 0 or 1 the field leaves it on one side (released).
+
+Nothing here prints or touches files.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ccdyn import sphere
+from ccdyn.activations import Activation
+from ccdyn.data.dataset import Dataset
+from ccdyn.one_layer import dynamics
+from ccdyn.pairwise import Pairwise
+
+__all__ = ["MAX_ACTIVE", "max_active", "flat_views", "ActiveSet", "active_set", "MinNorm", "min_norm", "analyse",
+           "basis", "project", "gates"]
+
+MAX_ACTIVE = 4  # the most hyperplanes followed at once (3^4 = 81 faces in min_norm)
+_RANK_TOL = 1e-8  # a data vector within this relative distance of the span of the others adds no constraint
+
+
+def max_active(dim: int) -> int:
+    """Active sets are padded to min(dim - 1, MAX_ACTIVE) (at least 1): on S^{d-1}, d - 1 independent
+    hyperplanes already pin w to a point."""
+    return max(1, min(dim - 1, MAX_ACTIVE))
+
+
+def gates(act: Activation):
+    """(h'(0-), h'(0+)) of a kinked activation: (0, 1) for ReLU, (slope, 1) for leaky ReLU."""
+    if act.name not in ("relu", "leaky_relu"):
+        raise ValueError(f"act={act.name!r} has no kink (only relu and leaky_relu do)")
+    return (act.slope if act.name == "leaky_relu" else 0.0), 1.0
+
+
+def flat_views(ds: Dataset):
+    """(x (N, d), point (N,), p_view (N,)): every view of every support point (N = n V; without
+    augmentation the points themselves), the support point it belongs to, and its view weight."""
+    xv, pv = ds.views()
+    n, v, d = xv.shape
+    return xv.reshape(n * v, d), jnp.repeat(jnp.arange(n), v), pv.reshape(n * v)
+
+
+class ActiveSet(NamedTuple):
+    """The kinks at each row w of W (k rows, m = padded size); index -1 / mask False: padding."""
+
+    index: jax.Array  # (k, m) int32: flat view index (into flat_views' x), nearest first
+    mask: jax.Array  # (k, m) bool: the view lies within delta radians of its hyperplane
+    count: jax.Array  # (k,) int32: views within delta (more than m: the set was cut to m)
+    angle: jax.Array  # (k, m) |w^T x_i| / ||x_i||
+    x: jax.Array  # (k, m, d) the views' vectors (0 where masked)
+    c: jax.Array  # (k, m) one-sided coefficients: u_g = u_0 + sum g_i c_i x_i (0 where masked)
+    u: jax.Array  # (k, d) the ascent A(w) w with the engine's gates (h'(z) at z = w^T x)
+    u0: jax.Array  # (k, d) the ascent with every active gate at h'(0-)
+    t0: jax.Array  # (k, d) P_w^perp u0
+
+
+def active_set(ds: Dataset, act: Activation, pw: Pairwise, W, *, delta, m: int) -> ActiveSet:
+    """The active set and the one-sided decomposition of the field at every row w of W (k, d).
+
+    Args:
+      delta: a view is active when |w^T x_i| <= delta ||x_i|| (radians from its hyperplane; scalar).
+      m: padded size (:func:`max_active`); the m views nearest their hyperplanes are kept.
+    """
+    off, on = gates(act)
+    x, point, p_view = flat_views(ds)
+    s, z, _ = dynamics._features(ds, lambda z: act.degree * act.h(z), W)
+    ls = dynamics._laplacian_rows(ds, act, pw, W, s)  # (k, n)
+    z = z.reshape(W.shape[0], -1)  # (k, N)
+    weight = p_view[None] * ls[:, point]  # u = (h'(z) weight) @ x
+    u = (act.dh(z) * weight) @ x
+    norm = jnp.linalg.norm(x, axis=1)
+    angle = jnp.where(norm > 0, jnp.abs(z) / jnp.where(norm > 0, norm, 1.0), jnp.inf)
+    near = angle <= delta
+    index, nearest, left = [], [], angle
+    for _ in range(m):  # the m smallest angles by m passes of argmin (top_k sorts: slow on CPU)
+        i = jnp.argmin(left, axis=1)
+        index.append(i)
+        nearest.append(jnp.take_along_axis(left, i[:, None], axis=1)[:, 0])
+        left = jnp.where(jnp.arange(left.shape[1])[None] == i[:, None], jnp.inf, left)
+    index, neg = jnp.stack(index, axis=1), -jnp.stack(nearest, axis=1)
+    mask = -neg <= delta
+    index = jnp.where(mask, index, -1).astype(jnp.int32)
+    take = lambda a: jnp.take_along_axis(a, jnp.maximum(index, 0), axis=1)
+    xs = jnp.where(mask[..., None], x[jnp.maximum(index, 0)], 0.0)
+    g_now = take(act.dh(z))
+    wt = jnp.where(mask, take(weight), 0.0)
+    u0 = u - jnp.einsum("km,kmd->kd", (g_now - off) * wt, xs)
+    return ActiveSet(index, mask, jnp.sum(near, axis=1).astype(jnp.int32), jnp.where(mask, -neg, jnp.inf), xs,
+                     (on - off) * wt, u, u0, sphere.tangent(W, u0))
+
+
+def _faces(m: int):
+    """Every assignment of m variables to free (0), lower bound (1) or upper bound (2): (3^m, m)."""
+    return np.array(list(itertools.product((0, 1, 2), repeat=m)), np.int32)
+
+
+class MinNorm(NamedTuple):
+    lam: jax.Array  # (k, m) the multipliers (0 where masked)
+    v: jax.Array  # (k, d) the minimum-norm element t_0 + sum lam_i b_i
+
+
+def min_norm(t0, B, mask) -> MinNorm:
+    """argmin ||t0 + sum_i lam_i B_i|| over lam in [0, 1]^m (lam_i = 0 where ``mask`` is False).
+
+    t0 (k, d), B (k, m, d), mask (k, m). Exact: the optimum lies in the relative interior of a face of
+    the box; on each face (free, at 0, at 1 per variable) the free multipliers solve the normal
+    equations; the best feasible face wins. Faces whose free Gram block is (near) singular are skipped:
+    a face with one more variable at a bound then attains the same minimum.
+    """
+    k, m = mask.shape
+    faces = jnp.asarray(_faces(m))  # (F, m)
+    free = faces == 0
+    fixed = jnp.where(faces == 2, 1.0, 0.0).astype(t0.dtype)
+    valid = jnp.all(mask[:, None, :] | (faces[None] == 1), axis=2)  # padding only at the lower bound 0
+    G = jnp.einsum("kid,kjd->kij", B, B)
+    r = jnp.einsum("kid,kd->ki", B, t0)
+    scale = jnp.sqrt(jnp.where(jnp.diagonal(G, axis1=1, axis2=2) > 0, jnp.diagonal(G, axis1=1, axis2=2), 1.0))
+    Gs = G / (scale[:, :, None] * scale[:, None, :])  # unit diagonal (where B_i != 0)
+    ff = free[:, :, None] & free[:, None, :]  # (F, m, m)
+    eye = jnp.eye(m, dtype=t0.dtype)
+    M = jnp.where(ff[None], Gs[:, None], eye)  # (k, F, m, m): free block, identity elsewhere
+    rhs = -(r[:, None] + jnp.einsum("kij,fj->kfi", G, fixed)) / scale[:, None]
+    rhs = jnp.where(free[None], rhs, 0.0)
+    y, pivot = _solve_spd(M, rhs)
+    well = pivot > _RANK_TOL
+    lam = jnp.where(free[None], y / scale[:, None], fixed[None])  # (k, F, m)
+    slack = 1e-12
+    ok = valid & well & jnp.all((lam >= -slack) & (lam <= 1 + slack), axis=2)
+    lam = jnp.clip(lam, 0.0, 1.0)
+    v = t0[:, None] + jnp.einsum("kfm,kmd->kfd", lam, B)
+    obj = jnp.where(ok, jnp.sum(v * v, axis=2), jnp.inf)
+    best = jnp.argmin(obj, axis=1)
+    pick = lambda a: jnp.take_along_axis(a, best[:, None, None], axis=1)[:, 0]
+    return MinNorm(jnp.where(mask, pick(lam), 0.0), pick(v))
+
+
+def _solve_spd(M, b):
+    """Solves M y = b for symmetric positive semi-definite M (..., m, m) with unit diagonal by Gaussian
+    elimination without pivoting, unrolled over the small m (elementwise ops: no per-matrix LAPACK call);
+    also returns the smallest pivot (<= _RANK_TOL: M is numerically singular, y is not to be used)."""
+    m = M.shape[-1]
+    A = [[M[..., i, j] for j in range(m)] for i in range(m)]
+    r = [b[..., i] for i in range(m)]
+    pivot = jnp.ones(M.shape[:-2], M.dtype)
+    for j in range(m):
+        p = A[j][j]
+        pivot = jnp.minimum(pivot, p)
+        safe = jnp.where(p > _RANK_TOL, p, 1.0)
+        for i in range(j + 1, m):
+            f = A[i][j] / safe
+            A[i] = [A[i][l] - f * A[j][l] for l in range(m)]
+            r[i] = r[i] - f * r[j]
+    y = [None] * m
+    for i in reversed(range(m)):
+        acc = r[i] - sum((A[i][l] * y[l] for l in range(i + 1, m)), jnp.zeros_like(r[i]))
+        y[i] = acc / jnp.where(A[i][i] > _RANK_TOL, A[i][i], 1.0)
+    return jnp.stack(y, axis=-1), pivot
+
+
+class Analysis(NamedTuple):
+    active: ActiveSet
+    lam: jax.Array  # (k, m) the minimum-norm multipliers
+    v: jax.Array  # (k, d) the minimum-norm element of P_w^perp dE(w) (the steepest-ascent direction)
+    slide: jax.Array  # (k, m) bool: a ridge to slide on (0 < lam < 1 and c < 0)
+
+
+def analyse(ds: Dataset, act: Activation, pw: Pairwise, W, *, delta, m: int) -> Analysis:
+    """:func:`active_set` and :func:`min_norm` of its box at every row of W: which hyperplanes to slide
+    on. A multiplier strictly inside (0, 1) with c_i < 0 is a ridge (both one-sided fields point towards
+    the hyperplane); at a bound, or with c_i >= 0, the field leaves the hyperplane."""
+    a = active_set(ds, act, pw, W, delta=delta, m=m)
+    B = sphere.tangent(W[:, None, :], a.c[..., None] * a.x)
+    mn = min_norm(a.t0, B, a.mask)
+    slide = a.mask & (mn.lam > 0) & (mn.lam < 1) & (a.c < 0)
+    return Analysis(a, mn.lam, mn.v, slide)
+
+
+def basis(X, keep):
+    """An orthonormal basis (k, m, d) of span{X_i : keep_i} for X (k, m, d) (zero rows for the dropped
+    or dependent vectors), by modified Gram-Schmidt twice (m is small)."""
+    m = X.shape[1]
+    qs = []
+    for j in range(m):
+        v = jnp.where(keep[:, j, None], X[:, j], 0.0)
+        size = jnp.linalg.norm(v, axis=1)
+        for _ in range(2):
+            for q in qs:
+                v = v - jnp.sum(q * v, axis=1, keepdims=True) * q
+        n = jnp.linalg.norm(v, axis=1)
+        good = n > _RANK_TOL * jnp.where(size > 0, size, 1.0)
+        qs.append(jnp.where(good[:, None], v / jnp.where(good, n, 1.0)[:, None], 0.0))
+    return jnp.stack(qs, axis=1)
+
+
+def project(Q, v):
+    """P_V v with V = span(Q)^perp, for an orthonormal (or zero-row) Q (k, m, d) and v (k, d)."""
+    return v - jnp.einsum("kmd,km->kd", Q, jnp.einsum("kmd,kd->km", Q, v))
