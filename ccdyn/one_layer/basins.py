@@ -312,19 +312,21 @@ def analyze(ds64: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, result:
     Returns:
       dict with ``rows`` (one per optimum, largest basin first: see :func:`describe_optima`, plus
       ``refined``), ``optima`` (k, d), ``labels`` (n_init,): the optimum of each converged init, and
-      -status (:class:`ccdyn.one_layer.engine.Status`) for the others; and ``status_counts``.
+      -status (:class:`ccdyn.one_layer.engine.Status`) for the others; ``status_counts``; and
+      ``n_clusters``, the endpoint clusters before refinement merged them.
     """
     status = result["status"]
     n_init = status.shape[0]
     conv = status == Status.CONVERGED
     labels = -status.astype(np.int32)
-    rows, optima = [], np.zeros((0, ds64.dim))
+    rows, optima, n_clusters = [], np.zeros((0, ds64.dim)), 0
     if conv.any():
         t0 = time.time()
         first, centers = cluster(np.asarray(result["w"][conv], np.float64), cluster_tol, act.odd)
         if log is not None:
             log(f"  analysis: {int(conv.sum())} converged endpoints in {centers.shape[0]} clusters "
                 f"({time.time() - t0:.1f} s)")
+        n_clusters = centers.shape[0]
         ref = refine(ds64, act, pw, dyn, centers, log=log)
         counts = np.bincount(first, minlength=centers.shape[0])
         keep, counts, mapping = _merge(np.asarray(ref["w"]), counts, cluster_tol, act.odd)
@@ -337,7 +339,8 @@ def analyze(ds64: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, result:
         rows = describe_optima(ds64, act, pw, optima, counts, n_init, kink_ref=kink_ref, log=log)
         for r, ok in zip(rows, refined):
             r["refined"] = bool(ok)
-    return {"rows": rows, "optima": optima, "labels": labels, "status_counts": engine.status_counts(status)}
+    return {"rows": rows, "optima": optima, "labels": labels, "status_counts": engine.status_counts(status),
+            "n_clusters": n_clusters}
 
 
 def summary(an: dict, result: dict, *, config: dict, record: dict, timings_s: dict, sizing: dict | None = None) -> dict:
@@ -355,6 +358,7 @@ def summary(an: dict, result: dict, *, config: dict, record: dict, timings_s: di
         "n_init": int(result["status"].shape[0]),
         **{f"n_{s.key}": counts[s.key] for s in order},
         "n_optima": len(rows),
+        "n_endpoint_clusters": an.get("n_clusters"),
         "n_stable_optima": sum(r["stable"] for r in rows),
         "n_certified_smooth": sum(r.get("certificate") == "smooth" for r in rows),
         "n_certified_kink": sum(r.get("certificate") == "kink-kkt" for r in rows),
