@@ -349,8 +349,7 @@ def summary(an: dict, result: dict, *, config: dict, record: dict, timings_s: di
     the run record (``command``, ``versions``, ``devices``: see
     :func:`ccdyn.cli.run_record`), and ``sizing`` (:func:`sizing`) when given."""
     rows, counts = an["rows"], an["status_counts"]
-    order = (Status.CONVERGED, Status.NONFINITE, Status.NOT_CONVERGED, Status.CYCLING, Status.DEAD, Status.OVERFLOW,
-             Status.UNDERFLOW)
+    order = engine.FINAL_STATUSES  # every final status, those the engine adds included
     return {
         "state": "complete",
         "command": record["command"],
