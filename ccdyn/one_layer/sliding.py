@@ -157,7 +157,7 @@ def min_norm(t0, B, mask, sweeps: int = SWEEPS) -> MinNorm:
 
     tiny = 4 * jnp.finfo(t0.dtype).eps  # a sweep that moves no multiplier by more than this has converged
     lam = jax.lax.while_loop(lambda c: (c[0] < sweeps) & (c[2] > tiny), sweep,
-                             (0, jnp.zeros_like(r), jnp.asarray(jnp.inf, r.dtype)))[1]
+                             (0, jnp.zeros_like(r), jnp.inf + 0 * jnp.sum(r)))[1]  # (varying under shard_map)
     free = live & (lam > 0) & (lam < 1)
     fixed = jnp.where(live & ~free & (lam >= 1), 1.0, 0.0).astype(t0.dtype)
     scale = jnp.sqrt(jnp.where(live, diag, 1.0))
