@@ -51,15 +51,17 @@ from ccdyn.pairwise import Pairwise
 __all__ = ["MAX_ACTIVE", "max_active", "flat_views", "ActiveSet", "active_set", "MinNorm", "min_norm", "analyse",
            "basis", "project", "gates"]
 
-MAX_ACTIVE = 8  # the most views within delta of their hyperplanes analysed at once
+MAX_ACTIVE = 16  # the most views within delta of their hyperplanes analysed at once
 SWEEPS = 200  # coordinate-descent sweeps of min_norm
 _RANK_TOL = 1e-8  # a data vector within this relative distance of the span of the others adds no constraint
 
 
 def max_active(dim: int) -> int:
     """Active sets are padded to min(2 (dim - 1), MAX_ACTIVE) views (at least 2). On S^{d-1}, d - 1
-    independent hyperplanes already pin w to a point, but active views can be dependent (the latent
-    data's x_a, x_b and x_a + x_b share one (d - 2)-dimensional intersection), so the padding is larger."""
+    independent hyperplanes already pin w to a point, but active views can be dependent: on the latent
+    summation data (Eq. 9) x = U b, b in {0, 1}^M, a w orthogonal to k latent vectors makes the 2^k - 1
+    views with b supported on them active at once (k = 2: x_a, x_b and x_a + x_b), so the padding is
+    larger."""
     return max(2, min(2 * (dim - 1), MAX_ACTIVE))
 
 
