@@ -21,11 +21,11 @@ t_0 = P_w^perp u_0. tests/one_layer/test_sliding.py checks the one-sided fields 
 region's field (autodiff of A_R, and one-sided limits) and the minimum-norm element against a dense
 grid of the box.
 
-- :func:`active_set` (batched over the rows of W): the up-to-``m`` views nearest to their hyperplanes
-  among those within ``delta`` radians, their vectors, c_i, u_0 and t_0 (this is the helper that kink
+- :func:`active_set` (batched over the rows of W): up to ``m`` views within ``delta`` radians of their
+  hyperplanes, their vectors, c_i, u_0 and t_0 (this is the helper that kink
   certificates need: the active set, the one-sided coefficients and the box).
-- :func:`min_norm`: the minimum-norm element of the box (least squares in lam in [0, 1]^m, exact, by
-  enumeration of the 3^m faces; m <= 4).
+- :func:`min_norm`: the minimum-norm element of the box (least squares in lam in [0, 1]^m: projected
+  coordinate descent, then the face it found solved exactly).
 - The sliding field on a set S is P_V P_w^perp u(w), V = span{x_i : i in S}^perp (:func:`basis`,
   :func:`project`): every one-sided field has the same projection on V, and the Filippov convex
   combination tangent to all the hyperplanes of S is exactly this projection. A hyperplane i is *slid
@@ -37,12 +37,10 @@ Nothing here prints or touches files.
 
 from __future__ import annotations
 
-import itertools
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from ccdyn import sphere
 from ccdyn.activations import Activation
@@ -53,14 +51,18 @@ from ccdyn.pairwise import Pairwise
 __all__ = ["MAX_ACTIVE", "max_active", "flat_views", "ActiveSet", "active_set", "MinNorm", "min_norm", "analyse",
            "basis", "project", "gates"]
 
-MAX_ACTIVE = 4  # the most hyperplanes followed at once (3^4 = 81 faces in min_norm)
+MAX_ACTIVE = 16  # the most views within delta of their hyperplanes analysed at once
+SWEEPS = 200  # coordinate-descent sweeps of min_norm
 _RANK_TOL = 1e-8  # a data vector within this relative distance of the span of the others adds no constraint
 
 
 def max_active(dim: int) -> int:
-    """Active sets are padded to min(dim - 1, MAX_ACTIVE) (at least 1): on S^{d-1}, d - 1 independent
-    hyperplanes already pin w to a point."""
-    return max(1, min(dim - 1, MAX_ACTIVE))
+    """Active sets are padded to min(2 (dim - 1), MAX_ACTIVE) views (at least 2). On S^{d-1}, d - 1
+    independent hyperplanes already pin w to a point, but active views can be dependent: on the latent
+    summation data (Eq. 9) x = U b, b in {0, 1}^M, a w orthogonal to k latent vectors makes the 2^k - 1
+    views with b supported on them active at once (k = 2: x_a, x_b and x_a + x_b), so the padding is
+    larger."""
+    return max(2, min(2 * (dim - 1), MAX_ACTIVE))
 
 
 def gates(act: Activation):
@@ -81,7 +83,7 @@ def flat_views(ds: Dataset):
 class ActiveSet(NamedTuple):
     """The kinks at each row w of W (k rows, m = padded size); index -1 / mask False: padding."""
 
-    index: jax.Array  # (k, m) int32: flat view index (into flat_views' x), nearest first
+    index: jax.Array  # (k, m) int32: flat view index (into flat_views' x), in index order
     mask: jax.Array  # (k, m) bool: the view lies within delta radians of its hyperplane
     count: jax.Array  # (k,) int32: views within delta (more than m: the set was cut to m)
     angle: jax.Array  # (k, m) |w^T x_i| / ||x_i||
@@ -104,32 +106,23 @@ def active_set(ds: Dataset, act: Activation, pw: Pairwise, W, *, delta, m: int) 
     s, z, _ = dynamics._features(ds, lambda z: act.degree * act.h(z), W)
     ls = dynamics._laplacian_rows(ds, act, pw, W, s)  # (k, n)
     z = z.reshape(W.shape[0], -1)  # (k, N)
-    weight = p_view[None] * ls[:, point]  # u = (h'(z) weight) @ x
+    weight = ls if ds.x_aug is None else p_view[None] * ls[:, point]  # u = (h'(z) weight) @ x
     u = (act.dh(z) * weight) @ x
     norm = jnp.linalg.norm(x, axis=1)
     angle = jnp.where(norm > 0, jnp.abs(z) / jnp.where(norm > 0, norm, 1.0), jnp.inf)
     near = angle <= delta
-    index, nearest, left = [], [], angle
-    for _ in range(m):  # the m smallest angles by m passes of argmin (top_k sorts: slow on CPU)
-        i = jnp.argmin(left, axis=1)
-        index.append(i)
-        nearest.append(jnp.take_along_axis(left, i[:, None], axis=1)[:, 0])
-        left = jnp.where(jnp.arange(left.shape[1])[None] == i[:, None], jnp.inf, left)
-    index, neg = jnp.stack(index, axis=1), -jnp.stack(nearest, axis=1)
-    mask = -neg <= delta
-    index = jnp.where(mask, index, -1).astype(jnp.int32)
+    # the first m active views in index order (one compaction pass; top_k and argmin are slow on CPU)
+    rank = jnp.cumsum(near, axis=1, dtype=jnp.int32)  # 1, 2, ... at the active views
+    iota = jnp.arange(near.shape[1], dtype=jnp.int32)[None]
+    index = jnp.stack([jnp.max(jnp.where(near & (rank == j + 1), iota, -1), axis=1) for j in range(m)], axis=1)
+    mask = index >= 0
     take = lambda a: jnp.take_along_axis(a, jnp.maximum(index, 0), axis=1)
     xs = jnp.where(mask[..., None], x[jnp.maximum(index, 0)], 0.0)
     g_now = take(act.dh(z))
     wt = jnp.where(mask, take(weight), 0.0)
-    u0 = u - jnp.einsum("km,kmd->kd", (g_now - off) * wt, xs)
-    return ActiveSet(index, mask, jnp.sum(near, axis=1).astype(jnp.int32), jnp.where(mask, -neg, jnp.inf), xs,
+    u0 = u - jnp.sum(((g_now - off) * wt)[..., None] * xs, axis=1)
+    return ActiveSet(index, mask, jnp.sum(near, axis=1).astype(jnp.int32), jnp.where(mask, take(angle), jnp.inf), xs,
                      (on - off) * wt, u, u0, sphere.tangent(W, u0))
-
-
-def _faces(m: int):
-    """Every assignment of m variables to free (0), lower bound (1) or upper bound (2): (3^m, m)."""
-    return np.array(list(itertools.product((0, 1, 2), repeat=m)), np.int32)
 
 
 class MinNorm(NamedTuple):
@@ -137,39 +130,49 @@ class MinNorm(NamedTuple):
     v: jax.Array  # (k, d) the minimum-norm element t_0 + sum lam_i b_i
 
 
-def min_norm(t0, B, mask) -> MinNorm:
+def min_norm(t0, B, mask, sweeps: int = SWEEPS) -> MinNorm:
     """argmin ||t0 + sum_i lam_i B_i|| over lam in [0, 1]^m (lam_i = 0 where ``mask`` is False).
 
-    t0 (k, d), B (k, m, d), mask (k, m). Exact: the optimum lies in the relative interior of a face of
-    the box; on each face (free, at 0, at 1 per variable) the free multipliers solve the normal
-    equations; the best feasible face wins. Faces whose free Gram block is (near) singular are skipped:
-    a face with one more variable at a bound then attains the same minimum.
+    t0 (k, d), B (k, m, d), mask (k, m). Projected coordinate descent on the convex quadratic
+    1/2 lam^T G lam + lam^T r (G = B B^T, r = B t0; up to ``sweeps`` sweeps over the m coordinates, each
+    minimizing exactly over one coordinate and clipping to [0, 1], until no multiplier moves by more
+    than 4 eps), then a polish: the face it found
+    (free where 0 < lam < 1, the others at their bound) is solved exactly from the normal equations and
+    kept when it is feasible and no worse. The minimum-norm element v is unique; lam need not be when
+    the B_i are dependent (e.g. views x_a, x_b and x_a + x_b all active), and then the descent's lam
+    is kept.
     """
     k, m = mask.shape
-    faces = jnp.asarray(_faces(m))  # (F, m)
-    free = faces == 0
-    fixed = jnp.where(faces == 2, 1.0, 0.0).astype(t0.dtype)
-    valid = jnp.all(mask[:, None, :] | (faces[None] == 1), axis=2)  # padding only at the lower bound 0
-    G = jnp.einsum("kid,kjd->kij", B, B)
-    r = jnp.einsum("kid,kd->ki", B, t0)
-    scale = jnp.sqrt(jnp.where(jnp.diagonal(G, axis1=1, axis2=2) > 0, jnp.diagonal(G, axis1=1, axis2=2), 1.0))
-    Gs = G / (scale[:, :, None] * scale[:, None, :])  # unit diagonal (where B_i != 0)
-    ff = free[:, :, None] & free[:, None, :]  # (F, m, m)
-    eye = jnp.eye(m, dtype=t0.dtype)
-    M = jnp.where(ff[None], Gs[:, None], eye)  # (k, F, m, m): free block, identity elsewhere
-    rhs = -(r[:, None] + jnp.einsum("kij,fj->kfi", G, fixed)) / scale[:, None]
-    rhs = jnp.where(free[None], rhs, 0.0)
+    G = jnp.sum(B[:, :, None, :] * B[:, None, :, :], axis=3)  # broadcasts: small batched dots are slow on CPU
+    r = jnp.sum(B * t0[:, None, :], axis=2)
+    diag = jnp.diagonal(G, axis1=1, axis2=2)
+    live = mask & (diag > 0)
+    inv = jnp.where(live, 1.0 / jnp.where(live, diag, 1.0), 0.0)
+
+    def sweep(carry):
+        n, lam, _ = carry
+        old = lam
+        for i in range(m):
+            g = r[:, i] + jnp.sum(G[:, i] * lam, axis=1)
+            lam = lam.at[:, i].set(jnp.clip(lam[:, i] - g * inv[:, i], 0.0, 1.0))
+        return n + 1, lam, jnp.max(jnp.abs(lam - old))
+
+    tiny = 4 * jnp.finfo(t0.dtype).eps  # a sweep that moves no multiplier by more than this has converged
+    lam = jax.lax.while_loop(lambda c: (c[0] < sweeps) & (c[2] > tiny), sweep,
+                             (0, jnp.zeros_like(r), jnp.inf + 0 * jnp.sum(r)))[1]  # (varying under shard_map)
+    free = live & (lam > 0) & (lam < 1)
+    fixed = jnp.where(live & ~free & (lam >= 1), 1.0, 0.0).astype(t0.dtype)
+    scale = jnp.sqrt(jnp.where(live, diag, 1.0))
+    M = jnp.where(free[:, :, None] & free[:, None, :], G / (scale[:, :, None] * scale[:, None, :]),
+                  jnp.eye(m, dtype=t0.dtype))
+    rhs = jnp.where(free, -(r + jnp.sum(G * fixed[:, None, :], axis=2)) / scale, 0.0)
     y, pivot = _solve_spd(M, rhs)
-    well = pivot > _RANK_TOL
-    lam = jnp.where(free[None], y / scale[:, None], fixed[None])  # (k, F, m)
-    slack = 1e-12
-    ok = valid & well & jnp.all((lam >= -slack) & (lam <= 1 + slack), axis=2)
-    lam = jnp.clip(lam, 0.0, 1.0)
-    v = t0[:, None] + jnp.einsum("kfm,kmd->kfd", lam, B)
-    obj = jnp.where(ok, jnp.sum(v * v, axis=2), jnp.inf)
-    best = jnp.argmin(obj, axis=1)
-    pick = lambda a: jnp.take_along_axis(a, best[:, None, None], axis=1)[:, 0]
-    return MinNorm(jnp.where(mask, pick(lam), 0.0), pick(v))
+    exact = jnp.where(free, y / scale, fixed)
+    objective = lambda lam: 2 * jnp.sum(lam * r, axis=1) + jnp.sum(lam[:, :, None] * G * lam[:, None, :], axis=(1, 2))
+    better = ((pivot > _RANK_TOL) & jnp.all((exact >= 0) & (exact <= 1), axis=1)
+              & (objective(exact) <= objective(lam) + 1e-12 * jnp.sum(t0 * t0, axis=1)))
+    lam = jnp.where(live, jnp.where(better[:, None], exact, lam), 0.0)
+    return MinNorm(lam, t0 + jnp.sum(lam[..., None] * B, axis=1))
 
 
 def _solve_spd(M, b):
@@ -232,4 +235,4 @@ def basis(X, keep):
 
 def project(Q, v):
     """P_V v with V = span(Q)^perp, for an orthonormal (or zero-row) Q (k, m, d) and v (k, d)."""
-    return v - jnp.einsum("kmd,km->kd", Q, jnp.einsum("kmd,kd->km", Q, v))
+    return v - jnp.sum(Q * jnp.sum(Q * v[:, None, :], axis=2)[..., None], axis=1)
