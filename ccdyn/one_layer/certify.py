@@ -17,8 +17,11 @@ float32 (loose) and float64 (tight). Certify in float64 (``--x64``) when the num
 For ReLU the autodiff Hessian is exact wherever no support point lies on the hyperplane
 w*^T x = 0 (then A is locally constant and E = w^T A w / 2 there).
 
-:func:`assess` is the one place that decides whether an optimum is stable: by the flow's Jacobian
-at a smooth fixed point (alpha moving with w), by probes at a fixed point on a kink of E.
+:func:`assess_many` (and :func:`assess` for one point) is the one place that decides whether an optimum is
+stable, and names the test that did (``certificate``): the flow's Jacobian at a smooth fixed point
+(alpha moving with w), or for a ReLU optimum on kinks the exact kink certificate of
+:mod:`ccdyn.one_layer.kinks` (Jacobian on the active intersection + KKT multipliers). A probe
+(:func:`probe_local_max`) never decides it.
 Local roughness rho lives in :mod:`ccdyn.dynamics.roughness`, irregularity omega in
 :mod:`ccdyn.dynamics.irregularity`.
 """
@@ -117,7 +120,8 @@ def probe_local_max(ds: Dataset, act: Activation, pw: Pairwise, w, radius: float
     """True when E(w) exceeds E at every probe point cos(r) w + sin(r) v, for v = +-each tangent basis
     vector and ``n_random`` random tangent directions (alpha evaluated at each probe point).
 
-    This checks maxima that sit on a kink of E, where the Hessian certificate does not apply.
+    A diagnostic only (it can miss a direction along which E rises): stability is decided by
+    :func:`assess_many`.
     """
     key = jax.random.PRNGKey(0) if key is None else key
     q = sphere.tangent_basis(w)
