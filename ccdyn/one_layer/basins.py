@@ -434,12 +434,15 @@ def table(s: dict) -> str:
 
 _COMPARED = (Status.CONVERGED, Status.NOT_CONVERGED, Status.CYCLING, Status.DEAD, Status.NONFINITE, Status.OVERFLOW,
              Status.UNDERFLOW)
+_COMPARED += tuple(st for st in engine.FINAL_STATUSES if st not in _COMPARED)  # the sliding flow's
 COMPARISON_COLUMNS = ("run", "act", "alpha", "tau", "method", "data", "n_init", "optima", "stable_optima",
-                      "stable_smooth", "stable_on_kink", "mass_on_patterns") + tuple(s.key for s in _COMPARED)
+                      "stable_smooth", "stable_on_kink", "mass_on_patterns") + tuple(s.key for s in _COMPARED) + (
+                      "endpoint_clusters", "certified_smooth", "certified_kink", "analyze_s", "total_s")
 
 
 def comparison_rows(named_summaries) -> list:
-    """One row per basins run (``[(name, summary.json dict)]``) under :data:`COMPARISON_COLUMNS`."""
+    """One row per basins run (``[(name, summary.json dict)]``) under :data:`COMPARISON_COLUMNS` ("-" where
+    an older summary lacks a field)."""
     rows = []
     for name, s in named_summaries:
         c = s["config"]
@@ -448,5 +451,7 @@ def comparison_rows(named_summaries) -> list:
                      s["n_init"], s["n_optima"], s["n_stable_optima"],
                      sum(o["stable"] and o["smooth"] for o in s["optima"]),
                      sum(o["stable"] and not o["smooth"] for o in s["optima"]),
-                     round(s["basin_mass_on_patterns"], 4)] + [s.get(f"n_{st.key}", 0) for st in _COMPARED])
+                     round(s["basin_mass_on_patterns"], 4)] + [s.get(f"n_{st.key}", 0) for st in _COMPARED]
+                    + [s.get(k, "-") for k in ("n_endpoint_clusters", "n_certified_smooth", "n_certified_kink")]
+                    + [round(s["timings_s"][k], 1) if k in s.get("timings_s", {}) else "-" for k in ("analyze", "total")])
     return rows
