@@ -156,7 +156,12 @@ def _kink_note(k: dict, i: int, refine_status: int, msk) -> str:
     if not k["smooth_ok"][i]:
         return "flow Jacobian on the active intersection not negative"
     if not k["kkt_ok"][i]:
-        return "a kink repels or is flat (gate coefficient c_i >= 0)"
+        lam, c = np.asarray(k["multipliers"][i])[msk], np.asarray(k["gate_coefficients"][i])[msk]
+        if np.any((lam < 0) | (lam > 1)):
+            return "a multiplier outside [0, 1]: E rises off a kink"
+        if np.any(c >= 0):
+            return "a kink repels or is flat (gate coefficient c_i >= 0)"
+        return "a multiplier at 0 or 1 within tolerance"
     return ""
 
 
@@ -210,11 +215,11 @@ def assess_many(ds64: Dataset, act: Activation, pw: Pairwise, W, *, kink_ref: di
             row.update(residual=res0, eigengap=gap0, lam1=float(kc["lam1_0"][i]), smooth=res0 <= smooth_tol * scale,
                        is_lme=bool(res0 <= tol * scale and gap0 > tol * scale and kc["alignment0"][i] >= 1 - tol
                                    and kc["lam1_0"][i] > tol * scale))
-            msk = np.asarray(kink_ref["active_mask"][i])
+            msk = np.asarray(kc["active"][i])
             note = _kink_note(kc, i, status[i], msk)
             certificate = "none" if note else ("kink-kkt" if rank else "smooth")
             jv = float(kc["jacobian_v_max"][i])
-            row.update(kink_rank=rank, active_views=np.asarray(kink_ref["active"][i])[msk].tolist(),
+            row.update(kink_rank=rank, active_views=np.flatnonzero(msk).tolist(),
                        multipliers=kc["multipliers"][i][msk].tolist(),
                        gate_coefficients=kc["gate_coefficients"][i][msk].tolist(),
                        one_sided_max=float(kc["one_sided_max"][i]) if rank else None,

@@ -117,21 +117,17 @@ def _subspace(x, idx, msk, rank_tol):
     return xs, ginv, pv, jnp.all(ok)
 
 
-def _groups(x, xn, idx, msk, par_tol):
-    """Views sharing an active hyperplane: member (N, s) (x_i parallel or antiparallel to the slot's
-    representative x_r), a (N, s) with x_i = a x_r on members (0 elsewhere)."""
-    xr = x[idx]
-    cos = (x @ xr.T) / (xn[:, None] * xn[idx][None] + jnp.finfo(x.dtype).tiny)
-    member = msk[None] & (jnp.abs(cos) >= 1.0 - par_tol) & (xn > 0)[:, None]
-    a = jnp.where(member, (x @ xr.T) / (xn[idx] ** 2)[None], 0.0)
-    return member, a
+def _in_span(x, xn, pv, span_tol):
+    """Views on every active hyperplane's intersection: x_i in span{x_S} (||P_V x_i|| <= span_tol ||x_i||).
+    They include S itself, duplicates and antipodes of its views, and views dependent on them."""
+    return (xn > 0) & (jnp.linalg.norm(x @ pv, axis=1) <= span_tol * xn)
 
 
-def _gates(member, a, sig):
-    """(active (N,), positive-side gates (N,)) at the point where every active hyperplane's
-    representative is on its negative side (theta = 0): antiparallel members are then positive."""
-    active = jnp.any(member, axis=1)
-    return active, jnp.where(active, jnp.any(member & (a < 0), axis=1), sig)
+def _range_projector(m, rank_tol):
+    """Orthogonal projector onto the range of the PSD matrix m (d, d)."""
+    ev, vec = jnp.linalg.eigh(0.5 * (m + m.T))
+    keep = ev > rank_tol * jnp.maximum(jnp.max(ev), jnp.finfo(m.dtype).tiny)
+    return (vec * keep) @ vec.T
 
 
 def _top_on_v(a, pv, w):
@@ -145,18 +141,59 @@ def _top_on_v(a, pv, w):
     return jnp.where(jnp.dot(v, w) < 0, -v, v), ev
 
 
-def _multipliers(ds, act, pw, w, msk, gates, a, xs, ginv):
-    """lam (s,) and c_S (s,) at w: X_S (u_0 + X_S^T diag(c) lam) = 0 (zero on padding). A hyperplane
-    shared by several views (x_i = a_i x_r) has c = sum_i c_i |a_i| along its representative x_r."""
-    u0 = one_sided_field(ds, act, pw, w, gates)
-    c = (gate_coefficients(ds, act, pw, w) @ jnp.abs(a)) * msk
-    y = -(ginv @ (xs @ u0)) * msk
-    safe = jnp.where(c != 0, c, 1.0)
-    return jnp.where(msk, y / safe, 0.0), c, u0
+def _region_field(ds, act, pw, gates):
+    """v -> the field of the region with the given gates, alpha moving with v (the flow sees it move)."""
+    x, pvw, _ = _flat(ds)
+
+    def u(v):
+        ls = _ls(ds, act, pw, v, moving_alpha=True)
+        g = jnp.where(gates, 1.0, act.slope).reshape(ls.shape[0], -1)
+        return (g * pvw * ls[:, None]).reshape(-1) @ x
+
+    return u
+
+
+def _newton_on_v(ds, act, pw, w, gates, pv, max_step=0.1):
+    """One Newton step (at most max_step long) for P_V u(w) = mu w on the sphere inside V."""
+    u = _region_field(ds, act, pw, gates)
+    w = pv @ w
+    w = w / jnp.linalg.norm(w)
+    uw, du = u(w), jax.jacfwd(u)(w)
+    mu = jnp.dot(w, uw)
+    d = w.shape[0]
+    p = pv - jnp.outer(w, w)
+    g = p @ uw
+    jac = p @ (du - mu * jnp.eye(d, dtype=w.dtype)) @ p
+    shift = jnp.linalg.norm(jac) + jnp.abs(mu) + jnp.finfo(w.dtype).tiny
+    step = -jnp.linalg.solve(jac - shift * (jnp.eye(d, dtype=w.dtype) - p), g)
+    step = p @ step
+    n = jnp.linalg.norm(step)
+    step = step * jnp.minimum(1.0, max_step / jnp.maximum(n, jnp.finfo(w.dtype).tiny))
+    v = w + step
+    return v / jnp.linalg.norm(v)
+
+
+def _multipliers(ds, act, pw, w, active, sig, pv, rank_tol):
+    """Multipliers of every active view (N,) at w: u_0 + sum_i lam_i c_i x_i = mu w with u_0 the field
+    with every active gate at 0. With dependent active views (more views than hyperplanes) lam is not
+    unique: this is the solution nearest to 1/2 (the largest margin inside [0, 1] in the 2-norm).
+    Returns (lam, c, u0, fit): c (N,) zero off the active views, fit = ||X diag(c) lam + (I - P_V) u_0||."""
+    x, _, _ = _flat(ds)
+    u0 = one_sided_field(ds, act, pw, w, sig & ~active)
+    c = gate_coefficients(ds, act, pw, w) * active
+    b = (x * c[:, None]).T  # (d, N)
+    t = -(u0 - pv @ u0)
+    half = 0.5 * active
+    bbt = b @ b.T
+    ev, vec = jnp.linalg.eigh(0.5 * (bbt + bbt.T))
+    keep = ev > rank_tol * jnp.maximum(jnp.max(ev), jnp.finfo(w.dtype).tiny)
+    pinv = (vec * jnp.where(keep, 1.0 / jnp.where(keep, ev, 1.0), 0.0)) @ vec.T
+    lam = jnp.where(active, half + b.T @ (pinv @ (t - b @ half)), 0.0)
+    return lam, c, u0, jnp.linalg.norm(b @ lam - t)
 
 
 @functools.partial(jax.jit, static_argnames=("act", "pw", "s_max", "max_iter"))
-def _refine_batch(ds, act, pw, W, *, s_max, max_iter, cand_tol, z_tol, lam_tol, fp_tol, rank_tol, par_tol):
+def _refine_batch(ds, act, pw, W, *, s_max, max_iter, cand_tol, z_tol, lam_tol, fp_tol, rank_tol, span_tol):
     x, _, _ = _flat(ds)
     n_flat = x.shape[0]
     xn = jnp.linalg.norm(x, axis=1)
@@ -169,19 +206,34 @@ def _refine_batch(ds, act, pw, W, *, s_max, max_iter, cand_tol, z_tol, lam_tol, 
         z0 = (x @ w0) / jnp.where(valid, xn, 1.0)
         near = valid & (jnp.abs(z0) <= cand_tol)
         order = jnp.argsort(jnp.where(near, jnp.abs(z0), jnp.inf))[:n_pre]
-        xo = x[order] / jnp.where(valid[order], xn[order], 1.0)[:, None]
-        dup = jnp.any(jnp.tril(jnp.abs(xo @ xo.T) >= 1.0 - par_tol, -1) & near[order][None], axis=1)
-        keep = near[order] & ~dup  # one view per hyperplane, nearest first
-        pick = jnp.argsort(~keep, stable=True)[:s_max]
-        state = (w0, z0 > 0, order[pick].astype(jnp.int32), keep[pick], jnp.int32(0),
-                 jnp.int32(RefineStatus.RUNNING))
+
+        def pick(i, carry):  # independent views only, nearest first (Gram-Schmidt)
+            q, idx, msk, count = carry
+            j = order[i]
+            xj = x[j] / jnp.where(valid[j], xn[j], 1.0)
+            r = xj - q @ (q.T @ xj)
+            nr = jnp.linalg.norm(r)
+            take = near[j] & (nr > span_tol) & (count < s_max)
+            slot = jnp.minimum(count, s_max - 1)
+            q = jnp.where(take, q.at[:, slot].set(r / jnp.where(take, nr, 1.0)), q)
+            idx = jnp.where(take, idx.at[slot].set(j.astype(jnp.int32)), idx)
+            msk = jnp.where(take, msk.at[slot].set(True), msk)
+            return q, idx, msk, count + take
+
+        init = (jnp.zeros((x.shape[1], s_max), x.dtype), jnp.zeros((s_max,), jnp.int32), jnp.zeros((s_max,), bool),
+                jnp.int32(0))
+        _, idx0, msk0, _ = jax.lax.fori_loop(0, n_pre, pick, init)
+        state = (w0, z0 > 0, idx0, msk0, jnp.int32(0), jnp.int32(RefineStatus.RUNNING))
 
         def body(st):
             w, sig, idx, msk, it, _ = st
             xs, ginv, pv, full = _subspace(x, idx, msk, rank_tol)
-            member, a = _groups(x, xn, idx, msk, par_tol)
-            active, pos = _gates(member, a, sig)
-            v, _ = _top_on_v(region_matrix(ds, act, pw, w, pos), pv, w)
+            active = _in_span(x, xn, pv, span_tol)
+            if moving:  # alpha moves with w: Newton on the restricted fixed-point equation (the top
+                # eigenvector map w <- top(A(alpha(w))) need not converge to the flow's stable points)
+                v = _newton_on_v(ds, act, pw, w, sig & ~active, pv)
+            else:
+                v, _ = _top_on_v(region_matrix(ds, act, pw, w, sig & ~active), pv, w)
             zw, zv = x @ w, x @ v
             tol = z_tol * xn
             viol = valid & ~active & jnp.where(sig, zv < -tol, zv > tol)
@@ -192,12 +244,17 @@ def _refine_batch(ds, act, pw, W, *, s_max, max_iter, cand_tol, z_tol, lam_tol, 
             w_cross = w_cross / jnp.linalg.norm(w_cross)
             slot = jnp.argmin(msk)  # first free slot (all full: msk[slot] is True)
             full_slots = jnp.all(msk)
-            lam, c, _ = _multipliers(ds, act, pw, v, msk, pos, a, xs, ginv)
-            out = msk & ((lam < -lam_tol) | (lam > 1.0 + lam_tol) | (c == 0))
-            k = jnp.argmax(jnp.where(out, jnp.maximum(-lam, lam - 1.0), -jnp.inf))
+            lam, c, _, _ = _multipliers(ds, act, pw, v, active, sig, pv, rank_tol)
+            out = active & ((lam < -lam_tol) | (lam > 1.0 + lam_tol))
+            jo = jnp.argmax(jnp.where(out, jnp.maximum(-lam, lam - 1.0), -jnp.inf))
             any_out = jnp.any(out)
-            # released view k goes to the side where E rises faster: + if c (1 - lam) > c lam
-            release_pos = c[k] * (1.0 - 2.0 * lam[k]) > 0
+            # release the hyperplane (slot) that view jo leans on most, to the side where E rises faster for
+            # view jo: + if c (1 - lam) > c lam; the views leaving the active set take the side of the
+            # release direction (the slot's dual direction, signed)
+            alpha = (ginv @ (xs @ x[jo])) * msk * jnp.linalg.norm(xs, axis=1)
+            k = jnp.argmax(jnp.abs(alpha))
+            up = c[jo] * (1.0 - 2.0 * lam[jo]) > 0
+            delta = (xs.T @ ginv)[:, k] * jnp.where((alpha[k] > 0) == up, 1.0, -1.0)
             moved = jnp.linalg.norm(v - w)
             done = ~any_viol & ~any_out & (~moving | (moved <= fp_tol))
             status = jnp.where(~full, RefineStatus.DEGENERATE,
@@ -209,9 +266,7 @@ def _refine_batch(ds, act, pw, W, *, s_max, max_iter, cand_tol, z_tol, lam_tol, 
             idx_new = jnp.where(add, idx.at[slot].set(j.astype(jnp.int32)), idx)
             msk_new = jnp.where(add, msk.at[slot].set(True), msk)
             rel = ~any_viol & any_out & full
-            # the released hyperplane's views take the side of theta = release_pos (antiparallel: the other)
-            side = jnp.where(a[:, k] > 0, release_pos, ~release_pos)
-            sig_new = jnp.where(rel & member[:, k], side, sig)
+            sig_new = jnp.where(rel & active, x @ delta > 0, sig)
             msk_new = jnp.where(rel, msk_new.at[k].set(False), msk_new)
             it = it + 1
             status = jnp.where((status == RefineStatus.RUNNING) & (it >= max_iter), RefineStatus.MAX_ITER, status)
@@ -226,7 +281,7 @@ def _refine_batch(ds, act, pw, W, *, s_max, max_iter, cand_tol, z_tol, lam_tol, 
 
 def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, s_max: int | None = None, max_iter: int = 64,
            cand_tol: float = 1e-4, z_tol: float = 1e-12, lam_tol: float = 1e-9, fp_tol: float = 1e-13,
-           rank_tol: float = 1e-10, par_tol: float = 1e-12) -> dict:
+           rank_tol: float = 1e-10, span_tol: float = 1e-8) -> dict:
     """Active-set refinement of candidates W (k, d) to exact kink optima (module docstring), float64.
 
     Args:
@@ -234,7 +289,8 @@ def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, s_max: int | None
       z_tol: a view is on the wrong side of its region when its sign is wrong by more than z_tol ||x_i||.
       lam_tol: multipliers within [-lam_tol, 1 + lam_tol] are accepted while refining.
       fp_tol: Gaussian alpha: the fixed-point iteration stops when w moves <= fp_tol.
-      par_tol: views with |cos| >= 1 - par_tol share a hyperplane (duplicates, antipodes): one slot.
+      span_tol: a view lies on the active intersection (is active without a slot of its own: duplicates,
+        antipodes, views dependent on the slots) when ||P_V x_i|| <= span_tol ||x_i||.
 
     Returns:
       per candidate: ``w`` (k, d), ``sign`` (k, N) the region's side of every view (N = n * views),
@@ -246,25 +302,25 @@ def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, s_max: int | None
     s_max = default_s_max(ds64.dim) if s_max is None else int(s_max)
     return _refine_batch(ds64, act, pw, jnp.asarray(W, ds64.x.dtype), s_max=s_max, max_iter=int(max_iter),
                          cand_tol=cand_tol, z_tol=z_tol, lam_tol=lam_tol, fp_tol=fp_tol, rank_tol=rank_tol,
-                         par_tol=par_tol)
+                         span_tol=span_tol)
 
 
 @functools.partial(jax.jit, static_argnames=("act", "pw"))
 def kink_certificate(ds64: Dataset, act: Activation, pw: Pairwise, ref: dict, *, tol: float = 1e-7,
-                     rank_tol: float = 1e-10, plane_tol: float = 1e-10, par_tol: float = 1e-12):
+                     rank_tol: float = 1e-10, plane_tol: float = 1e-10, span_tol: float = 1e-8):
     """Certificate of refined optima (:func:`refine`'s output, k of them), float64, vmapped.
 
-    Returns per optimum: ``kink_rank`` |S|, ``multipliers`` lam and ``gate_coefficients`` c (k, s_max;
-    0 on padding), ``one_sided_max`` the largest one-sided directional derivative of E along
-    +-d_i (d_i the unit dual direction: x_j^T d_i = 0 for the other j in S) relative to |lambda_1|,
-    ``jacobian_v_max`` the largest real part of the flow's Jacobian on V' cap T_w (alpha moving; -inf
-    when that space is {0}) relative to |lambda_1|, where V' is the complement of the hyperplanes with
-    a multiplier strictly inside (0, 1) and the region's gates put each hyperplane with a multiplier
-    at 0 (1) on its negative (positive) side, the side where E is flat to first order (``flat_kinks``
-    counts them; for a polyhedral piece second order there decides), ``stationarity`` ||P_V u_0 - mu w|| / |lambda_1|,
-    ``closure`` (inactive views on their region's side), ``stray`` (an inactive view within
-    plane_tol of its hyperplane: unresolved), ``full_rank``, and the tests ``smooth_ok`` and
-    ``kkt_ok`` (strict, with margin ``tol``).
+    Returns per optimum: ``kink_rank`` |S| (independent hyperplanes), ``active`` (k, N) the views on
+    their intersection, ``multipliers`` lam and ``gate_coefficients`` c (k, N; 0 off the active views),
+    ``one_sided_max`` the largest one-sided slope c_i (1 - lam_i) or c_i lam_i (times |x_i|) relative to
+    |lambda_1|, ``jacobian_v_max`` the largest real part of the flow's Jacobian on V' cap T_w (alpha
+    moving; -inf when that space is {0}) relative to |lambda_1|, where V' is the complement of the views
+    with a multiplier strictly inside (0, 1) and the region's gates put each view with a multiplier at 0
+    (1) on its negative (positive) side, where E is flat to first order (``flat_kinks`` counts them; on
+    a polyhedral piece second order there decides), ``stationarity`` (||P_V u_0 - mu w|| and the fit
+    of the multipliers, relative to |lambda_1|), ``closure`` (inactive views on their region's side),
+    ``stray`` (an inactive view within plane_tol of its hyperplane: unresolved), ``full_rank``, and the
+    tests ``smooth_ok`` and ``kkt_ok`` (strict, with margin ``tol``).
     """
     x, _, _ = _flat(ds64)
     d = x.shape[1]
@@ -272,56 +328,46 @@ def kink_certificate(ds64: Dataset, act: Activation, pw: Pairwise, ref: dict, *,
     valid = xn > 0
 
     def one(w, sig, idx, msk):
-        xs, ginv, pv, full = _subspace(x, idx, msk, rank_tol)
-        member, coef = _groups(x, xn, idx, msk, par_tol)
-        active, pos = _gates(member, coef, sig)
-        a = region_matrix(ds64, act, pw, w, pos)
+        _, _, pv, full = _subspace(x, idx, msk, rank_tol)
+        active = _in_span(x, xn, pv, span_tol)
+        a = region_matrix(ds64, act, pw, w, sig & ~active)
         scale = jnp.maximum(jnp.max(jnp.abs(jnp.linalg.eigvalsh(0.5 * (a + a.T)))), jnp.finfo(w.dtype).tiny)
-        lam, c, u0 = _multipliers(ds64, act, pw, w, msk, pos, coef, xs, ginv)
+        lam, c, u0, fit = _multipliers(ds64, act, pw, w, active, sig, pv, rank_tol)
         mu = jnp.dot(w, u0)
-        stationarity = jnp.linalg.norm(pv @ u0 - mu * w) / scale
-        # dual directions: columns of X_S^T G^+ (x_j^T d_i = delta_ij on the active views)
-        dual = xs.T @ ginv
-        dn = jnp.linalg.norm(dual, axis=0)
-        dn = jnp.where(msk & (dn > 0), dn, 1.0)
-        plus, minus = c * (1.0 - lam) / dn, c * lam / dn
-        one_sided = jnp.max(jnp.where(msk, jnp.maximum(plus, minus), -jnp.inf)) / scale
+        stationarity = (jnp.linalg.norm(pv @ u0 - mu * w) + fit) / scale
+        plus, minus = c * (1.0 - lam) * xn, c * lam * xn
+        one_sided = jnp.max(jnp.where(active, jnp.maximum(plus, minus), -jnp.inf)) / scale
         # strict: both one-sided slopes negative; flat0 / flat1: lam at 0 / 1 (c < 0), first order flat on
         # one side only, where the second-order test below covers it (its region's gates)
-        neg = c < -tol * scale
-        strict = msk & (plus < -tol * scale) & (minus < -tol * scale)
-        flat0 = msk & ~strict & neg & (jnp.abs(lam) <= tol)
-        flat1 = msk & ~strict & neg & (jnp.abs(lam - 1.0) <= tol)
-        kkt_ok = jnp.all(~msk | strict | flat0 | flat1)
-        flip = jnp.any(member & flat1[None], axis=1)  # flat1 hyperplanes: their positive side
-        pos2 = jnp.where(flip, jnp.any(member & flat1[None] & (coef > 0), axis=1), pos)
-        _, _, pv2, _ = _subspace(x, idx, strict, rank_tol)
+        neg = c * xn < -tol * scale
+        strict = active & (plus < -tol * scale) & (minus < -tol * scale)
+        flat0 = active & ~strict & neg & (jnp.abs(lam) <= tol)
+        flat1 = active & ~strict & neg & (jnp.abs(lam - 1.0) <= tol)
+        kkt_ok = jnp.all(~active | strict | flat0 | flat1)
+        pos2 = jnp.where(active, flat1, sig)
+        xst = x * strict[:, None]
+        pv2 = jnp.eye(d, dtype=w.dtype) - _range_projector(xst.T @ xst, rank_tol)
 
-        def u(v):  # the region's field, alpha moving with v (the flow sees it move)
-            ls = _ls(ds64, act, pw, v, moving_alpha=True)
-            g = jnp.where(pos2, 1.0, act.slope).reshape(ls.shape[0], -1)
-            _, pvw = ds64.views()
-            return (g * pvw * ls[:, None]).reshape(-1) @ x
-
+        u = _region_field(ds64, act, pw, pos2)
         p = pv2 - jnp.outer(w, w)
         dim = jnp.round(jnp.trace(p)).astype(jnp.int32)
-        shift = 2.0 * (jnp.linalg.norm(jax.jacfwd(u)(w)) + jnp.abs(mu)) + scale
-        jac = p @ (jax.jacfwd(u)(w) - mu * jnp.eye(d, dtype=w.dtype)) @ p - shift * (jnp.eye(d, dtype=w.dtype) - p)
+        du = jax.jacfwd(u)(w)
+        shift = 2.0 * (jnp.linalg.norm(du) + jnp.abs(mu)) + scale
+        jac = p @ (du - mu * jnp.eye(d, dtype=w.dtype)) @ p - shift * (jnp.eye(d, dtype=w.dtype) - p)
         jmax = jnp.where(dim > 0, jnp.max(jnp.linalg.eigvals(jac).real) / scale, -jnp.inf)
         # A(w) with h'(0) = 0 on every active view (ReLU's convention, App. B.1), free of the rounding
         # of w^T x_i ~ 1e-17 on the kinks: residual, lambda_1, gap, alignment of Def. 3
-        a0 = region_matrix(ds64, act, pw, w, pos & ~active)
-        ev0, vec0 = jnp.linalg.eigh(0.5 * (a0 + a0.T))
-        aw0 = a0 @ w
+        ev0, vec0 = jnp.linalg.eigh(0.5 * (a + a.T))
+        aw0 = a @ w
         z = (x @ w) / jnp.where(valid, xn, 1.0)
         inactive = valid & ~active
         closure = jnp.all(~inactive | jnp.where(sig, z >= -plane_tol, z <= plane_tol))
         stray = jnp.any(inactive & (jnp.abs(z) <= plane_tol))
-        return {"kink_rank": jnp.sum(msk), "multipliers": lam, "gate_coefficients": c, "one_sided_max": one_sided,
-                "jacobian_v_max": jmax, "stationarity": stationarity, "closure": closure, "stray": stray,
-                "full_rank": full, "smooth_ok": jmax < -tol, "kkt_ok": kkt_ok, "flat_kinks": jnp.sum(flat0 | flat1),
-                "residual0": jnp.linalg.norm(aw0 - jnp.dot(w, aw0) * w), "lam1_0": ev0[-1], "gap0": ev0[-1] - ev0[-2],
-                "alignment0": jnp.abs(jnp.dot(w, vec0[:, -1])),
+        return {"kink_rank": jnp.sum(msk), "active": active, "multipliers": lam, "gate_coefficients": c,
+                "one_sided_max": one_sided, "jacobian_v_max": jmax, "stationarity": stationarity, "closure": closure,
+                "stray": stray, "full_rank": full, "smooth_ok": jmax < -tol, "kkt_ok": kkt_ok,
+                "flat_kinks": jnp.sum(flat0 | flat1), "residual0": jnp.linalg.norm(aw0 - jnp.dot(w, aw0) * w),
+                "lam1_0": ev0[-1], "gap0": ev0[-1] - ev0[-2], "alignment0": jnp.abs(jnp.dot(w, vec0[:, -1])),
                 "mu": mu, "lam1": scale}
 
     return jax.vmap(one)(ref["w"], ref["sign"], ref["active"], ref["active_mask"])
