@@ -406,9 +406,10 @@ def table(s: dict) -> str:
                                 "certificate", "stable", "LME", "pattern", "cos"], body)
     rest = rows[len(shown):]  # rows are largest first, so the shown ones are a prefix
     if rest:
-        text += (f"\n... and {len(rest)} more optima holding {sum(r['count'] for r in rest) / s['n_init']:.4f} of "
-                 f"the inits ({sum(r['stable'] for r in rest)} of them stable), each < {TABLE_MIN_FRACTION:g} "
-                 f"or beyond the {TABLE_MAX_ROWS} largest: see summary.json")
+        text += (f"\n... and {len(rest)} more rows (optima or uncertified endpoint clusters) holding "
+                 f"{sum(r['count'] for r in rest) / s['n_init']:.4f} of the inits ({sum(r['stable'] for r in rest)} "
+                 f"of them stable), each < {TABLE_MIN_FRACTION:g} or beyond the {TABLE_MAX_ROWS} largest: "
+                 "see summary.json")
     counts = ", ".join(f"{st.text} {s.get('n_' + st.key, 0)}" for st in engine.FINAL_STATUSES)
     hints = [f"warning: {s['n_' + st.key]} inits ended in {st.text}: {st.hint}" for st in engine.FINAL_STATUSES
              if st.hint and s.get("n_" + st.key, 0)]
