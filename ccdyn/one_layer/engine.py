@@ -10,9 +10,11 @@ Per-init dynamics (each init is frozen once it stops, so its result never depend
 - flow: the flow integrated to a tolerance: one attempted step of an embedded Runge-Kutta pair per
   init and engine step, accepted or rejected per init, the step eta_i (starting at ``step_size``)
   controlled so that each step's angular error is <= ``flow_rtol`` (:mod:`ccdyn.one_layer.stepper`;
-  docs/flow.md). Converged: ||P^perp A w|| <= tol ||A w|| (a critical point), or the field reverses
-  within a step of length <= tol (pinned on a *kink* maximum, where a data point crosses the ReLU
-  hyperplane and E is not differentiable).
+  docs/flow.md). Converged: ||P^perp A w|| <= tol ||A w|| (a critical point). With ReLU, an init
+  whose field reverses within a step of length <= tol is *pinned* near kink hyperplanes w^T x_i = 0
+  (E not differentiable there): it then slides along the ridges among them (Filippov, projected
+  field P_V P^perp A w; :mod:`ccdyn.one_layer.sliding`) and converges when that field is <= tol ||A w||
+  (a Clarke-stationary point), or stops where pinned when there is no ridge to slide on.
 - euler_halving: the fixed-step scheme w <- normalize(w + eta_i P_w^perp A(w) w); eta_i starts at
   ``step_size`` and is halved each time the tangent direction reverses (t_k . t_{k-1} < 0), so the
   iterate converges onto a kink maximum instead of oscillating around it. Converged: ||P^perp A w||

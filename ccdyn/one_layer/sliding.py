@@ -111,10 +111,16 @@ def active_set(ds: Dataset, act: Activation, pw: Pairwise, W, *, delta, m: int) 
     norm = jnp.linalg.norm(x, axis=1)
     angle = jnp.where(norm > 0, jnp.abs(z) / jnp.where(norm > 0, norm, 1.0), jnp.inf)
     near = angle <= delta
-    # the first m active views in index order (one compaction pass; top_k and argmin are slow on CPU)
-    rank = jnp.cumsum(near, axis=1, dtype=jnp.int32)  # 1, 2, ... at the active views
-    iota = jnp.arange(near.shape[1], dtype=jnp.int32)[None]
-    index = jnp.stack([jnp.max(jnp.where(near & (rank == j + 1), iota, -1), axis=1) for j in range(m)], axis=1)
+    # the first m active views in index order, one min-reduction each (top_k, argmin and cumsum are slow
+    # on CPU)
+    big = near.shape[1]
+    iota = jnp.arange(big, dtype=jnp.int32)[None]
+    index, prev = [], jnp.full((near.shape[0], 1), -1, jnp.int32)
+    for _ in range(m):
+        i = jnp.min(jnp.where(near & (iota > prev), iota, big), axis=1)
+        index.append(jnp.where(i < big, i, -1))
+        prev = i[:, None]
+    index = jnp.stack(index, axis=1)
     mask = index >= 0
     take = lambda a: jnp.take_along_axis(a, jnp.maximum(index, 0), axis=1)
     xs = jnp.where(mask[..., None], x[jnp.maximum(index, 0)], 0.0)

@@ -21,13 +21,11 @@ fixed-shape GEMM batch as the rest of the engine: each stage is one :func:`dynam
 
 Stopping (decided by the engine on the returned quantities): a critical point, ||P^perp u(w)|| <=
 tol ||u(w)||, as for the other methods; or *pinned*: the field reverses within a step of length
-h ||k_1|| <= tol, i.e. a zero or a discontinuity of the field lies within tol of w. This is how a
-maximum on a ReLU kink (E not differentiable there, the field jumps) converges: rejections on
-reversal drive h to 0 while w approaches the kink from one side. In d > 2 the same test also stops
-an init on a kink *ridge* short of the maximum along it (the field reverses across the ridge but
-slides along it): such an endpoint is reported, and certified as not a local maximum by
-:func:`ccdyn.one_layer.certify.assess` (docs/flow.md: a few tenths of a percent of the inits on the
-default data; a sliding step along the ridge is left to do).
+h ||k_1|| <= tol, i.e. a zero or a discontinuity of the field lies within tol of w (rejections on
+reversal drive h to 0 while w approaches a ReLU kink from one side). With ReLU the engine then looks
+for kink ridges there and, if it finds any, continues with the sliding field on their intersection
+(``basis``: every stage projected on it; :mod:`ccdyn.one_layer.sliding`, docs/flow.md); otherwise the
+init stops there (a kink maximum that is not on a ridge).
 
 The pair is Bogacki & Shampine (1989), Appl. Math. Lett. 2(4):321-325, tableau as in Hairer, Norsett
 & Wanner, Solving ODEs I, Sec. II.4 (see docs/flow.md for the measurements behind the choice).
