@@ -183,25 +183,28 @@ def min_norm(t0, B, mask, sweeps: int = SWEEPS) -> MinNorm:
 
 def _solve_spd(M, b):
     """Solves M y = b for symmetric positive semi-definite M (..., m, m) with unit diagonal by Gaussian
-    elimination without pivoting, unrolled over the small m (elementwise ops: no per-matrix LAPACK call);
-    also returns the smallest pivot (<= _RANK_TOL: M is numerically singular, y is not to be used)."""
+    elimination without pivoting, as two ``fori_loop``s of whole-array row operations (no per-matrix
+    LAPACK call, and a program whose size does not grow with m); also returns the smallest pivot
+    (<= _RANK_TOL: M is numerically singular, y is not to be used)."""
     m = M.shape[-1]
-    A = [[M[..., i, j] for j in range(m)] for i in range(m)]
-    r = [b[..., i] for i in range(m)]
-    pivot = jnp.ones(M.shape[:-2], M.dtype)
-    for j in range(m):
-        p = A[j][j]
-        pivot = jnp.minimum(pivot, p)
+    idx = jnp.arange(m)
+
+    def eliminate(j, carry):
+        A, r, pivot = carry
+        p = A[..., j, j]
         safe = jnp.where(p > _RANK_TOL, p, 1.0)
-        for i in range(j + 1, m):
-            f = A[i][j] / safe
-            A[i] = [A[i][l] - f * A[j][l] for l in range(m)]
-            r[i] = r[i] - f * r[j]
-    y = [None] * m
-    for i in reversed(range(m)):
-        acc = r[i] - sum((A[i][l] * y[l] for l in range(i + 1, m)), jnp.zeros_like(r[i]))
-        y[i] = acc / jnp.where(A[i][i] > _RANK_TOL, A[i][i], 1.0)
-    return jnp.stack(y, axis=-1), pivot
+        f = jnp.where(idx > j, A[..., :, j] / safe[..., None], 0.0)
+        return A - f[..., :, None] * A[..., j, None, :], r - f * r[..., j, None], jnp.minimum(pivot, p)
+
+    A, r, pivot = jax.lax.fori_loop(0, m, eliminate, (M, b, jnp.ones_like(M[..., 0, 0])))  # varying under shard_map
+
+    def substitute(t, y):
+        i = m - 1 - t
+        acc = r[..., i] - jnp.sum(jnp.where(idx > i, A[..., i, :] * y, 0.0), axis=-1)
+        d = A[..., i, i]
+        return y.at[..., i].set(acc / jnp.where(d > _RANK_TOL, d, 1.0))
+
+    return jax.lax.fori_loop(0, m, substitute, jnp.zeros_like(b)), pivot
 
 
 class Analysis(NamedTuple):
