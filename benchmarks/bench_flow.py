@@ -1,4 +1,5 @@
-"""Cost of the error-controlled flow (--method=flow) against the fixed-step scheme and power iteration, and
+"""Cost of the error-controlled flow (--method=flow, with Filippov sliding on kinks) against the same flow
+before sliding (``flow_pinned``: stops where pinned), the fixed-step scheme and power iteration, and
 against diffrax on the same batch (docs/flow.md).
 
     python benchmarks/bench_flow.py --output_json=results/bench_flow.json     # ~2.5 min on 2 CPU cores
@@ -16,6 +17,7 @@ Data: the basins default (latent summation, 2^10 support points, d = 10), relu, 
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 
@@ -30,7 +32,7 @@ import numpy as np  # noqa: E402
 
 from ccdyn import activations, io, pairwise, parallel, sphere  # noqa: E402
 from ccdyn.data.registry import DataSpec, build_dataset  # noqa: E402
-from ccdyn.one_layer import dynamics, engine, stepper  # noqa: E402
+from ccdyn.one_layer import basins, dynamics, engine, stepper  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer("n_init", 10000, "Inits per method for the engine comparison.", lower_bound=1)
@@ -39,17 +41,29 @@ flags.DEFINE_float("flow_rtol", 1e-4, "The flow's --flow_rtol.")
 flags.DEFINE_string("output_json", None, "Optional path of a JSON file with the numbers.")
 
 DTYPE = jnp.float32
-EVALS = {"flow": stepper.BS32.evaluations, "euler_halving": 1, "power": 1}
+EVALS = {"flow": stepper.BS32.evaluations, "flow_pinned": stepper.BS32.evaluations, "euler_halving": 1, "power": 1}
+# the flow before Filippov sliding (stops where pinned on a kink): the same method with sliding=False
+RUNS = {"power": engine.Dynamics(method="power"), "euler_halving": engine.Dynamics(method="euler_halving"),
+        "flow_pinned": engine.Dynamics(method="flow", sliding=False), "flow": engine.Dynamics(method="flow")}
 
 
 def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+def optima(out, n_init: int) -> dict:
+    """Greedy clusters (0.01) of the converged endpoints: how many, and the share of the inits in the 10
+    largest (the default data's 10 pattern optima)."""
+    conv = out["status"] == engine.Status.CONVERGED
+    counts = np.bincount(basins.cluster(np.asarray(out["w"][conv], np.float64), 1e-2)[0])
+    return {"n": int(counts.size), "seen_once": int(np.sum(counts == 1)),
+            "top10_share": float(np.sum(np.sort(counts)[::-1][:10]) / n_init)}
+
+
 def engine_rows(ds, act, pw, n_init: int, rtol: float) -> list:
     rows = []
-    for method in ("power", "euler_halving", "flow"):
-        dyn = engine.Dynamics(method=method, flow_rtol=rtol)
+    for method, dyn in RUNS.items():
+        dyn = dataclasses.replace(dyn, flow_rtol=rtol)
         runner = engine.ChunkRunner(ds, act, pw, dyn, tile=512)
         t0 = time.perf_counter()
         out = runner.run(jax.random.PRNGKey(0), 0, n_init, DTYPE)
@@ -57,7 +71,8 @@ def engine_rows(ds, act, pw, n_init: int, rtol: float) -> list:
         steps = int(np.sum(out["steps"]))
         rows.append({"method": method, "n_init": n_init, "wall_s": wall, "mean_steps": steps / n_init,
                      "init_steps_per_s": steps / wall, "evaluations_per_s": EVALS[method] * steps / wall,
-                     "converged": int(np.sum(out["status"] == engine.Status.CONVERGED))})
+                     "converged": int(np.sum(out["status"] == engine.Status.CONVERGED)),
+                     "status": engine.status_counts(out["status"]), "optima": optima(out, n_init)})
         log(f"{method}: {wall:.1f} s, {steps / n_init:.1f} steps per init, {steps / wall:.3g} init-steps/s")
     return rows
 
@@ -115,16 +130,19 @@ def main(argv):
     rows = engine_rows(ds, act, pw, FLAGS.n_init, FLAGS.flow_rtol)
     by = {r["method"]: r for r in rows}
     ratio = {"flow_over_euler_halving_wall": by["flow"]["wall_s"] / by["euler_halving"]["wall_s"],
-             "flow_over_power_wall": by["flow"]["wall_s"] / by["power"]["wall_s"]}
+             "flow_over_power_wall": by["flow"]["wall_s"] / by["power"]["wall_s"],
+             "flow_over_flow_pinned_wall": by["flow"]["wall_s"] / by["flow_pinned"]["wall_s"]}
     record = {"devices": [str(d) for d in jax.devices()], "flow_rtol": FLAGS.flow_rtol, "engine": rows,
               "ratios": ratio}
     if FLAGS.diffrax_inits:
         record["diffrax"] = diffrax_row(ds, act, pw, FLAGS.diffrax_inits, FLAGS.flow_rtol, 1e-6)
-    print(f"{'method':<14}{'wall s':>9}{'steps/init':>12}{'init-steps/s':>14}{'A(w)w evals/s':>15}")
+    print(f"{'method':<14}{'wall s':>9}{'steps/init':>12}{'init-steps/s':>14}{'A(w)w evals/s':>15}"
+          f"{'optima':>8}{'top 10 hold':>12}")
     for r in rows:
         print(f"{r['method']:<14}{r['wall_s']:>9.1f}{r['mean_steps']:>12.1f}{r['init_steps_per_s']:>14.3g}"
-              f"{r['evaluations_per_s']:>15.3g}")
-    print(f"flow / euler_halving wall time: {ratio['flow_over_euler_halving_wall']:.2f}")
+              f"{r['evaluations_per_s']:>15.3g}{r['optima']['n']:>8}{r['optima']['top10_share']:>12.4f}")
+    print(f"flow / euler_halving wall time: {ratio['flow_over_euler_halving_wall']:.2f}; flow / flow_pinned "
+          f"(before sliding): {ratio['flow_over_flow_pinned_wall']:.2f}")
     if "diffrax" in record:
         d = record["diffrax"]
         print(f"diffrax / engine flow on {d['n_init']} inits: {d['diffrax_over_engine']:.2f} "

@@ -73,7 +73,8 @@ def main(argv):
             f"device(s), process {pid}/{n_proc}, tile {cfg.tile}, chunk_size {cfg.chunk_size}"
             + (f" -> {out_name}" if pid == 0 else ""))
     t_run = time.time()
-    done = basins.run(cfg, ds64=ds64, store=store, progress=cli.progress(time.time()) if pid == 0 else None)
+    done = basins.run(cfg, ds64=ds64, store=store, progress=cli.progress(time.time()) if pid == 0 else None,
+                       log=cli.log if pid == 0 else None)
     if done is None:  # the other processes compute their share of every chunk and write nothing
         cli.log(f"process {pid}: all chunks done in {time.time() - t_run:.1f} s")
         return

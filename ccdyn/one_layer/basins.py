@@ -20,7 +20,7 @@ from ccdyn import activations, io, pairwise, parallel, report
 from ccdyn.activations import Activation
 from ccdyn.data.dataset import Dataset
 from ccdyn.data.registry import DataSpec, build_dataset, spec_from_dict
-from ccdyn.one_layer import certify, engine
+from ccdyn.one_layer import certify, engine, kinks
 from ccdyn.one_layer.engine import Dynamics, Status
 from ccdyn.pairwise import Pairwise
 from ccdyn.stats import unseen_mass, wilson_interval
@@ -125,7 +125,8 @@ def precise_enough(result: dict, target: float, cluster_tol: float, odd: bool) -
     return unseen_mass(counts, n)["upper"] <= target and bool(np.all(half <= target))
 
 
-def run(cfg: BasinsConfig, *, ds64: Dataset | None = None, store=None, mesh=None, progress=None) -> dict | None:
+def run(cfg: BasinsConfig, *, ds64: Dataset | None = None, store=None, mesh=None, progress=None,
+        log=None) -> dict | None:
     """The whole basins pipeline: engine over ``cfg.n_init`` inits -> :func:`analyze`.
 
     Args:
@@ -133,6 +134,7 @@ def run(cfg: BasinsConfig, *, ds64: Dataset | None = None, store=None, mesh=None
         that no flag describes). The dynamics run on ``ds64.astype(cfg.dtype)``.
       mesh: default every device of every process (:func:`ccdyn.parallel.device_mesh`).
       store, progress: as :func:`ccdyn.one_layer.engine.collect` (``store`` on process 0 only).
+      log: optional callable taking one progress line of the analysis (:func:`analyze`).
 
     Returns:
       On process 0, ``{"result": per-init arrays, "analysis": analyze(...), "timings_s": {"run",
@@ -156,7 +158,7 @@ def run(cfg: BasinsConfig, *, ds64: Dataset | None = None, store=None, mesh=None
     with jax.default_device(host):
         ds_host = jax.device_put(ds64, host)
         result = engine.recheck_dead(ds_host, act, pw, result)
-        an = analyze(ds_host, act, pw, cfg.dynamics, result, cluster_tol=cfg.cluster_tol)
+        an = analyze(ds_host, act, pw, cfg.dynamics, result, cluster_tol=cfg.cluster_tol, log=log)
     return {"result": result, "analysis": an, "timings_s": {"run": run_s, "analyze": time.time() - t0}}
 
 
@@ -200,44 +202,96 @@ def _largest_first(counts):
     return order, rank
 
 
+ANALYSIS_CHUNK = 256  # optima refined / certified per compiled call (fixed shape: the last chunk is padded)
+
+
+def _chunk_rows(k: int):
+    """(lo, hi, rows) per chunk of k rows: chunks of ANALYSIS_CHUNK rows, or fewer rows padded to a
+    power of two >= 8; ``rows`` repeats the last row as padding (one compile per run)."""
+    size = ANALYSIS_CHUNK if k >= ANALYSIS_CHUNK else max(8, 1 << (k - 1).bit_length())
+    for lo in range(0, k, size):
+        yield lo, min(lo + size, k), np.minimum(np.arange(lo, lo + size), k - 1)
+
+
+def _chunks(fn, W, log, what: str) -> dict:
+    """fn(W_chunk) -> dict of per-row arrays, over fixed-shape chunks (:func:`_chunk_rows`)."""
+    out, t0, k = [], time.time(), W.shape[0]
+    for lo, hi, rows in _chunk_rows(k):
+        out.append(jax.device_get(fn(W[rows])))
+        if log is not None:
+            log(f"  analysis: {what} {hi}/{k} ({time.time() - t0:.1f} s)")
+    return {key: np.concatenate([o[key] for o in out])[:k] for key in out[0]}
+
+
 def refine(ds64: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, centers, *,
-           tol: float = 1e-12, max_steps: int = 20000) -> dict:
-    """Continues the dynamics from each cluster center in float64 down to ``tol``."""
+           tol: float = 1e-12, max_steps: int = 20000, log=None) -> dict:
+    """Refines each cluster center in float64.
+
+    With a kinked activation (ReLU, leaky ReLU) by the exact active-set iteration of
+    :func:`ccdyn.one_layer.kinks.refine` (a flow endpoint pinned on a kink ridge short of the maximum
+    is moved to it); ``kink`` then holds that function's per-center output. Otherwise by continuing
+    the dynamics down to ``tol`` (``kink`` is None). ``status`` is :class:`Status` CONVERGED or not.
+    """
+    centers = np.asarray(centers, np.float64)
+    if kinks.has_kinks(act):
+        ref = _chunks(lambda W: kinks.refine(ds64, act, pw, W), centers, log, "refined")
+        ok = ref["status"] == kinks.RefineStatus.CONVERGED
+        return {"w": ref["w"], "status": np.where(ok, Status.CONVERGED, Status.NOT_CONVERGED), "kink": ref}
     fine = dataclasses.replace(dyn, tol=tol, max_steps=max_steps)
-    return engine.converge(ds64, act, pw, fine, jnp.asarray(centers, ds64.x.dtype))
+    out = engine.converge(ds64, act, pw, fine, jnp.asarray(centers, ds64.x.dtype))
+    return {**out, "kink": None}
 
 
 def describe_optima(ds64: Dataset, act: Activation, pw: Pairwise, optima, counts, n_init: int, *,
-                    smooth_tol: float = 1e-8) -> list:
+                    smooth_tol: float = 1e-8, kink_ref: dict | None = None, log=None) -> list:
     """Per optimum: basin fraction + Wilson interval, certificate and stability
-    (:func:`ccdyn.one_layer.certify.assess`), and the best planted pattern."""
-    rows = []
+    (:func:`ccdyn.one_layer.certify.assess_many`: ``certificate``, ``kink_rank``, ...), and the best
+    planted pattern. ``kink_ref``: :func:`ccdyn.one_layer.kinks.refine`'s output for ``optima``."""
+    optima = np.asarray(optima, np.float64)
+    k = optima.shape[0]
+    if k == 0:
+        return []
+    rows, t0 = [], time.time()
+    for lo, hi, pad in _chunk_rows(k):
+        sub = None if kink_ref is None else {key: np.asarray(v)[pad] for key, v in kink_ref.items()}
+        rows += certify.assess_many(ds64, act, pw, optima[pad], kink_ref=sub, smooth_tol=smooth_tol)[:hi - lo]
+        if log is not None:
+            log(f"  analysis: certified {hi}/{k} ({time.time() - t0:.1f} s)")
     ci = wilson_interval(counts, n_init)
     patterns = None if ds64.patterns is None else np.asarray(ds64.patterns)
     if patterns is not None:
         patterns = patterns / np.linalg.norm(patterns, axis=1, keepdims=True)
-    for k, w in enumerate(np.asarray(optima)):
-        row = {"optimum": k, "fraction": counts[k] / n_init, "ci95": ci[k].tolist(), "count": int(counts[k]),
-               **certify.assess(ds64, act, pw, w, smooth_tol=smooth_tol), "pattern": None, "overlap": None,
-               "w": w.tolist()}
+    out = []
+    for j, (w, cert) in enumerate(zip(optima, rows)):
+        row = {"optimum": j, "fraction": counts[j] / n_init, "ci95": ci[j].tolist(), "count": int(counts[j]),
+               **cert, "pattern": None, "overlap": None, "w": w.tolist()}
         if patterns is not None:
             cos = patterns @ w
             score = np.abs(cos) if act.odd else cos
             best = int(np.argmax(score))
             row["pattern"], row["overlap"] = best, float(score[best])
-        rows.append(row)
-    return rows
+        out.append(row)
+    return out
+
+
+def _merge(optima: np.ndarray, counts: np.ndarray, tol: float, odd: bool):
+    """(keep, new counts, mapping old -> new): ``keep`` indexes the refined optimum kept for each
+    merged one (that of its largest member cluster), largest merged basin first."""
+    labels, centers = cluster(optima, tol, odd)
+    k = centers.shape[0]
+    new_counts = np.bincount(labels, weights=counts, minlength=k).astype(np.int64)
+    best = np.full(k, -1)
+    for i in np.argsort(-np.asarray(counts), kind="stable"):  # first seen per label = its largest member
+        if best[labels[i]] < 0:
+            best[labels[i]] = i
+    order, rank = _largest_first(new_counts)
+    return best[order], new_counts[order], rank[labels]
 
 
 def merge_duplicates(optima: np.ndarray, counts: np.ndarray, tol: float, odd: bool):
     """Merges refined optima closer than ``tol``; returns (optima, counts, mapping old -> new)."""
-    labels, centers = cluster(optima, tol, odd)
-    k = centers.shape[0]
-    new_counts = np.bincount(labels, weights=counts, minlength=k).astype(np.int64)
-    # Keep the refined optimum of the largest member cluster, not the mean of refined points.
-    keep = np.stack([optima[max(np.flatnonzero(labels == j), key=lambda i: counts[i])] for j in range(k)])
-    order, rank = _largest_first(new_counts)
-    return keep[order], new_counts[order], rank[labels]
+    keep, new_counts, mapping = _merge(optima, counts, tol, odd)
+    return optima[keep], new_counts, mapping
 
 
 def basin_mass_on_patterns(rows: list, min_overlap: float = 0.9) -> float:
@@ -247,35 +301,46 @@ def basin_mass_on_patterns(rows: list, min_overlap: float = 0.9) -> float:
 
 
 def analyze(ds64: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, result: dict, *,
-            cluster_tol: float) -> dict:
+            cluster_tol: float, log=None) -> dict:
     """Clusters the converged endpoints, refines and certifies each optimum, labels every init.
 
     Args:
       ds64: the dataset in float64 (refinement and certificates are always float64).
       result: output of :func:`collect` (w, status, steps, residual for every init).
+      log: optional callable taking one progress line (the library itself prints nothing).
 
     Returns:
       dict with ``rows`` (one per optimum, largest basin first: see :func:`describe_optima`, plus
       ``refined``), ``optima`` (k, d), ``labels`` (n_init,): the optimum of each converged init, and
-      -status (:class:`ccdyn.one_layer.engine.Status`) for the others; and ``status_counts``.
+      -status (:class:`ccdyn.one_layer.engine.Status`) for the others; ``status_counts``; and
+      ``n_clusters``, the endpoint clusters before refinement merged them.
     """
     status = result["status"]
     n_init = status.shape[0]
     conv = status == Status.CONVERGED
     labels = -status.astype(np.int32)
-    rows, optima = [], np.zeros((0, ds64.dim))
+    rows, optima, n_clusters = [], np.zeros((0, ds64.dim)), 0
     if conv.any():
+        t0 = time.time()
         first, centers = cluster(np.asarray(result["w"][conv], np.float64), cluster_tol, act.odd)
-        ref = refine(ds64, act, pw, dyn, centers)
+        if log is not None:
+            log(f"  analysis: {int(conv.sum())} converged endpoints in {centers.shape[0]} clusters "
+                f"({time.time() - t0:.1f} s)")
+        n_clusters = centers.shape[0]
+        ref = refine(ds64, act, pw, dyn, centers, log=log)
         counts = np.bincount(first, minlength=centers.shape[0])
-        optima, counts, mapping = merge_duplicates(ref["w"], counts, cluster_tol, act.odd)
-        refined = np.zeros(optima.shape[0], bool)
-        refined[mapping] = ref["status"] == Status.CONVERGED
+        keep, counts, mapping = _merge(np.asarray(ref["w"]), counts, cluster_tol, act.odd)
+        optima = np.asarray(ref["w"])[keep]
+        refined = ref["status"][keep] == Status.CONVERGED
         labels[conv] = mapping[first]
-        rows = describe_optima(ds64, act, pw, optima, counts, n_init)
+        kink_ref = None if ref["kink"] is None else {key: np.asarray(v)[keep] for key, v in ref["kink"].items()}
+        if log is not None:
+            log(f"  analysis: {centers.shape[0]} clusters refined to {optima.shape[0]} distinct optima")
+        rows = describe_optima(ds64, act, pw, optima, counts, n_init, kink_ref=kink_ref, log=log)
         for r, ok in zip(rows, refined):
             r["refined"] = bool(ok)
-    return {"rows": rows, "optima": optima, "labels": labels, "status_counts": engine.status_counts(status)}
+    return {"rows": rows, "optima": optima, "labels": labels, "status_counts": engine.status_counts(status),
+            "n_clusters": n_clusters}
 
 
 def summary(an: dict, result: dict, *, config: dict, record: dict, timings_s: dict, sizing: dict | None = None) -> dict:
@@ -284,8 +349,7 @@ def summary(an: dict, result: dict, *, config: dict, record: dict, timings_s: di
     the run record (``command``, ``versions``, ``devices``: see
     :func:`ccdyn.cli.run_record`), and ``sizing`` (:func:`sizing`) when given."""
     rows, counts = an["rows"], an["status_counts"]
-    order = (Status.CONVERGED, Status.NONFINITE, Status.NOT_CONVERGED, Status.CYCLING, Status.DEAD, Status.OVERFLOW,
-             Status.UNDERFLOW)
+    order = engine.FINAL_STATUSES  # every final status, those the engine adds included
     return {
         "state": "complete",
         "command": record["command"],
@@ -293,7 +357,10 @@ def summary(an: dict, result: dict, *, config: dict, record: dict, timings_s: di
         "n_init": int(result["status"].shape[0]),
         **{f"n_{s.key}": counts[s.key] for s in order},
         "n_optima": len(rows),
+        "n_endpoint_clusters": an.get("n_clusters"),
         "n_stable_optima": sum(r["stable"] for r in rows),
+        "n_certified_smooth": sum(r.get("certificate") == "smooth" for r in rows),
+        "n_certified_kink": sum(r.get("certificate") == "kink-kkt" for r in rows),
         "basin_mass_on_patterns": basin_mass_on_patterns(rows),
         "unseen_mass": unseen_mass([r["count"] for r in rows], int(result["status"].shape[0])),
         "optima": rows,
@@ -320,15 +387,29 @@ def read_summary(run_dir) -> dict:
     return io.read_json(path)
 
 
+TABLE_MIN_FRACTION, TABLE_MAX_ROWS = 1e-3, 30
+
+
 def table(s: dict) -> str:
-    """The stdout summary of a basins run: one row per optimum, then the status counts."""
+    """The stdout summary of a basins run: one row per optimum holding >= 0.1% of the inits (at most
+    the 30 largest), one line for the rest (summary.json keeps every row), then the status counts.
+    ``kink`` is the number of ReLU hyperplanes the optimum sits on; ``certificate`` the test that
+    established ``stable`` (:func:`ccdyn.one_layer.certify.assess_many`)."""
     rows = s["optima"]
+    shown = [r for r in rows if r["fraction"] >= TABLE_MIN_FRACTION][:TABLE_MAX_ROWS]
     body = [[r["optimum"], f"{r['fraction']:.4f}", f"[{r['ci95'][0]:.4f}, {r['ci95'][1]:.4f}]", r["count"],
-             r["energy"], r["eigengap"], f"{r['residual']:.1e}", r["smooth"], r["stable"], r["is_lme"],
+             r["energy"], r["eigengap"], f"{r['residual']:.1e}", r.get("kink_rank", "-"),
+             r.get("certificate", "-"), r["stable"], r["is_lme"],
              "-" if r["pattern"] is None else f"u{r['pattern']}",
-             "-" if r["overlap"] is None else f"{r['overlap']:.4f}"] for r in rows]
-    text = report.format_table(["optimum", "fraction", "95% CI", "count", "energy", "gap", "residual",
-                                "smooth", "stable", "LME", "pattern", "cos"], body)
+             "-" if r["overlap"] is None else f"{r['overlap']:.4f}"] for r in shown]
+    text = report.format_table(["optimum", "fraction", "95% CI", "count", "energy", "gap", "residual", "kink",
+                                "certificate", "stable", "LME", "pattern", "cos"], body)
+    rest = rows[len(shown):]  # rows are largest first, so the shown ones are a prefix
+    if rest:
+        text += (f"\n... and {len(rest)} more rows (optima or uncertified endpoint clusters) holding "
+                 f"{sum(r['count'] for r in rest) / s['n_init']:.4f} of the inits ({sum(r['stable'] for r in rest)} "
+                 f"of them stable), each < {TABLE_MIN_FRACTION:g} or beyond the {TABLE_MAX_ROWS} largest: "
+                 "see summary.json")
     counts = ", ".join(f"{st.text} {s.get('n_' + st.key, 0)}" for st in engine.FINAL_STATUSES)
     hints = [f"warning: {s['n_' + st.key]} inits ended in {st.text}: {st.hint}" for st in engine.FINAL_STATUSES
              if st.hint and s.get("n_" + st.key, 0)]
@@ -347,18 +428,22 @@ def table(s: dict) -> str:
         hints.insert(0, f"basin mass of optima not found: Good-Turing {u['good_turing']:.4f} ({u['singletons']} optima "
                         f"found once), {100 * u['confidence']:.0f}% upper bound {u['upper']:.4f}")
     return "\n".join([text, "", f"inits {s['n_init']}: {counts}",
-                      f"optima {len(rows)}, stable {s['n_stable_optima']}, basin mass on planted "
+                      f"optima {len(rows)}, stable {s['n_stable_optima']} (certificate smooth "
+                      f"{s.get('n_certified_smooth', '-')}, kink-kkt {s.get('n_certified_kink', '-')}), basin mass on planted "
                       f"patterns (stable, cos >= 0.9): {s['basin_mass_on_patterns']:.4f}", *hints])
 
 
 _COMPARED = (Status.CONVERGED, Status.NOT_CONVERGED, Status.CYCLING, Status.DEAD, Status.NONFINITE, Status.OVERFLOW,
              Status.UNDERFLOW)
+_COMPARED += tuple(st for st in engine.FINAL_STATUSES if st not in _COMPARED)  # the sliding flow's
 COMPARISON_COLUMNS = ("run", "act", "alpha", "tau", "method", "data", "n_init", "optima", "stable_optima",
-                      "stable_smooth", "stable_on_kink", "mass_on_patterns") + tuple(s.key for s in _COMPARED)
+                      "stable_smooth", "stable_on_kink", "mass_on_patterns") + tuple(s.key for s in _COMPARED) + (
+                      "endpoint_clusters", "certified_smooth", "certified_kink", "analyze_s", "total_s")
 
 
 def comparison_rows(named_summaries) -> list:
-    """One row per basins run (``[(name, summary.json dict)]``) under :data:`COMPARISON_COLUMNS`."""
+    """One row per basins run (``[(name, summary.json dict)]``) under :data:`COMPARISON_COLUMNS` ("-" where
+    an older summary lacks a field)."""
     rows = []
     for name, s in named_summaries:
         c = s["config"]
@@ -367,5 +452,7 @@ def comparison_rows(named_summaries) -> list:
                      s["n_init"], s["n_optima"], s["n_stable_optima"],
                      sum(o["stable"] and o["smooth"] for o in s["optima"]),
                      sum(o["stable"] and not o["smooth"] for o in s["optima"]),
-                     round(s["basin_mass_on_patterns"], 4)] + [s.get(f"n_{st.key}", 0) for st in _COMPARED])
+                     round(s["basin_mass_on_patterns"], 4)] + [s.get(f"n_{st.key}", 0) for st in _COMPARED]
+                    + [s.get(k, "-") for k in ("n_endpoint_clusters", "n_certified_smooth", "n_certified_kink")]
+                    + [round(s["timings_s"][k], 1) if k in s.get("timings_s", {}) else "-" for k in ("analyze", "total")])
     return rows

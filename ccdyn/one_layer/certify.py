@@ -17,8 +17,11 @@ float32 (loose) and float64 (tight). Certify in float64 (``--x64``) when the num
 For ReLU the autodiff Hessian is exact wherever no support point lies on the hyperplane
 w*^T x = 0 (then A is locally constant and E = w^T A w / 2 there).
 
-:func:`assess` is the one place that decides whether an optimum is stable: by the flow's Jacobian
-at a smooth fixed point (alpha moving with w), by probes at a fixed point on a kink of E.
+:func:`assess_many` (and :func:`assess` for one point) is the one place that decides whether an optimum is
+stable, and names the test that did (``certificate``): the flow's Jacobian at a smooth fixed point
+(alpha moving with w), or for a ReLU optimum on kinks the exact kink certificate of
+:mod:`ccdyn.one_layer.kinks` (Jacobian on the active intersection + KKT multipliers). A probe
+(:func:`probe_local_max`) never decides it.
 Local roughness rho lives in :mod:`ccdyn.one_layer.roughness`, irregularity omega in
 :mod:`ccdyn.one_layer.irregularity`.
 """
@@ -35,11 +38,11 @@ import numpy as np
 from ccdyn import sphere
 from ccdyn.activations import Activation
 from ccdyn.data.dataset import Dataset
-from ccdyn.one_layer import dynamics
+from ccdyn.one_layer import dynamics, kinks
 from ccdyn.pairwise import Pairwise
 
 __all__ = ["Certificate", "certify", "riemannian_hessian", "default_tol", "flow_stability", "probe_local_max",
-           "assess"]
+           "CERTIFICATES", "assess_many", "assess"]
 
 
 class Certificate(NamedTuple):
@@ -117,7 +120,8 @@ def probe_local_max(ds: Dataset, act: Activation, pw: Pairwise, w, radius: float
     """True when E(w) exceeds E at every probe point cos(r) w + sin(r) v, for v = +-each tangent basis
     vector and ``n_random`` random tangent directions (alpha evaluated at each probe point).
 
-    This checks maxima that sit on a kink of E, where the Hessian certificate does not apply.
+    A diagnostic only (it can miss a direction along which E rises): stability is decided by
+    :func:`assess_many`.
     """
     key = jax.random.PRNGKey(0) if key is None else key
     q = sphere.tangent_basis(w)
@@ -129,22 +133,110 @@ def probe_local_max(ds: Dataset, act: Activation, pw: Pairwise, w, radius: float
     return bool(jnp.all(e < e0))
 
 
-def assess(ds64: Dataset, act: Activation, pw: Pairwise, w, *, smooth_tol: float = 1e-8) -> dict:
-    """The one stability decision for a refined fixed point w (float64), with its certificate.
+CERTIFICATES = ("smooth", "kink-kkt", "none")
 
-    ``stable`` is linear stability of the flow (Eq. 7) at a smooth fixed point (every eigenvalue of
-    :func:`ccdyn.one_layer.dynamics.field_jacobian` has a negative real part; for uniform alpha this is
-    the Hessian certificate), or, for a fixed point on a kink of E (residual above ``smooth_tol``
-    relative to lambda_1), :func:`probe_local_max`. ``strict_max_fixed_alpha`` is the Hessian
-    certificate of :func:`certify` (alpha held at its value at w).
+
+@functools.partial(jax.jit, static_argnames=("act", "pairwise"))
+def _certify_many(ds: Dataset, act: Activation, W, pairwise: Pairwise):
+    cert = jax.vmap(lambda w: _certify(ds, act, w, pairwise, default_tol(w.dtype)))(W)
+    jac = jax.vmap(lambda w: dynamics.field_jacobian(ds, act, w / jnp.linalg.norm(w), pairwise))(W)
+    return cert, jnp.max(jnp.linalg.eigvals(jac).real, axis=-1)
+
+
+def _kink_note(k: dict, i: int, refine_status: int, msk) -> str:
+    """Why a refined kink optimum is not certified ('' when it is)."""
+    if refine_status != kinks.RefineStatus.CONVERGED:
+        return f"refinement: {kinks.REFINE_STATUS_TEXT[int(refine_status)]}"
+    if not k["full_rank"][i]:
+        return "dependent active views"
+    if not k["closure"][i] or k["stray"][i]:
+        return "a view outside the active set lies on its hyperplane" if k["stray"][i] else "outside its region"
+    if k["stationarity"][i] > KINK_STATIONARITY_TOL:
+        return "not stationary on the active intersection"
+    if not k["smooth_ok"][i]:
+        return "flow Jacobian on the active intersection not negative"
+    if not k["kkt_ok"][i]:
+        lam, c = np.asarray(k["multipliers"][i])[msk], np.asarray(k["gate_coefficients"][i])[msk]
+        if np.any((lam < 0) | (lam > 1)):
+            return "a multiplier outside [0, 1]: E rises off a kink"
+        if np.any(c >= 0):
+            return "a kink repels or is flat (gate coefficient c_i >= 0)"
+        return "a multiplier at 0 or 1 within tolerance"
+    return ""
+
+
+KINK_STATIONARITY_TOL = 1e-9
+
+
+def assess_many(ds64: Dataset, act: Activation, pw: Pairwise, W, *, kink_ref: dict | None = None,
+                smooth_tol: float = 1e-8) -> list:
+    """The one stability decision for refined fixed points W (k, d), float64, one dict per row.
+
+    ``certificate`` names the test that established ``stable``:
+
+    - ``"smooth"``: no view on a kink (``kink_rank`` 0) and the flow's Jacobian (Eq. 7, alpha moving
+      with w) has eigenvalues with negative real parts: a linearly stable fixed point (for uniform
+      alpha, the Riemannian Hessian test of a strict local maximum of E);
+    - ``"kink-kkt"``: w sits on ``kink_rank`` >= 1 ReLU hyperplanes; the flow's Jacobian restricted to
+      their intersection with the tangent space is negative and every multiplier is strictly inside
+      (0, 1) with a negative gate coefficient, so E decreases to first order along every direction
+      that leaves a hyperplane (:mod:`ccdyn.one_layer.kinks`);
+    - ``"none"``: not certified (``certificate_note`` says why); ``stable`` is then False. No probe
+      decides stability.
+
+    Args:
+      kink_ref: :func:`ccdyn.one_layer.kinks.refine`'s output for W (required for an activation with
+        kinks); without it (smooth activations) only the smooth test applies.
     """
-    wj = jnp.asarray(w, ds64.x.dtype)
-    cert = jax.device_get(certify(ds64, act, wj, pw))
-    scale = max(abs(float(cert.lam1)), 1e-300)
-    smooth = bool(cert.residual <= smooth_tol * scale)
-    flow_max = flow_stability(ds64, act, wj, pw)
-    stable = flow_max < -default_tol(ds64.x.dtype) * scale if smooth else probe_local_max(ds64, act, pw, wj)
-    return {"energy": float(cert.energy), "eigengap": float(cert.gap), "lam1": float(cert.lam1),
-            "residual": float(cert.residual), "smooth": smooth, "stable": bool(stable), "is_lme": bool(cert.is_lme),
-            "hessian_max": float(cert.hessian_max), "strict_max_fixed_alpha": bool(cert.is_stable),
-            "flow_jacobian_max_real": flow_max}
+    W = jnp.asarray(W, ds64.x.dtype)
+    cert, flow_max = jax.device_get(_certify_many(ds64, act, W, pw))
+    kc = None
+    if kink_ref is not None:
+        kc = jax.device_get(kinks.kink_certificate(ds64, act, pw, kink_ref))
+        status = np.asarray(kink_ref["status"])
+    tol = default_tol(ds64.x.dtype)
+    rows = []
+    for i in range(W.shape[0]):
+        scale = max(abs(float(cert.lam1[i])), 1e-300)
+        smooth = bool(cert.residual[i] <= smooth_tol * scale)
+        row = {"energy": float(cert.energy[i]), "eigengap": float(cert.gap[i]), "lam1": float(cert.lam1[i]),
+               "residual": float(cert.residual[i]), "smooth": smooth, "is_lme": bool(cert.is_lme[i]),
+               "hessian_max": float(cert.hessian_max[i]), "strict_max_fixed_alpha": bool(cert.is_stable[i]),
+               "flow_jacobian_max_real": float(flow_max[i]), "kink_rank": 0}
+        if kc is None:
+            ok = smooth and flow_max[i] < -tol * scale
+            note = "" if ok else ("not a critical point" if not smooth else "flow Jacobian not negative")
+            certificate = "smooth" if ok else "none"
+        else:
+            rank = int(kc["kink_rank"][i])
+            # Def. 3 quantities from A(w) with h'(0) = 0 on the active views (not their rounding noise)
+            scale = max(abs(float(kc["lam1_0"][i])), 1e-300)
+            res0, gap0 = float(kc["residual0"][i]), float(kc["gap0"][i])
+            row.update(residual=res0, eigengap=gap0, lam1=float(kc["lam1_0"][i]), smooth=res0 <= smooth_tol * scale,
+                       is_lme=bool(res0 <= tol * scale and gap0 > tol * scale and kc["alignment0"][i] >= 1 - tol
+                                   and kc["lam1_0"][i] > tol * scale))
+            msk = np.asarray(kc["active"][i])
+            note = _kink_note(kc, i, status[i], msk)
+            certificate = "none" if note else ("kink-kkt" if rank else "smooth")
+            jv = float(kc["jacobian_v_max"][i])
+            row.update(kink_rank=rank, active_views=np.flatnonzero(msk).tolist(),
+                       multipliers=kc["multipliers"][i][msk].tolist(),
+                       gate_coefficients=kc["gate_coefficients"][i][msk].tolist(),
+                       one_sided_max=float(kc["one_sided_max"][i]) if rank else None,
+                       jacobian_v_max=jv if np.isfinite(jv) else None,
+                       stationarity=float(kc["stationarity"][i]), flat_kinks=int(kc["flat_kinks"][i]),
+                       refine_iterations=int(kink_ref["iterations"][i]))
+        row.update(stable=certificate != "none", certificate=certificate, certificate_note=note)
+        rows.append(row)
+    return rows
+
+
+def assess(ds64: Dataset, act: Activation, pw: Pairwise, w, *, smooth_tol: float = 1e-8) -> dict:
+    """:func:`assess_many` for one fixed point w (d,); an activation with kinks is refined first
+    (:func:`ccdyn.one_layer.kinks.refine`) and certified at the refined point, reported as ``w``."""
+    W = jnp.asarray(w, ds64.x.dtype)[None]
+    ref = kinks.refine(ds64, act, pw, W) if kinks.has_kinks(act) else None
+    if ref is not None:
+        W = ref["w"]
+    row = assess_many(ds64, act, pw, W, kink_ref=ref, smooth_tol=smooth_tol)[0]
+    return {**row, "w": np.asarray(W[0]).tolist()}

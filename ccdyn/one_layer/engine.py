@@ -10,9 +10,11 @@ Per-init dynamics (each init is frozen once it stops, so its result never depend
 - flow: the flow integrated to a tolerance: one attempted step of an embedded Runge-Kutta pair per
   init and engine step, accepted or rejected per init, the step eta_i (starting at ``step_size``)
   controlled so that each step's angular error is <= ``flow_rtol`` (:mod:`ccdyn.one_layer.stepper`;
-  docs/flow.md). Converged: ||P^perp A w|| <= tol ||A w|| (a critical point), or the field reverses
-  within a step of length <= tol (pinned on a *kink* maximum, where a data point crosses the ReLU
-  hyperplane and E is not differentiable).
+  docs/flow.md). Converged: ||P^perp A w|| <= tol ||A w|| (a critical point). With ReLU, an init
+  whose field reverses within a step of length <= tol is *pinned* near kink hyperplanes w^T x_i = 0
+  (E not differentiable there): it then slides along the ridges among them (Filippov, projected
+  field P_V P^perp A w; :mod:`ccdyn.one_layer.sliding`) and converges when that field is <= tol ||A w||
+  (a Clarke-stationary point), or stops where pinned when there is no ridge to slide on.
 - euler_halving: the fixed-step scheme w <- normalize(w + eta_i P_w^perp A(w) w); eta_i starts at
   ``step_size`` and is halved each time the tangent direction reverses (t_k . t_{k-1} < 0), so the
   iterate converges onto a kink maximum instead of oscillating around it. Converged: ||P^perp A w||
@@ -41,7 +43,7 @@ from jax.sharding import NamedSharding, PartitionSpec
 from ccdyn import parallel, sphere
 from ccdyn.activations import Activation
 from ccdyn.data.dataset import Dataset
-from ccdyn.one_layer import dynamics, stepper
+from ccdyn.one_layer import dynamics, sliding, stepper
 from ccdyn.pairwise import Pairwise
 
 METHODS = ("power", "flow", "euler_halving")
@@ -58,7 +60,12 @@ class Status(enum.IntEnum):
     cycle. DEAD: A(w) w = 0 exactly (a flat region of E, e.g. no data point on the active side of a
     ReLU). OVERFLOW: A(w) w or the step left the dtype's range (an infinity, or a retraction whose norm
     overflowed). UNDERFLOW: A(w) w is 0 in the run's dtype but not in float64 (:func:`recheck_dead`);
-    both say: use ``--x64`` or rescale the data / the step.
+    both say: use ``--x64`` or rescale the data / the step. CIRCLING_KINK: power iteration not converged
+    after ``max_steps`` and its iterate still crosses a ReLU kink hyperplane (w^T x_i = 0) in the next
+    steps: on a kink A(w) w is not parallel to w, so power iteration has no fixed point there and
+    circles it; the flow (``--method=flow``) slides onto such maxima. KINK_LIMIT: the flow reached more
+    than :func:`ccdyn.one_layer.sliding.max_active` kink hyperplanes within ``KINK_DELTA * tol`` at once
+    (the most it follows) and stopped there.
     """
 
     RUNNING = 0
@@ -69,6 +76,8 @@ class Status(enum.IntEnum):
     DEAD = 5
     OVERFLOW = 6
     UNDERFLOW = 7
+    CIRCLING_KINK = 8
+    KINK_LIMIT = 9
 
     @property
     def key(self) -> str:
@@ -78,14 +87,17 @@ class Status(enum.IntEnum):
     @property
     def text(self) -> str:
         """Human name for tables."""
-        return {"NONFINITE": "non-finite", "NOT_CONVERGED": "not converged",
-                "DEAD": "dead (A(w)w = 0)"}.get(self.name, self.name.lower())
+        return {"NONFINITE": "non-finite", "NOT_CONVERGED": "not converged", "DEAD": "dead (A(w)w = 0)",
+                "CIRCLING_KINK": "circling a kink", "KINK_LIMIT": "too many kinks"}.get(self.name, self.name.lower())
 
     @property
     def hint(self) -> str | None:
         """What to do about inits that end in this status (None: nothing)."""
         return {"OVERFLOW": "use --x64, a smaller --step_size or rescale the data",
-                "UNDERFLOW": "use --x64 or rescale the data"}.get(self.name)
+                "UNDERFLOW": "use --x64 or rescale the data",
+                "CIRCLING_KINK": "power iteration has no fixed point on a ReLU kink: use --method=flow",
+                "KINK_LIMIT": "more kink hyperplanes at once than the sliding flow follows: use a smaller --tol"
+                }.get(self.name)
 
 
 FINAL_STATUSES = tuple(s for s in Status if s is not Status.RUNNING)
@@ -112,6 +124,9 @@ class Dynamics:
       block: steps per ``lax.scan`` block between host checks.
       shift: power-iteration shift s in A(w) w + s w (App. B.4; populations have PSD A, s = 0).
       flow_rtol: ``flow`` only: the bound on each step's angular error (radians on the unit sphere).
+      sliding: ``flow`` with ReLU / leaky ReLU only: an init pinned on kink hyperplanes slides along
+        their intersection (Filippov; :mod:`ccdyn.one_layer.sliding`, docs/flow.md) instead of
+        stopping there. False: the flow before sliding (stops where pinned), kept for comparisons.
     """
 
     method: str = "power"
@@ -121,6 +136,7 @@ class Dynamics:
     block: int = 50
     shift: float = 0.0
     flow_rtol: float = 1e-4
+    sliding: bool = True
 
 
 class State(NamedTuple):
@@ -130,14 +146,24 @@ class State(NamedTuple):
     eta: jax.Array  # (k,) flow step size
     status: jax.Array  # (k,) int32
     steps: jax.Array  # (k,) int32 steps taken
-    residual: jax.Array  # (k,) ||P^perp A(w) w|| at the last evaluated iterate
+    residual: jax.Array  # (k,) ||P^perp A(w) w|| at the last evaluated iterate (sliding: ||P_V P^perp A(w) w||)
+    kinks: jax.Array  # (k, m) int32 sliding flow: the flat views whose kink hyperplanes w slides on (-1: none)
+    pinned: jax.Array  # (k,) bool sliding flow: the last attempt reversed within tol (look for kinks)
+
+
+KINK_DELTA = 10.0  # a view is on its kink when |w^T x| <= KINK_DELTA * tol * ||x|| (a pinned step moves <= tol)
 
 
 def initial_state(W, dyn: Dynamics) -> State:
     k = W.shape[0]
     aux = W if dyn.method == "power" else jnp.zeros_like(W)
     return State(W, aux, jnp.full((k,), dyn.step_size, W.dtype), jnp.zeros((k,), jnp.int32),
-                 jnp.zeros((k,), jnp.int32), jnp.full((k,), jnp.inf, W.dtype))
+                 jnp.zeros((k,), jnp.int32), jnp.full((k,), jnp.inf, W.dtype),
+                 jnp.full((k, sliding.max_active(W.shape[1])), -1, jnp.int32), jnp.zeros((k,), bool))
+
+
+def _slides(act: Activation, dyn: Dynamics) -> bool:
+    return dyn.method == "flow" and dyn.sliding and act.name in ("relu", "leaky_relu")
 
 
 def _flow(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State, active):
@@ -157,15 +183,70 @@ def _flow(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State, 
             jnp.where(move, att.u, u), att.u)
 
 
+def _flow_sliding(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State, active):
+    """The ``flow`` method's attempted step with Filippov sliding on ReLU kinks (docs/flow.md):
+    (u at w, w_new, eta, done, aux_new, u at the proposal, residual, kinks, pinned, over).
+
+    An init that was pinned (a reversal within tol) or slides is analysed first
+    (:func:`ccdyn.one_layer.sliding.analyse`, under a ``lax.cond`` that skips tiles without one): its
+    active set becomes the ridges whose minimum-norm multipliers lie in (0, 1); a new one snaps w onto
+    the intersection (w <- normalize(P_V w), a move <= KINK_DELTA tol) and restarts the step size. A
+    pinned init whose set does not change stops there (a kink maximum that is not on a ridge, as before).
+    The step is then the pair's, with every stage projected on V (:func:`stepper.attempt`)."""
+    m = st.kinks.shape[1]
+    x = sliding.flat_views(ds)[0]
+    vectors = lambda idx: jnp.where((idx >= 0)[..., None], x[jnp.maximum(idx, 0)], 0.0)
+    first = jnp.any(active & (st.steps == 0))  # A(w) w of the inits is not cached yet
+    u = jax.lax.cond(first, lambda: dynamics.ascent(ds, act, st.w, pw), lambda: st.aux)
+    need = active & (st.pinned | jnp.any(st.kinks >= 0, axis=1))
+    none = jnp.zeros_like(active)
+
+    def analyse():
+        an = sliding.analyse(ds, act, pw, st.w, delta=KINK_DELTA * dyn.tol, m=m)
+        new = -jnp.sort(-jnp.where(an.slide, an.active.index, -1), axis=1)  # canonical order, -1 last
+        old = -jnp.sort(-st.kinks, axis=1)
+        same = jnp.all(new == old, axis=1)
+        added = jnp.any((new >= 0) & jnp.all(new[:, :, None] != old[:, None, :], axis=2), axis=1)
+        kinks = jnp.where(need[:, None], new, st.kinks)
+        snap = need & added
+        q = sliding.basis(vectors(kinks), kinks >= 0)
+        w = jnp.where(snap[:, None], sphere.normalize(sliding.project(q, st.w), st.w), st.w)
+        u_snap = jax.lax.cond(jnp.any(snap), lambda: dynamics.ascent(ds, act, w, pw), lambda: u)
+        return (w, jnp.where(snap[:, None], u_snap, u), kinks, need & ~same, need & st.pinned & same,
+                need & (an.active.count > m))
+
+    w, u, kinks, change, stop, over = jax.lax.cond(
+        jnp.any(need), analyse, lambda: (st.w, u, st.kinks, none, none, none))
+    q = sliding.basis(vectors(kinks), kinks >= 0)
+    res = jnp.linalg.norm(sliding.project(q, sphere.tangent(w, u)), axis=1)
+    restart = jnp.minimum(dyn.step_size, stepper.FIRST_MOVE / jnp.where(res > 0, res, 1.0))
+    eta = jnp.where((st.steps == 0) | change, restart, st.eta)
+    att = stepper.attempt(ds, act, pw, stepper.BS32, w, u, eta, basis=q)
+    accepted, eta_next = stepper.next_step_size(stepper.BS32, eta, att.error, att.reversal, dyn.flow_rtol,
+                                                  att.length)
+    bad = ~jnp.all(jnp.isfinite(att.w), axis=1)  # let a non-finite proposal reach the status checks
+    move = (accepted | bad)[:, None]
+    done = (res <= dyn.tol * jnp.linalg.norm(u, axis=1)) | stop
+    pinned = att.reversal & (att.length <= dyn.tol)
+    return (u, jnp.where(move, att.w, w), jnp.where(active, eta_next, st.eta), done, jnp.where(move, att.u, u),
+            att.u, res, kinks, pinned, over)
+
+
 def _step(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State) -> State:
     active = (st.status == int(Status.RUNNING)) & (st.steps < dyn.max_steps)
-    cycling = jnp.zeros_like(active)
-    if dyn.method == "flow":
+    cycling = over = jnp.zeros_like(active)
+    kinks, pinned = st.kinks, st.pinned
+    if _slides(act, dyn):
+        u, w_new, eta, done, aux_new, u_new, res_slide, kinks, pinned, over = _flow_sliding(ds, act, pw, dyn, st,
+                                                                                            active)
+    elif dyn.method == "flow":
         u, w_new, eta, done, aux_new, u_new = _flow(ds, act, pw, dyn, st, active)
     else:
         u = u_new = dynamics.ascent(ds, act, st.w, pw)
     t = sphere.tangent(st.w, u)
     res = jnp.linalg.norm(t, axis=1)
+    if _slides(act, dyn):
+        res = res_slide
     if dyn.method == "euler_halving":
         flip = jnp.sum(t * st.aux, axis=1) < 0
         eta = jnp.where(active & flip, st.eta / 2, st.eta)
@@ -188,8 +269,9 @@ def _step(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State) 
     status = jnp.where(active & overflow, int(Status.OVERFLOW),
              jnp.where(active & ~finite, int(Status.NONFINITE),
              jnp.where(active & dead, int(Status.DEAD),
+             jnp.where(active & over, int(Status.KINK_LIMIT),
              jnp.where(active & done, int(Status.CONVERGED),
-             jnp.where(active & cycling, int(Status.CYCLING), st.status)))))
+             jnp.where(active & cycling, int(Status.CYCLING), st.status))))))
     keep = active & finite & ~lost
     return State(
         w=jnp.where(keep[:, None], w_new, st.w),
@@ -198,6 +280,8 @@ def _step(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State) 
         status=status.astype(jnp.int32),
         steps=st.steps + active.astype(jnp.int32),
         residual=jnp.where(active, res, st.residual),
+        kinks=jnp.where(keep[:, None], kinks, st.kinks),
+        pinned=jnp.where(keep, pinned, st.pinned),
     )
 
 
@@ -217,6 +301,33 @@ def make_block(act: Activation, pw: Pairwise, dyn: Dynamics):
     return block
 
 
+CIRCLE_STEPS = 8  # power steps after max_steps in which a still-running iterate is watched for kink crossings
+
+
+def _circles_kinks(act: Activation, dyn: Dynamics) -> bool:
+    return dyn.method == "power" and act.name in ("relu", "leaky_relu")
+
+
+def mark_circling(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State) -> State:
+    """``st`` with every power-iteration init still running (after ``max_steps``) whose iterate crosses a
+    kink hyperplane (the sign of w^T x_i changes for some view x_i != 0) within ``CIRCLE_STEPS`` more
+    steps from its final w marked CIRCLING_KINK; w, steps and residual are not changed."""
+    x = sliding.flat_views(ds)[0]
+    real = jnp.linalg.norm(x, axis=1) > 0
+
+    side = lambda w: (w @ x.T) > 0
+
+    def body(carry, _):
+        w, crossed = carry
+        w = dynamics.power_update(w, dynamics.ascent(ds, act, w, pw), dyn.shift, fallback=w)
+        return (w, crossed | jnp.any((side(w) != start) & real, axis=1)), None
+
+    start = side(st.w)
+    crosses = jax.lax.scan(body, (st.w, jnp.zeros(st.w.shape[0], bool)), None, length=CIRCLE_STEPS)[0][1]
+    circling = (st.status == int(Status.RUNNING)) & crosses
+    return st._replace(status=jnp.where(circling, int(Status.CIRCLING_KINK), st.status).astype(st.status.dtype))
+
+
 def _running(st: State, dyn: Dynamics) -> bool:
     status, steps = jax.device_get((st.status, st.steps))
     return bool(np.any((status == int(Status.RUNNING)) & (steps < dyn.max_steps)))
@@ -234,6 +345,8 @@ def converge(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, W) -> di
     st = initial_state(W, dyn)
     while _running(st, dyn):
         st = block(ds, st)
+    if _circles_kinks(act, dyn):
+        st = jax.jit(lambda d, s: mark_circling(d, act, pw, dyn, s))(ds, st)
     return _finish(st)
 
 
@@ -255,6 +368,8 @@ class ChunkRunner:
         self._block = jax.jit(parallel.tiled_sharded(make_block(act, pw, dyn), self.mesh, self.tile))
         self._pack = jax.jit(_pack, out_shardings=rows)
         self._record = jax.jit(_record, out_shardings=rows)
+        self._circle = (jax.jit(lambda d, s: mark_circling(d, act, pw, dyn, s), out_shardings=rows)
+                        if _circles_kinks(act, dyn) else None)
 
     def padded(self, count: int) -> int:
         return parallel.padded_chunk(count, self.tile, self.n_devices)
@@ -289,6 +404,8 @@ class ChunkRunner:
             if size == 0 or size < rows.size:
                 done = self._record(done, st, self._replicated(rows.astype(np.int32)))
                 if size == 0:
+                    if self._circle is not None:
+                        done = self._circle(self.ds, done)
                     host = State(*parallel.to_host(tuple(done)))
                     return _finish(State(*[a[:count] for a in host]))
                 keep = np.flatnonzero(running)

@@ -21,13 +21,11 @@ fixed-shape GEMM batch as the rest of the engine: each stage is one :func:`dynam
 
 Stopping (decided by the engine on the returned quantities): a critical point, ||P^perp u(w)|| <=
 tol ||u(w)||, as for the other methods; or *pinned*: the field reverses within a step of length
-h ||k_1|| <= tol, i.e. a zero or a discontinuity of the field lies within tol of w. This is how a
-maximum on a ReLU kink (E not differentiable there, the field jumps) converges: rejections on
-reversal drive h to 0 while w approaches the kink from one side. In d > 2 the same test also stops
-an init on a kink *ridge* short of the maximum along it (the field reverses across the ridge but
-slides along it): such an endpoint is reported, and certified as not a local maximum by
-:func:`ccdyn.one_layer.certify.assess` (docs/flow.md: a few tenths of a percent of the inits on the
-default data; a sliding step along the ridge is left to do).
+h ||k_1|| <= tol, i.e. a zero or a discontinuity of the field lies within tol of w (rejections on
+reversal drive h to 0 while w approaches a ReLU kink from one side). With ReLU the engine then looks
+for kink ridges there and, if it finds any, continues with the sliding field on their intersection
+(``basis``: every stage projected on it; :mod:`ccdyn.one_layer.sliding`, docs/flow.md); otherwise the
+init stops there (a kink maximum that is not on a ridge).
 
 The pair is Bogacki & Shampine (1989), Appl. Math. Lett. 2(4):321-325, tableau as in Hairer, Norsett
 & Wanner, Solving ODEs I, Sec. II.4 (see docs/flow.md for the measurements behind the choice).
@@ -40,7 +38,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 
 from ccdyn import sphere
-from ccdyn.one_layer import dynamics
+from ccdyn.one_layer import dynamics, sliding
 
 __all__ = ["Pair", "BS32", "HEUN_EULER", "PAIRS", "Attempt", "field", "first_step", "attempt", "next_step_size"]
 
@@ -95,24 +93,40 @@ class Attempt(NamedTuple):
     length: object  # (k,) h ||k_1||, the length of the first stage's move
 
 
-def attempt(ds, act, pw, pair: Pair, W, u, h) -> Attempt:
-    """One step of ``pair`` from every row of W (unit, (k, d)) with A(w) w = u and step h (k,)."""
+def attempt(ds, act, pw, pair: Pair, W, u, h, basis=None) -> Attempt:
+    """One step of ``pair`` from every row of W (unit, (k, d)) with A(w) w = u and step h (k,).
+
+    ``basis`` (k, m, d), optional: per row, an orthonormal basis Q of the span of the kink hyperplanes'
+    normals it slides on (zero rows: none; :func:`ccdyn.one_layer.sliding.basis`). The stages then use
+    the sliding field P_V P^perp_v u(v) (V = span(Q)^perp) at points retracted onto V and the sphere,
+    normalize(P_V (w + h sum a k)); with ``basis=None`` the plain flow (no projection at all)."""
     h = h[:, None]
-    ks = [sphere.tangent(W, u)]
+    if basis is None:
+        tangent, retract = sphere.tangent, lambda v: v
+    else:
+        tangent = lambda V, uv: sliding.project(basis, sphere.tangent(V, uv))
+        retract = lambda v: sliding.project(basis, v)
+    ks = [tangent(W, u)]
     reversal = jnp.zeros(W.shape[0], bool)
 
     def move(coefs):
-        return dynamics.flow_update(W, sum(c * k for c, k in zip(coefs, ks) if c), h, fallback=W)
+        step = sum(c * k for c, k in zip(coefs, ks) if c)
+        if basis is None:
+            return dynamics.flow_update(W, step, h, fallback=W)
+        return sphere.normalize(retract(W + h * step), W)
 
     for row in pair.a[1:]:
-        u_stage, k = field(ds, act, pw, move(row))
+        v = move(row)
+        u_stage = dynamics.ascent(ds, act, v, pw)
+        k = tangent(v, u_stage)
         reversal = reversal | (jnp.sum(ks[0] * k, axis=1) < 0)
         ks.append(k)
     w_new = move(pair.b)
     if pair.fsal:  # the last stage was evaluated at the solution
         u_new = u_stage
     else:
-        u_new, k_new = field(ds, act, pw, w_new)
+        u_new = dynamics.ascent(ds, act, w_new, pw)
+        k_new = tangent(w_new, u_new)
         reversal = reversal | (jnp.sum(ks[0] * k_new, axis=1) < 0)
     err = jnp.linalg.norm(h * sum((c - c_low) * k for c, c_low, k in zip(pair.b, pair.b_low, ks)), axis=1)
     return Attempt(w_new, u_new, err, reversal, jnp.linalg.norm(h * ks[0], axis=1))

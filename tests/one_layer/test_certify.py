@@ -99,3 +99,14 @@ def test_flow_jacobian_with_gaussian_alpha_matches_finite_differences(key):
         fd = (field(np.cos(t) * w + np.sin(t) * v) - field(np.cos(t) * w - np.sin(t) * v)) / (2 * t)
         # Tangent part of the derivative: Q^T (-(w^T u) v - w (v^T u) + P^perp Du v) = J c.
         chex.assert_trees_all_close(jac @ jnp.asarray(c), q.T @ fd, rtol=1e-5, atol=1e-7)
+
+
+def test_assess_names_the_certificate_and_keeps_a_smooth_optimum(key):
+    """u_m (q = 0.3 < 0.382, Eq. 9) is a smooth LME: the kink refinement leaves it in place (no view on a
+    hyperplane) and the certificate says which test made it stable."""
+    u = data.near_orthogonal_basis(key, 5, 5)
+    ds = data.latent_summation(u, 0.3)
+    row = certify.assess(ds, RELU, UNIFORM, np.asarray(u[:, 2]) + 1e-3)
+    np.testing.assert_allclose(row["w"], u[:, 2], atol=1e-12)
+    assert row["certificate"] == "smooth" and row["kink_rank"] == 0 and row["stable"] and row["is_lme"]
+    assert row["certificate_note"] == "" and row["residual"] < 1e-12

@@ -88,12 +88,12 @@ def test_underflow_is_told_apart_from_dead_in_float64():
 
 def test_status_enum_is_the_one_vocabulary():
     assert [s.key for s in engine.FINAL_STATUSES] == ["converged", "nonfinite", "cycling", "not_converged", "dead",
-                                                     "overflow", "underflow"]
+                                                     "overflow", "underflow", "circling_kink", "kink_limit"]
     assert engine.Status.NOT_CONVERGED.text == "not converged" and engine.Status.RUNNING not in engine.FINAL_STATUSES
     assert engine.Status.OVERFLOW.hint and engine.Status.DEAD.hint is None
-    counts = engine.status_counts(np.array([1, 1, 2, 3, 4, 5, 5, 6, 7], np.int8))
+    counts = engine.status_counts(np.array([1, 1, 2, 3, 4, 5, 5, 6, 7, 8, 8, 8, 9], np.int8))
     assert counts == {"converged": 2, "nonfinite": 1, "cycling": 1, "not_converged": 1, "dead": 2, "overflow": 1,
-                      "underflow": 1}
+                      "underflow": 1, "circling_kink": 3, "kink_limit": 1}
 
 
 def test_progress_counts_the_inits_stopped_inside_a_chunk():

@@ -1,0 +1,373 @@
+"""Optima of the 1-layer flow on ReLU kinks: exact refinement by active sets, and their certificates.
+
+With a piecewise-linear homogeneous activation (ReLU, leaky ReLU) the energy on the unit sphere is
+piecewise quadratic: on an activation region R (the signs of w^T x_i over every view x_i)
+E(w) = 1/2 w^T A_R w (Lemma 3, Eq. 6 with h(z) = gate * z), and the ascent field u(w) = A(w) w jumps
+across every hyperplane w^T x_i = 0. Let S be the *active set*: the views with w^T x_i = 0.
+
+- **Affine in the gates.** A point of S has h(w^T x_i) = 0 on either side, so its gate g_i = h'(0 +-)
+  only changes the outer vector of its own terms: the one-sided fields at w are
+  u_g(w) = u_0(w) + sum_{i in S} g_i c_i(w) x_i, g in {0, 1}^S, with u_0 the field with every gate
+  of S at the negative-side slope and c_i = (1 - slope) p_aug,i (L_alpha s)_i (s = p h(Xw), L the
+  population Laplacian, alpha at w; Gaussian alpha (Cor. 2) is continuous in w). The Clarke
+  generalized gradient is the box {u_0 + X_S diag(c) lam : lam in [0, 1]^S}.
+- **Kink maximum.** w is Clarke-stationary when u_0 + X_S diag(c) lam = mu w with lam in [0, 1]^S,
+  i.e. w in V = span{x_i : i in S}^perp is a unit eigenvector of P_V A_R P_V (region R: the strict
+  signs of the inactive views; the active views' gates do not matter on V). The multipliers solve
+  the Gram system (X_S X_S^T) diag(c) lam = -X_S u_0.
+- **Certificate.** The directional derivative of E at such w along a tangent d is
+  sum_{i in S} c_i (g_i(d) - lam_i) x_i^T d (g_i(d) = 1 if x_i^T d > 0), plus second order on V. So w
+  is a strict local maximum when (one-sided test) c_i (1 - lam_i) < 0 and c_i lam_i < 0 for every
+  i in S (i.e. c_i < 0 and lam_i in (0, 1) strictly), and (smooth test) the flow's Jacobian on
+  V cap T_w S^{d-1} has eigenvalues with negative real parts (for uniform alpha: mu is the strict top
+  eigenvalue of P_V A_R P_V on V). lam_i at 0 or 1 leaves one side flat to first order: not
+  certified here.
+
+:func:`refine` moves each candidate (an endpoint cluster's center) to the exact kink optimum by an
+active-set iteration: w <- the top eigenvector of P_V A_R P_V on V; if it leaves the closure of R,
+move to the first hyperplane crossed and add that view to S; if a multiplier leaves [0, 1], release
+that view to the side where E rises faster; with Gaussian alpha, repeat until w is a fixed point.
+Every function is vmapped over the candidates (fixed shapes: S padded to ``s_max`` with masks).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+
+from ccdyn.activations import Activation
+from ccdyn.covariance import laplacian_apply
+from ccdyn.data.dataset import Dataset
+from ccdyn.one_layer import dynamics
+from ccdyn.pairwise import Pairwise
+
+__all__ = ["RefineStatus", "REFINE_STATUS_TEXT", "default_s_max", "has_kinks", "gate_coefficients", "one_sided_field",
+           "region_matrix", "refine", "kink_certificate"]
+
+
+class RefineStatus:
+    """Codes of :func:`refine`'s ``status`` (per candidate)."""
+
+    RUNNING, CONVERGED, TOO_MANY_ACTIVE, MAX_ITER, DEGENERATE = 0, 1, 2, 3, 4
+
+
+REFINE_STATUS_TEXT = {0: "running", 1: "converged", 2: "active set above s_max", 3: "iteration limit",
+                      4: "dependent active views"}
+
+
+def default_s_max(d: int) -> int:
+    """At most d - 1 independent hyperplanes meet at a point of the sphere; capped at 8."""
+    return max(1, min(d - 1, 8))
+
+
+def has_kinks(act: Activation) -> bool:
+    """True for the piecewise-linear activations with a kink (ReLU, leaky ReLU with slope != 1)."""
+    return act.name in ("relu", "leaky_relu") and act.slope != 1.0
+
+
+def _flat(ds: Dataset):
+    xv, pv = ds.views()
+    n, v, d = xv.shape
+    return xv.reshape(n * v, d), pv, (n, v)
+
+
+def _ls(ds: Dataset, act: Activation, pw: Pairwise, w, moving_alpha: bool = False):
+    """(L_alpha s)_i with s = p sum_v p_v h(w^T x_iv), alpha at w (held fixed unless ``moving_alpha``)."""
+    xv, pv = ds.views()
+    s = act.degree * jnp.sum(pv * act.h(xv @ w), axis=1)
+    alpha = dynamics.node_alpha(ds, act, pw, w, stop_gradient=not moving_alpha)
+    return laplacian_apply(s, ds.p, alpha)
+
+
+def gate_coefficients(ds: Dataset, act: Activation, pw: Pairwise, w):
+    """c_i for every view (n * V,): u_g = u_0 + sum_i g_i c_i x_i across a kink of view i."""
+    _, pv, _ = _flat(ds)
+    return (1.0 - act.slope) * (pv * _ls(ds, act, pw, w)[:, None]).reshape(-1)
+
+
+def one_sided_field(ds: Dataset, act: Activation, pw: Pairwise, w, gates):
+    """The ascent field at w with every view's gate given (gates (n * V,), 1 = positive side): the
+    field of the region with those signs, continued to w. Equals A(w) w off the kinks."""
+    x, pv, (n, v) = _flat(ds)
+    g = jnp.where(gates, 1.0, act.slope).reshape(n, v)
+    return ((g * pv * _ls(ds, act, pw, w)[:, None]).reshape(-1)) @ x
+
+
+def region_matrix(ds: Dataset, act: Activation, pw: Pairwise, w, gates):
+    """A_R (d, d) of the region with the given gates (n * V,), alpha at w: E = w^T A_R w / 2 there."""
+    xv, pv = ds.views()
+    n, v, _ = xv.shape
+    g = jnp.where(gates, 1.0, act.slope).reshape(n, v)
+    gi = jnp.einsum("nv,nvd->nd", pv * g, xv)
+    return gi.T @ laplacian_apply(gi, ds.p, dynamics.node_alpha(ds, act, pw, w))
+
+
+def _subspace(x, idx, msk, rank_tol):
+    """X_S (s, d), Gram pseudo-inverse, P_V = I - X_S^T G^+ X_S, and whether X_S has full rank."""
+    xs = x[idx] * msk[:, None]
+    gram = xs @ xs.T + jnp.diag(jnp.where(msk, 0.0, 1.0))
+    ev, vec = jnp.linalg.eigh(gram)
+    scale = jnp.max(ev)
+    ok = ev > rank_tol * scale
+    ginv = (vec * jnp.where(ok, 1.0 / jnp.where(ok, ev, 1.0), 0.0)) @ vec.T
+    d = x.shape[1]
+    pv = jnp.eye(d, dtype=x.dtype) - xs.T @ ginv @ xs
+    return xs, ginv, pv, jnp.all(ok)
+
+
+def _in_span(x, xn, pv, span_tol):
+    """Views on every active hyperplane's intersection: x_i in span{x_S} (||P_V x_i|| <= span_tol ||x_i||).
+    They include S itself, duplicates and antipodes of its views, and views dependent on them."""
+    return (xn > 0) & (jnp.linalg.norm(x @ pv, axis=1) <= span_tol * xn)
+
+
+def _range_projector(m, rank_tol):
+    """Orthogonal projector onto the range of the PSD matrix m (d, d)."""
+    ev, vec = jnp.linalg.eigh(0.5 * (m + m.T))
+    keep = ev > rank_tol * jnp.maximum(jnp.max(ev), jnp.finfo(m.dtype).tiny)
+    return (vec * keep) @ vec.T
+
+
+def _top_on_v(a, pv, w):
+    """Top eigenpair of P_V A P_V on V (the rest of R^d pushed below), signed to agree with w."""
+    a = 0.5 * (a + a.T)
+    shift = 2.0 * jnp.linalg.norm(a) + jnp.finfo(a.dtype).tiny
+    m = pv @ a @ pv - shift * (jnp.eye(a.shape[0], dtype=a.dtype) - pv)
+    ev, vec = jnp.linalg.eigh(0.5 * (m + m.T))
+    v = vec[:, -1]
+    v = v / jnp.linalg.norm(v)
+    return jnp.where(jnp.dot(v, w) < 0, -v, v), ev
+
+
+def _region_field(ds, act, pw, gates):
+    """v -> the field of the region with the given gates, alpha moving with v (the flow sees it move)."""
+    x, pvw, _ = _flat(ds)
+
+    def u(v):
+        ls = _ls(ds, act, pw, v, moving_alpha=True)
+        g = jnp.where(gates, 1.0, act.slope).reshape(ls.shape[0], -1)
+        return (g * pvw * ls[:, None]).reshape(-1) @ x
+
+    return u
+
+
+def _newton_on_v(ds, act, pw, w, gates, pv, max_step=0.1):
+    """One Newton step (at most max_step long) for P_V u(w) = mu w on the sphere inside V."""
+    u = _region_field(ds, act, pw, gates)
+    w = pv @ w
+    w = w / jnp.linalg.norm(w)
+    uw, du = u(w), jax.jacfwd(u)(w)
+    mu = jnp.dot(w, uw)
+    d = w.shape[0]
+    p = pv - jnp.outer(w, w)
+    g = p @ uw
+    jac = p @ (du - mu * jnp.eye(d, dtype=w.dtype)) @ p
+    shift = jnp.linalg.norm(jac) + jnp.abs(mu) + jnp.finfo(w.dtype).tiny
+    step = -jnp.linalg.solve(jac - shift * (jnp.eye(d, dtype=w.dtype) - p), g)
+    step = p @ step
+    n = jnp.linalg.norm(step)
+    step = step * jnp.minimum(1.0, max_step / jnp.maximum(n, jnp.finfo(w.dtype).tiny))
+    v = w + step
+    return v / jnp.linalg.norm(v)
+
+
+def _multipliers(ds, act, pw, w, active, sig, pv, rank_tol):
+    """Multipliers of every active view (N,) at w: u_0 + sum_i lam_i c_i x_i = mu w with u_0 the field
+    with every active gate at 0. With dependent active views (more views than hyperplanes) lam is not
+    unique: this is the solution nearest to 1/2 (the largest margin inside [0, 1] in the 2-norm).
+    Returns (lam, c, u0, fit): c (N,) zero off the active views, fit = ||X diag(c) lam + (I - P_V) u_0||."""
+    x, _, _ = _flat(ds)
+    u0 = one_sided_field(ds, act, pw, w, sig & ~active)
+    c = gate_coefficients(ds, act, pw, w) * active
+    b = (x * c[:, None]).T  # (d, N)
+    t = -(u0 - pv @ u0)
+    half = 0.5 * active
+    bbt = b @ b.T
+    ev, vec = jnp.linalg.eigh(0.5 * (bbt + bbt.T))
+    keep = ev > rank_tol * jnp.maximum(jnp.max(ev), jnp.finfo(w.dtype).tiny)
+    pinv = (vec * jnp.where(keep, 1.0 / jnp.where(keep, ev, 1.0), 0.0)) @ vec.T
+    lam = jnp.where(active, half + b.T @ (pinv @ (t - b @ half)), 0.0)
+    return lam, c, u0, jnp.linalg.norm(b @ lam - t)
+
+
+@functools.partial(jax.jit, static_argnames=("act", "pw", "s_max", "max_iter"))
+def _refine_batch(ds, act, pw, W, *, s_max, max_iter, cand_tol, z_tol, lam_tol, fp_tol, rank_tol, span_tol):
+    x, _, _ = _flat(ds)
+    n_flat = x.shape[0]
+    xn = jnp.linalg.norm(x, axis=1)
+    valid = xn > 0
+    moving = pw.kind != "uniform"
+    n_pre = min(n_flat, 4 * s_max)
+
+    def one(w0):
+        w0 = w0 / jnp.linalg.norm(w0)
+        z0 = (x @ w0) / jnp.where(valid, xn, 1.0)
+        near = valid & (jnp.abs(z0) <= cand_tol)
+        order = jnp.argsort(jnp.where(near, jnp.abs(z0), jnp.inf))[:n_pre]
+
+        def pick(i, carry):  # independent views only, nearest first (Gram-Schmidt)
+            q, idx, msk, count = carry
+            j = order[i]
+            xj = x[j] / jnp.where(valid[j], xn[j], 1.0)
+            r = xj - q @ (q.T @ xj)
+            nr = jnp.linalg.norm(r)
+            take = near[j] & (nr > span_tol) & (count < s_max)
+            slot = jnp.minimum(count, s_max - 1)
+            q = jnp.where(take, q.at[:, slot].set(r / jnp.where(take, nr, 1.0)), q)
+            idx = jnp.where(take, idx.at[slot].set(j.astype(jnp.int32)), idx)
+            msk = jnp.where(take, msk.at[slot].set(True), msk)
+            return q, idx, msk, count + take
+
+        init = (jnp.zeros((x.shape[1], s_max), x.dtype), jnp.zeros((s_max,), jnp.int32), jnp.zeros((s_max,), bool),
+                jnp.int32(0))
+        _, idx0, msk0, _ = jax.lax.fori_loop(0, n_pre, pick, init)
+        state = (w0, z0 > 0, idx0, msk0, jnp.int32(0), jnp.int32(RefineStatus.RUNNING))
+
+        def body(st):
+            w, sig, idx, msk, it, _ = st
+            xs, ginv, pv, full = _subspace(x, idx, msk, rank_tol)
+            active = _in_span(x, xn, pv, span_tol)
+            if moving:  # alpha moves with w: Newton on the restricted fixed-point equation (the top
+                # eigenvector map w <- top(A(alpha(w))) need not converge to the flow's stable points)
+                v = _newton_on_v(ds, act, pw, w, sig & ~active, pv)
+            else:
+                v, _ = _top_on_v(region_matrix(ds, act, pw, w, sig & ~active), pv, w)
+            zw, zv = x @ w, x @ v
+            tol = z_tol * xn
+            viol = valid & ~active & jnp.where(sig, zv < -tol, zv > tol)
+            t = jnp.where(viol, zw / jnp.where(viol, zw - zv, 1.0), jnp.inf)
+            j = jnp.argmin(t)
+            any_viol = jnp.any(viol)
+            w_cross = w + jnp.clip(t[j], 0.0, 1.0) * (v - w)
+            w_cross = w_cross / jnp.linalg.norm(w_cross)
+            slot = jnp.argmin(msk)  # first free slot (all full: msk[slot] is True)
+            full_slots = jnp.all(msk)
+            lam, c, _, _ = _multipliers(ds, act, pw, v, active, sig, pv, rank_tol)
+            out = active & ((lam < -lam_tol) | (lam > 1.0 + lam_tol))
+            jo = jnp.argmax(jnp.where(out, jnp.maximum(-lam, lam - 1.0), -jnp.inf))
+            any_out = jnp.any(out)
+            # release the hyperplane (slot) that view jo leans on most, to the side where E rises faster for
+            # view jo: + if c (1 - lam) > c lam; the views leaving the active set take the side of the
+            # release direction (the slot's dual direction, signed)
+            alpha = (ginv @ (xs @ x[jo])) * msk * jnp.linalg.norm(xs, axis=1)
+            k = jnp.argmax(jnp.abs(alpha))
+            up = c[jo] * (1.0 - 2.0 * lam[jo]) > 0
+            delta = (xs.T @ ginv)[:, k] * jnp.where((alpha[k] > 0) == up, 1.0, -1.0)
+            moved = jnp.linalg.norm(v - w)
+            done = ~any_viol & ~any_out & (~moving | (moved <= fp_tol))
+            status = jnp.where(~full, RefineStatus.DEGENERATE,
+                               jnp.where(any_viol & full_slots, RefineStatus.TOO_MANY_ACTIVE,
+                                         jnp.where(done, RefineStatus.CONVERGED, RefineStatus.RUNNING)))
+            w_new = jnp.where(any_viol, w_cross, v)
+            w_new = jnp.where(status == RefineStatus.DEGENERATE, w, w_new)
+            add = any_viol & ~full_slots & full
+            idx_new = jnp.where(add, idx.at[slot].set(j.astype(jnp.int32)), idx)
+            msk_new = jnp.where(add, msk.at[slot].set(True), msk)
+            rel = ~any_viol & any_out & full
+            sig_new = jnp.where(rel & active, x @ delta > 0, sig)
+            msk_new = jnp.where(rel, msk_new.at[k].set(False), msk_new)
+            it = it + 1
+            status = jnp.where((status == RefineStatus.RUNNING) & (it >= max_iter), RefineStatus.MAX_ITER, status)
+            return w_new, sig_new, idx_new, msk_new, it, status.astype(jnp.int32)
+
+        w, sig, idx, msk, it, status = jax.lax.while_loop(lambda st: st[5] == RefineStatus.RUNNING, body, state)
+        return {"w": w, "sign": sig, "active": idx, "active_mask": msk, "iterations": it, "status": status}
+
+    batch = 16 if moving else 256
+    return jax.lax.map(one, W, batch_size=min(batch, W.shape[0]))
+
+
+def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, s_max: int | None = None, max_iter: int = 64,
+           cand_tol: float = 1e-4, z_tol: float = 1e-12, lam_tol: float = 1e-9, fp_tol: float = 1e-13,
+           rank_tol: float = 1e-10, span_tol: float = 1e-8) -> dict:
+    """Active-set refinement of candidates W (k, d) to exact kink optima (module docstring), float64.
+
+    Args:
+      cand_tol: a view starts active when |w^T x_i| <= cand_tol ||x_i|| at the candidate.
+      z_tol: a view is on the wrong side of its region when its sign is wrong by more than z_tol ||x_i||.
+      lam_tol: multipliers within [-lam_tol, 1 + lam_tol] are accepted while refining.
+      fp_tol: Gaussian alpha: the fixed-point iteration stops when w moves <= fp_tol.
+      span_tol: a view lies on the active intersection (is active without a slot of its own: duplicates,
+        antipodes, views dependent on the slots) when ||P_V x_i|| <= span_tol ||x_i||.
+
+    Returns:
+      per candidate: ``w`` (k, d), ``sign`` (k, N) the region's side of every view (N = n * views),
+      ``active`` (k, s_max) view indices with ``active_mask``, ``iterations``, ``status``
+      (:class:`RefineStatus`).
+    """
+    if not has_kinks(act):
+        raise ValueError(f"act={act.name!r} has no kink: refine its optima with the flow")
+    s_max = default_s_max(ds64.dim) if s_max is None else int(s_max)
+    return _refine_batch(ds64, act, pw, jnp.asarray(W, ds64.x.dtype), s_max=s_max, max_iter=int(max_iter),
+                         cand_tol=cand_tol, z_tol=z_tol, lam_tol=lam_tol, fp_tol=fp_tol, rank_tol=rank_tol,
+                         span_tol=span_tol)
+
+
+@functools.partial(jax.jit, static_argnames=("act", "pw"))
+def kink_certificate(ds64: Dataset, act: Activation, pw: Pairwise, ref: dict, *, tol: float = 1e-7,
+                     rank_tol: float = 1e-10, plane_tol: float = 1e-10, span_tol: float = 1e-8):
+    """Certificate of refined optima (:func:`refine`'s output, k of them), float64, vmapped.
+
+    Returns per optimum: ``kink_rank`` |S| (independent hyperplanes), ``active`` (k, N) the views on
+    their intersection, ``multipliers`` lam and ``gate_coefficients`` c (k, N; 0 off the active views),
+    ``one_sided_max`` the largest one-sided slope c_i (1 - lam_i) or c_i lam_i (times |x_i|) relative to
+    |lambda_1|, ``jacobian_v_max`` the largest real part of the flow's Jacobian on V' cap T_w (alpha
+    moving; -inf when that space is {0}) relative to |lambda_1|, where V' is the complement of the views
+    with a multiplier strictly inside (0, 1) and the region's gates put each view with a multiplier at 0
+    (1) on its negative (positive) side, where E is flat to first order (``flat_kinks`` counts them; on
+    a polyhedral piece second order there decides), ``stationarity`` (||P_V u_0 - mu w|| and the fit
+    of the multipliers, relative to |lambda_1|), ``closure`` (inactive views on their region's side),
+    ``stray`` (an inactive view within plane_tol of its hyperplane: unresolved), ``full_rank``, and the
+    tests ``smooth_ok`` and ``kkt_ok`` (strict, with margin ``tol``).
+    """
+    x, _, _ = _flat(ds64)
+    d = x.shape[1]
+    xn = jnp.linalg.norm(x, axis=1)
+    valid = xn > 0
+
+    def one(w, sig, idx, msk):
+        _, _, pv, full = _subspace(x, idx, msk, rank_tol)
+        active = _in_span(x, xn, pv, span_tol)
+        a = region_matrix(ds64, act, pw, w, sig & ~active)
+        scale = jnp.maximum(jnp.max(jnp.abs(jnp.linalg.eigvalsh(0.5 * (a + a.T)))), jnp.finfo(w.dtype).tiny)
+        lam, c, u0, fit = _multipliers(ds64, act, pw, w, active, sig, pv, rank_tol)
+        mu = jnp.dot(w, u0)
+        stationarity = (jnp.linalg.norm(pv @ u0 - mu * w) + fit) / scale
+        plus, minus = c * (1.0 - lam) * xn, c * lam * xn
+        one_sided = jnp.max(jnp.where(active, jnp.maximum(plus, minus), -jnp.inf)) / scale
+        # strict: both one-sided slopes negative; flat0 / flat1: lam at 0 / 1 (c < 0), first order flat on
+        # one side only, where the second-order test below covers it (its region's gates)
+        neg = c * xn < -tol * scale
+        strict = active & (plus < -tol * scale) & (minus < -tol * scale)
+        flat0 = active & ~strict & neg & (jnp.abs(lam) <= tol)
+        flat1 = active & ~strict & neg & (jnp.abs(lam - 1.0) <= tol)
+        kkt_ok = jnp.all(~active | strict | flat0 | flat1)
+        pos2 = jnp.where(active, flat1, sig)
+        xst = x * strict[:, None]
+        pv2 = jnp.eye(d, dtype=w.dtype) - _range_projector(xst.T @ xst, rank_tol)
+
+        u = _region_field(ds64, act, pw, pos2)
+        p = pv2 - jnp.outer(w, w)
+        dim = jnp.round(jnp.trace(p)).astype(jnp.int32)
+        du = jax.jacfwd(u)(w)
+        shift = 2.0 * (jnp.linalg.norm(du) + jnp.abs(mu)) + scale
+        jac = p @ (du - mu * jnp.eye(d, dtype=w.dtype)) @ p - shift * (jnp.eye(d, dtype=w.dtype) - p)
+        jmax = jnp.where(dim > 0, jnp.max(jnp.linalg.eigvals(jac).real) / scale, -jnp.inf)
+        # A(w) with h'(0) = 0 on every active view (ReLU's convention, App. B.1), free of the rounding
+        # of w^T x_i ~ 1e-17 on the kinks: residual, lambda_1, gap, alignment of Def. 3
+        ev0, vec0 = jnp.linalg.eigh(0.5 * (a + a.T))
+        aw0 = a @ w
+        z = (x @ w) / jnp.where(valid, xn, 1.0)
+        inactive = valid & ~active
+        closure = jnp.all(~inactive | jnp.where(sig, z >= -plane_tol, z <= plane_tol))
+        stray = jnp.any(inactive & (jnp.abs(z) <= plane_tol))
+        return {"kink_rank": jnp.sum(msk), "active": active, "multipliers": lam, "gate_coefficients": c,
+                "one_sided_max": one_sided, "jacobian_v_max": jmax, "stationarity": stationarity, "closure": closure,
+                "stray": stray, "full_rank": full, "smooth_ok": jmax < -tol, "kkt_ok": kkt_ok,
+                "flat_kinks": jnp.sum(flat0 | flat1), "residual0": jnp.linalg.norm(aw0 - jnp.dot(w, aw0) * w),
+                "lam1_0": ev0[-1], "gap0": ev0[-1] - ev0[-2], "alignment0": jnp.abs(jnp.dot(w, vec0[:, -1])),
+                "mu": mu, "lam1": scale}
+
+    return jax.vmap(one)(ref["w"], ref["sign"], ref["active"], ref["active_mask"])

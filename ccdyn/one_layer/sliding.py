@@ -1,0 +1,247 @@
+"""ReLU kinks of the 1-layer energy: the active set, the one-sided fields, the Clarke box and its
+minimum-norm element, and the Filippov sliding field on the kinks' intersection (docs/flow.md).
+
+For ReLU (or leaky ReLU) E(w) = 1/2 C_alpha[h(w^T x)] (Eq. 6) is piecewise quadratic on the sphere: on
+an activation region R, E = 1/2 w^T A_R w and the ascent field u = A(w) w (Lemma 3) jumps across every
+hyperplane w^T x_i = 0 (x_i: a data vector, each augmented view its own). At a w with an *active set*
+S (the views with w^T x_i = 0), the fields of the 2^|S| adjacent regions are
+
+    u_g(w) = u_0(w) + sum_{i in S} g_i c_i(w) x_i,   g in {0, 1}^S,
+
+with u_0 the field with every active gate at h'(0-) and c_i = (h'(0+) - h'(0-)) p_view(i) (L_alpha s)_i,
+where s = p h(w^T x) are the (view-averaged) features and L_alpha the population Laplacian
+(:func:`ccdyn.covariance.laplacian_apply`): point i's feature is 0 on both sides, so its gate only
+scales its own term of the gated input (Eq. 6). alpha (uniform, or Gaussian from h(w^T x_0), Cor. 2)
+is continuous across the kinks. The Clarke generalized gradient is therefore the box
+
+    dE(w) = { u_0 + X_S diag(c) lam : lam in [0, 1]^S },
+
+and on the sphere (x_i is orthogonal to w for i in S) P_w^perp dE(w) = { t_0 + X_S diag(c) lam } with
+t_0 = P_w^perp u_0. tests/one_layer/test_sliding.py checks the one-sided fields against each adjacent
+region's field (autodiff of A_R, and one-sided limits) and the minimum-norm element against a dense
+grid of the box.
+
+- :func:`active_set` (batched over the rows of W): up to ``m`` views within ``delta`` radians of their
+  hyperplanes, their vectors, c_i, u_0 and t_0 (this is the helper that kink
+  certificates need: the active set, the one-sided coefficients and the box).
+- :func:`min_norm`: the minimum-norm element of the box (least squares in lam in [0, 1]^m: projected
+  coordinate descent, then the face it found solved exactly).
+- The sliding field on a set S is P_V P_w^perp u(w), V = span{x_i : i in S}^perp (:func:`basis`,
+  :func:`project`): every one-sided field has the same projection on V, and the Filippov convex
+  combination tangent to all the hyperplanes of S is exactly this projection. A hyperplane i is *slid
+  on* when its multiplier lies strictly inside (0, 1) and c_i < 0 (the fields on both sides point
+  towards it: a ridge); at 0 or 1 the field leaves it on one side (released).
+
+Nothing here prints or touches files.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from ccdyn import sphere
+from ccdyn.activations import Activation
+from ccdyn.data.dataset import Dataset
+from ccdyn.one_layer import dynamics
+from ccdyn.pairwise import Pairwise
+
+__all__ = ["MAX_ACTIVE", "max_active", "flat_views", "ActiveSet", "active_set", "MinNorm", "min_norm", "analyse",
+           "basis", "project", "gates"]
+
+MAX_ACTIVE = 16  # the most views within delta of their hyperplanes analysed at once
+SWEEPS = 200  # coordinate-descent sweeps of min_norm
+_RANK_TOL = 1e-8  # a data vector within this relative distance of the span of the others adds no constraint
+
+
+def max_active(dim: int) -> int:
+    """Active sets are padded to min(2 (dim - 1), MAX_ACTIVE) views (at least 2). On S^{d-1}, d - 1
+    independent hyperplanes already pin w to a point, but active views can be dependent: on the latent
+    summation data (Eq. 9) x = U b, b in {0, 1}^M, a w orthogonal to k latent vectors makes the 2^k - 1
+    views with b supported on them active at once (k = 2: x_a, x_b and x_a + x_b), so the padding is
+    larger."""
+    return max(2, min(2 * (dim - 1), MAX_ACTIVE))
+
+
+def gates(act: Activation):
+    """(h'(0-), h'(0+)) of a kinked activation: (0, 1) for ReLU, (slope, 1) for leaky ReLU."""
+    if act.name not in ("relu", "leaky_relu"):
+        raise ValueError(f"act={act.name!r} has no kink (only relu and leaky_relu do)")
+    return (act.slope if act.name == "leaky_relu" else 0.0), 1.0
+
+
+def flat_views(ds: Dataset):
+    """(x (N, d), point (N,), p_view (N,)): every view of every support point (N = n V; without
+    augmentation the points themselves), the support point it belongs to, and its view weight."""
+    xv, pv = ds.views()
+    n, v, d = xv.shape
+    return xv.reshape(n * v, d), jnp.repeat(jnp.arange(n), v), pv.reshape(n * v)
+
+
+class ActiveSet(NamedTuple):
+    """The kinks at each row w of W (k rows, m = padded size); index -1 / mask False: padding."""
+
+    index: jax.Array  # (k, m) int32: flat view index (into flat_views' x), in index order
+    mask: jax.Array  # (k, m) bool: the view lies within delta radians of its hyperplane
+    count: jax.Array  # (k,) int32: views within delta (more than m: the set was cut to m)
+    angle: jax.Array  # (k, m) |w^T x_i| / ||x_i||
+    x: jax.Array  # (k, m, d) the views' vectors (0 where masked)
+    c: jax.Array  # (k, m) one-sided coefficients: u_g = u_0 + sum g_i c_i x_i (0 where masked)
+    u: jax.Array  # (k, d) the ascent A(w) w with the engine's gates (h'(z) at z = w^T x)
+    u0: jax.Array  # (k, d) the ascent with every active gate at h'(0-)
+    t0: jax.Array  # (k, d) P_w^perp u0
+
+
+def active_set(ds: Dataset, act: Activation, pw: Pairwise, W, *, delta, m: int) -> ActiveSet:
+    """The active set and the one-sided decomposition of the field at every row w of W (k, d).
+
+    Args:
+      delta: a view is active when |w^T x_i| <= delta ||x_i|| (radians from its hyperplane; scalar).
+      m: padded size (:func:`max_active`); the m views nearest their hyperplanes are kept.
+    """
+    off, on = gates(act)
+    x, point, p_view = flat_views(ds)
+    s, z, _ = dynamics._features(ds, lambda z: act.degree * act.h(z), W)
+    ls = dynamics._laplacian_rows(ds, act, pw, W, s)  # (k, n)
+    z = z.reshape(W.shape[0], -1)  # (k, N)
+    weight = ls if ds.x_aug is None else p_view[None] * ls[:, point]  # u = (h'(z) weight) @ x
+    u = (act.dh(z) * weight) @ x
+    norm = jnp.linalg.norm(x, axis=1)
+    angle = jnp.where(norm > 0, jnp.abs(z) / jnp.where(norm > 0, norm, 1.0), jnp.inf)
+    near = angle <= delta
+    # the first m active views in index order, one min-reduction each (top_k, argmin and cumsum are slow
+    # on CPU)
+    big = near.shape[1]
+    iota = jnp.arange(big, dtype=jnp.int32)[None]
+    index, prev = [], jnp.full((near.shape[0], 1), -1, jnp.int32)
+    for _ in range(m):
+        i = jnp.min(jnp.where(near & (iota > prev), iota, big), axis=1)
+        index.append(jnp.where(i < big, i, -1))
+        prev = i[:, None]
+    index = jnp.stack(index, axis=1)
+    mask = index >= 0
+    take = lambda a: jnp.take_along_axis(a, jnp.maximum(index, 0), axis=1)
+    xs = jnp.where(mask[..., None], x[jnp.maximum(index, 0)], 0.0)
+    g_now = take(act.dh(z))
+    wt = jnp.where(mask, take(weight), 0.0)
+    u0 = u - jnp.sum(((g_now - off) * wt)[..., None] * xs, axis=1)
+    return ActiveSet(index, mask, jnp.sum(near, axis=1).astype(jnp.int32), jnp.where(mask, take(angle), jnp.inf), xs,
+                     (on - off) * wt, u, u0, sphere.tangent(W, u0))
+
+
+class MinNorm(NamedTuple):
+    lam: jax.Array  # (k, m) the multipliers (0 where masked)
+    v: jax.Array  # (k, d) the minimum-norm element t_0 + sum lam_i b_i
+
+
+def min_norm(t0, B, mask, sweeps: int = SWEEPS) -> MinNorm:
+    """argmin ||t0 + sum_i lam_i B_i|| over lam in [0, 1]^m (lam_i = 0 where ``mask`` is False).
+
+    t0 (k, d), B (k, m, d), mask (k, m). Projected coordinate descent on the convex quadratic
+    1/2 lam^T G lam + lam^T r (G = B B^T, r = B t0; up to ``sweeps`` sweeps over the m coordinates, each
+    minimizing exactly over one coordinate and clipping to [0, 1], until no multiplier moves by more
+    than 4 eps), then a polish: the face it found
+    (free where 0 < lam < 1, the others at their bound) is solved exactly from the normal equations and
+    kept when it is feasible and no worse. The minimum-norm element v is unique; lam need not be when
+    the B_i are dependent (e.g. views x_a, x_b and x_a + x_b all active), and then the descent's lam
+    is kept.
+    """
+    k, m = mask.shape
+    G = jnp.sum(B[:, :, None, :] * B[:, None, :, :], axis=3)  # broadcasts: small batched dots are slow on CPU
+    r = jnp.sum(B * t0[:, None, :], axis=2)
+    diag = jnp.diagonal(G, axis1=1, axis2=2)
+    live = mask & (diag > 0)
+    inv = jnp.where(live, 1.0 / jnp.where(live, diag, 1.0), 0.0)
+
+    def sweep(carry):
+        n, lam, _ = carry
+        old = lam
+        for i in range(m):
+            g = r[:, i] + jnp.sum(G[:, i] * lam, axis=1)
+            lam = lam.at[:, i].set(jnp.clip(lam[:, i] - g * inv[:, i], 0.0, 1.0))
+        return n + 1, lam, jnp.max(jnp.abs(lam - old))
+
+    tiny = 4 * jnp.finfo(t0.dtype).eps  # a sweep that moves no multiplier by more than this has converged
+    lam = jax.lax.while_loop(lambda c: (c[0] < sweeps) & (c[2] > tiny), sweep,
+                             (0, jnp.zeros_like(r), jnp.inf + 0 * jnp.sum(r)))[1]  # (varying under shard_map)
+    free = live & (lam > 0) & (lam < 1)
+    fixed = jnp.where(live & ~free & (lam >= 1), 1.0, 0.0).astype(t0.dtype)
+    scale = jnp.sqrt(jnp.where(live, diag, 1.0))
+    M = jnp.where(free[:, :, None] & free[:, None, :], G / (scale[:, :, None] * scale[:, None, :]),
+                  jnp.eye(m, dtype=t0.dtype))
+    rhs = jnp.where(free, -(r + jnp.sum(G * fixed[:, None, :], axis=2)) / scale, 0.0)
+    y, pivot = _solve_spd(M, rhs)
+    exact = jnp.where(free, y / scale, fixed)
+    objective = lambda lam: 2 * jnp.sum(lam * r, axis=1) + jnp.sum(lam[:, :, None] * G * lam[:, None, :], axis=(1, 2))
+    better = ((pivot > _RANK_TOL) & jnp.all((exact >= 0) & (exact <= 1), axis=1)
+              & (objective(exact) <= objective(lam) + 1e-12 * jnp.sum(t0 * t0, axis=1)))
+    lam = jnp.where(live, jnp.where(better[:, None], exact, lam), 0.0)
+    return MinNorm(lam, t0 + jnp.sum(lam[..., None] * B, axis=1))
+
+
+def _solve_spd(M, b):
+    """Solves M y = b for symmetric positive semi-definite M (..., m, m) with unit diagonal by Gaussian
+    elimination without pivoting, as two ``fori_loop``s of whole-array row operations (no per-matrix
+    LAPACK call, and a program whose size does not grow with m); also returns the smallest pivot
+    (<= _RANK_TOL: M is numerically singular, y is not to be used)."""
+    m = M.shape[-1]
+    idx = jnp.arange(m)
+
+    def eliminate(j, carry):
+        A, r, pivot = carry
+        p = A[..., j, j]
+        safe = jnp.where(p > _RANK_TOL, p, 1.0)
+        f = jnp.where(idx > j, A[..., :, j] / safe[..., None], 0.0)
+        return A - f[..., :, None] * A[..., j, None, :], r - f * r[..., j, None], jnp.minimum(pivot, p)
+
+    A, r, pivot = jax.lax.fori_loop(0, m, eliminate, (M, b, jnp.ones_like(M[..., 0, 0])))  # varying under shard_map
+
+    def substitute(t, y):
+        i = m - 1 - t
+        acc = r[..., i] - jnp.sum(jnp.where(idx > i, A[..., i, :] * y, 0.0), axis=-1)
+        d = A[..., i, i]
+        return y.at[..., i].set(acc / jnp.where(d > _RANK_TOL, d, 1.0))
+
+    return jax.lax.fori_loop(0, m, substitute, jnp.zeros_like(b)), pivot
+
+
+class Analysis(NamedTuple):
+    active: ActiveSet
+    lam: jax.Array  # (k, m) the minimum-norm multipliers
+    v: jax.Array  # (k, d) the minimum-norm element of P_w^perp dE(w) (the steepest-ascent direction)
+    slide: jax.Array  # (k, m) bool: a ridge to slide on (0 < lam < 1 and c < 0)
+
+
+def analyse(ds: Dataset, act: Activation, pw: Pairwise, W, *, delta, m: int) -> Analysis:
+    """:func:`active_set` and :func:`min_norm` of its box at every row of W: which hyperplanes to slide
+    on. A multiplier strictly inside (0, 1) with c_i < 0 is a ridge (both one-sided fields point towards
+    the hyperplane); at a bound, or with c_i >= 0, the field leaves the hyperplane."""
+    a = active_set(ds, act, pw, W, delta=delta, m=m)
+    B = sphere.tangent(W[:, None, :], a.c[..., None] * a.x)
+    mn = min_norm(a.t0, B, a.mask)
+    slide = a.mask & (mn.lam > 0) & (mn.lam < 1) & (a.c < 0)
+    return Analysis(a, mn.lam, mn.v, slide)
+
+
+def basis(X, keep):
+    """An orthonormal basis (k, m, d) of span{X_i : keep_i} for X (k, m, d) (zero rows for the dropped
+    or dependent vectors), by modified Gram-Schmidt twice (m is small)."""
+    m = X.shape[1]
+    qs = []
+    for j in range(m):
+        v = jnp.where(keep[:, j, None], X[:, j], 0.0)
+        size = jnp.linalg.norm(v, axis=1)
+        for _ in range(2):
+            for q in qs:
+                v = v - jnp.sum(q * v, axis=1, keepdims=True) * q
+        n = jnp.linalg.norm(v, axis=1)
+        good = n > _RANK_TOL * jnp.where(size > 0, size, 1.0)
+        qs.append(jnp.where(good[:, None], v / jnp.where(good, n, 1.0)[:, None], 0.0))
+    return jnp.stack(qs, axis=1)
+
+
+def project(Q, v):
+    """P_V v with V = span(Q)^perp, for an orthonormal (or zero-row) Q (k, m, d) and v (k, d)."""
+    return v - jnp.sum(Q * jnp.sum(Q * v[:, None, :], axis=2)[..., None], axis=1)

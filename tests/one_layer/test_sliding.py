@@ -1,0 +1,179 @@
+"""The flow on ReLU kinks (:mod:`ccdyn.one_layer.sliding`, the sliding branch of the engine's flow):
+the one-sided fields against each adjacent region's field (autodiff of A_R, one-sided limits), the
+minimum-norm element of the Clarke box against a dense grid, a kink maximum in d = 3 reached where the
+flow that stops when pinned falls short, the statuses, and power iteration / euler_halving bit for bit
+against results stored before the sliding flow."""
+
+import functools
+import itertools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from ccdyn import activations, data, pairwise, parallel
+from ccdyn.one_layer import basins, dynamics, engine, sliding
+from tests.one_layer import engine_reference
+
+RELU = activations.get_activation("relu")
+UNIFORM = pairwise.get_pairwise("uniform")
+
+
+def _on_two_kinks(ds, views, rng):
+    """A unit w orthogonal to the two given views (random inside their intersection)."""
+    x = np.asarray(sliding.flat_views(ds)[0])
+    q = np.linalg.qr(x[list(views)].T, mode="complete")[0][:, 2:]
+    w = q @ rng.standard_normal(q.shape[1])
+    return w / np.linalg.norm(w)
+
+
+@pytest.mark.parametrize("act,pw,aug", [("relu", "uniform", False), ("leaky_relu", "uniform", False),
+                                        ("relu", "gaussian", False), ("relu", "uniform", True)])
+def test_one_sided_fields_are_affine_in_the_gates(act, pw, aug):
+    """u_g = u_0 + sum_i g_i c_i x_i for every gate pattern g of two active views: against the limit of
+    A(w') w' from inside each adjacent region and, for uniform alpha, A_R w with A_R the autodiff
+    Jacobian of the field inside the region (A(w) w is linear there)."""
+    rng = np.random.default_rng(11)
+    act = activations.get_activation(act)
+    pw = pairwise.get_pairwise(pw, tau=1.0) if pw == "gaussian" else UNIFORM
+    x = rng.standard_normal((12, 4))
+    extra = dict(x_aug=x[:, None] + 0.3 * rng.standard_normal((12, 3, 4)), p_aug=np.full((12, 3), 1 / 3)) if aug else {}
+    ds = data.make_dataset(x=x, dtype=jnp.float64, **extra)
+    w = _on_two_kinks(ds, (0, 5), rng)
+    a = sliding.active_set(ds, act, pw, jnp.asarray(w[None]), delta=1e-12, m=4)
+    assert int(a.count[0]) == 2 and sorted(np.asarray(a.index[0])[:2]) == [0, 5]
+    np.testing.assert_allclose(a.u[0], dynamics.ascent(ds, act, jnp.asarray(w[None]), pw)[0], rtol=1e-13, atol=1e-13)
+    X = np.asarray(a.x[0, :2])
+    field = lambda v: dynamics.ascent(ds, act, v[None], pw)[0]
+    for g in itertools.product((0, 1), repeat=2):
+        into = X.T @ np.linalg.solve(X @ X.T, 2.0 * np.array(g) - 1)  # x_i . into = +1 (gate 1) or -1 (gate 0)
+        predicted = np.asarray(a.u0[0]) + np.asarray(a.c[0, :2] * np.array(g)) @ X
+        scale = np.abs(predicted).max()
+        np.testing.assert_allclose(field(jnp.asarray(w + 1e-9 * into)), predicted, atol=1e-7 * scale)
+        if pw.kind == "uniform":
+            A_R = np.asarray(jax.jacfwd(field)(jnp.asarray(w + 1e-3 * into)))
+            np.testing.assert_allclose(A_R @ w, predicted, atol=1e-12 * scale)
+
+
+def test_min_norm_element_against_a_dense_grid_and_kkt():
+    """The minimum-norm point of {t0 + sum lam_i B_i : lam in [0,1]^m} is never beaten by a dense grid of
+    the box, and meets the KKT conditions (gradient c_i x_i . v zero at free, signed at bound multipliers);
+    dependent B (B_3 = B_1 + B_2) included."""
+    rng = np.random.default_rng(5)
+    solve = jax.jit(sliding.min_norm)
+    for trial in range(40):
+        m, d = int(rng.integers(1, 4)), 5
+        B = rng.standard_normal((1, 4, d))
+        if trial % 4 == 0 and m == 3:
+            B[0, 2] = B[0, 0] + B[0, 1]
+        mask = np.arange(4)[None] < m
+        B = B * mask[..., None]
+        t0 = rng.standard_normal((1, d)) * rng.uniform(0.1, 3)
+        res = solve(jnp.asarray(t0), jnp.asarray(B), jnp.asarray(mask))
+        lam, v = np.asarray(res.lam[0]), np.asarray(res.v[0])
+        grid = np.array(list(itertools.product(np.linspace(0, 1, 41), repeat=m)))
+        best = np.min(np.linalg.norm(t0 + grid @ B[0, :m], axis=1))
+        assert np.linalg.norm(v) <= best + 1e-12 and np.all(lam[m:] == 0)
+        np.testing.assert_allclose(v, t0[0] + lam @ B[0], atol=1e-12)
+        grad = B[0, :m] @ v  # d/dlam_i of ||v||^2 / 2
+        tol = 1e-9 * np.linalg.norm(B[0]) * max(np.linalg.norm(t0), 1)
+        assert np.all(np.where(lam[:m] <= 0, grad >= -tol, True) & np.where(lam[:m] >= 1, grad <= tol, True))
+        assert np.all(np.abs(np.where((lam[:m] > 0) & (lam[:m] < 1), grad, 0)) <= tol)
+
+
+def _ridge_cloud():
+    return engine_reference.cloud()  # 20 Gaussian points in d = 3: maxima on kinks and ridges
+
+
+@functools.lru_cache(maxsize=1)
+def _ridge_runs():
+    """300 inits on the ridge cloud: (W, the flow that stops where pinned, the sliding flow)."""
+    ds = _ridge_cloud()
+    W = parallel.init_weights(jax.random.PRNGKey(1), 0, 300, 3, jnp.float64)
+    old = engine.converge(ds, RELU, UNIFORM, engine.Dynamics(method="flow", sliding=False), W)
+    return W, old, engine.converge(ds, RELU, UNIFORM, engine.Dynamics(method="flow"), W)
+
+
+def test_sliding_reaches_kink_maxima_where_stopping_when_pinned_falls_short():
+    """d = 3: the flow that stops where pinned leaves inits on kink ridges (short of the maximum along
+    them, residual up to ~1e-2); the sliding flow ends every init at a Clarke-stationary point (sliding
+    residual <= tol; 0 in the projected Clarke box), on few optima, never lower in E than it started."""
+    ds = _ridge_cloud()
+    W, old, new = _ridge_runs()
+    assert np.all(old["status"] == engine.Status.CONVERGED) and np.all(new["status"] == engine.Status.CONVERGED)
+    assert old["residual"].max() > 1e-3  # stopped on ridges, short of the maxima
+    u = np.asarray(dynamics.ascent(ds, RELU, jnp.asarray(new["w"]), UNIFORM))
+    assert np.all(new["residual"] <= 1e-6 * np.linalg.norm(u, axis=1))
+    n_old = basins.cluster(old["w"], 1e-2)[1].shape[0]
+    n_new = basins.cluster(new["w"], 1e-2)[1].shape[0]
+    assert n_new <= 6 < n_old, (n_new, n_old)
+    e0, e1 = (np.asarray(dynamics.energy(ds, RELU, jnp.asarray(v), UNIFORM)) for v in (W, new["w"]))
+    assert np.all(e1 >= e0 - 1e-12)
+    # every endpoint is a Clarke-stationary point: 0 in P^perp dE(w) (min-norm element of the box ~ 0)
+    an = sliding.analyse(ds, RELU, UNIFORM, jnp.asarray(new["w"]), delta=engine.KINK_DELTA * 1e-6, m=4)
+    assert np.all(np.linalg.norm(an.v, axis=1) <= 1e-5 * np.linalg.norm(u, axis=1))
+    assert np.mean(np.asarray(an.active.count) >= 1) > 0.3  # many of them sit on kinks
+
+
+def test_a_kink_maximum_in_d3_is_reached_to_tolerance():
+    """One init on a ridge: the sliding flow's endpoint is the maximum along the ridge computed
+    independently (a dense scan of E on the great circle w . x_i = 0 in float64)."""
+    ds = _ridge_cloud()
+    W, old, new = _ridge_runs()
+    k = int(np.argmax(old["residual"]))  # the init that stopped furthest from a critical point
+    x = np.asarray(ds.x)
+    i = int(np.argmin(np.abs(x @ old["w"][k]) / np.linalg.norm(x, axis=1)))  # the ridge it stopped on
+    q = np.linalg.qr(x[i:i + 1].T, mode="complete")[0][:, 1:]  # the great circle orthogonal to x_i
+    theta = np.linspace(-np.pi, np.pi, 1 << 18, endpoint=False)
+    circle = np.cos(theta)[:, None] * q[:, 0] + np.sin(theta)[:, None] * q[:, 1]
+    e = np.asarray(dynamics.energy(ds, RELU, jnp.asarray(circle), UNIFORM))
+    j = int(np.argmin(np.linalg.norm(circle - old["w"][k], axis=1)))
+    while True:  # walk uphill along the ridge from where the old flow stopped
+        nxt = max((j - 1) % e.size, j, (j + 1) % e.size, key=lambda t: e[t])
+        if nxt == j:
+            break
+        j = nxt
+    assert abs(x[i] @ new["w"][k]) <= 1e-12 * np.linalg.norm(x[i])
+    assert np.linalg.norm(new["w"][k] - circle[j]) <= 1e-4, np.linalg.norm(new["w"][k] - circle[j])
+    assert np.linalg.norm(old["w"][k] - circle[j]) > 1e-3  # the old flow stopped short
+
+
+def test_power_iteration_and_euler_halving_are_bit_identical_and_circling_kinks_is_named():
+    """The stored runs (made before the sliding flow) are reproduced bit for bit; the only change is
+    that power iteration's inits that were not converged and cross a kink are now CIRCLING_KINK."""
+    ref = np.load(engine_reference.PATH)
+    new = engine_reference.runs()
+    for key in ref:
+        if key.endswith("_status"):
+            a, b = ref[key], new[key]
+            moved = a != b
+            assert np.all((a[moved] == engine.Status.NOT_CONVERGED) & (b[moved] == engine.Status.CIRCLING_KINK)), key
+        else:
+            np.testing.assert_array_equal(ref[key], new[key], err_msg=key)
+    assert np.sum(new["cloud_power_status"] == engine.Status.CIRCLING_KINK) > 50  # the cloud's circling inits
+
+
+def test_statuses_and_hints():
+    assert engine.Status.CIRCLING_KINK == 8 and engine.Status.KINK_LIMIT == 9
+    assert "--method=flow" in engine.Status.CIRCLING_KINK.hint and engine.Status.KINK_LIMIT.hint
+    assert engine.Status.CIRCLING_KINK.text == "circling a kink"
+    # linear activation: no kinks, power iteration's non-converged inits stay NOT_CONVERGED
+    ds = _ridge_cloud()
+    W = parallel.init_weights(jax.random.PRNGKey(0), 0, 8, 3, jnp.float64)
+    lin = activations.get_activation("linear")
+    out = engine.converge(ds, lin, UNIFORM, engine.Dynamics(method="power", max_steps=1), W)
+    assert np.all(out["status"] == engine.Status.NOT_CONVERGED)
+
+
+def test_basis_and_projection():
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((3, 4, 6))
+    X[:, 2] = X[:, 0] - 2 * X[:, 1]  # dependent: dropped
+    keep = np.array([[True, True, True, False]] * 3)
+    Q = np.asarray(sliding.basis(jnp.asarray(X), jnp.asarray(keep)))
+    np.testing.assert_allclose(np.einsum("kmd,knd->kmn", Q, Q), np.diag([1.0, 1, 0, 0])[None].repeat(3, 0), atol=1e-12)
+    v = rng.standard_normal((3, 6))
+    pv = np.asarray(sliding.project(jnp.asarray(Q), jnp.asarray(v)))
+    np.testing.assert_allclose(np.einsum("kmd,kd->km", X[:, :3], pv), 0, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(sliding.project(jnp.asarray(Q), jnp.asarray(pv))), pv, atol=1e-12)  # idempotent
