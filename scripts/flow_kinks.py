@@ -62,13 +62,13 @@ def point_cloud(seed: int, out: Path):
     return files.load_dataset(path, jnp.float64)
 
 
-def one_method(ds, dyn, W, e0) -> dict:
+def one_method(ds, dyn, W, e0, cluster_tol: float) -> dict:
     t0 = time.perf_counter()
     runner = engine.ChunkRunner(ds, RELU, UNIFORM, dyn, tile=512)
     out = runner.run(jax.random.PRNGKey(0), 0, W.shape[0], jnp.float64)
     wall = time.perf_counter() - t0
     conv = out["status"] == engine.Status.CONVERGED
-    counts = np.bincount(basins.cluster(out["w"][conv], FLAGS.cluster_tol)[0]) if conv.any() else np.zeros(0, int)
+    counts = np.bincount(basins.cluster(out["w"][conv], cluster_tol)[0]) if conv.any() else np.zeros(0, int)
     e1 = np.asarray(dynamics.energy(ds, RELU, jnp.asarray(out["w"]), UNIFORM))
     scale = float(np.max(np.abs(e0)))
     return {"wall_s": wall, "status": engine.status_counts(out["status"]), "optima": int(counts.size),
@@ -91,7 +91,7 @@ def main(argv):
         e0 = np.asarray(dynamics.energy(ds, RELU, W, UNIFORM))
         row = {"seed": seed, "n": ds.n, "d": ds.dim, "methods": {}}
         for name, dyn in METHODS.items():
-            r = row["methods"][name] = one_method(ds, dyn, W, e0)
+            r = row["methods"][name] = one_method(ds, dyn, W, e0, FLAGS.cluster_tol)
             cli.log(f"set {seed} (n={ds.n}, d={ds.dim}) {name}: {r['optima']} optima ({r['seen_once']} seen once), "
                     f"top 5 hold {r['top5_share']:.3f}, converged {r['status']['converged']}, "
                     f"circling {r['status']['circling_kink']}, not converged {r['status']['not_converged']}, "

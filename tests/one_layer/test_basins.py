@@ -41,7 +41,7 @@ def test_latent_categorical_one_optimum_per_pattern():
     ds = build_dataset(DataSpec(data="latent_categorical", d=8, m=6, ortho_eps=0.0))
     act = activations.get_activation("relu")
     dyn = engine.Dynamics(method="flow")
-    an = basins.analyze(ds, act, UNIFORM, dyn, _run(ds, act, dyn), cluster_tol=1e-2)
+    an = basins.analyze(ds, act, UNIFORM, dyn, _run(ds, act, dyn, n_init=600, chunk=600), cluster_tol=1e-2)
     assert sorted(r["pattern"] for r in an["rows"]) == list(range(6))
     assert all(r["stable"] and r["is_lme"] and r["overlap"] > 1 - 1e-9 for r in an["rows"])
     # Inits with every pattern on the inactive side of the ReLU have A(w) w = 0: reported as dead.

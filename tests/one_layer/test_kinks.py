@@ -152,7 +152,7 @@ def test_every_stable_optimum_survives_an_independent_probe(seed, n, d):
     x = rng.standard_normal((n, d))
     ds = data.make_dataset(x, dtype=jnp.float64)
     dyn = engine.Dynamics(method="flow")
-    res = engine.collect(engine.ChunkRunner(ds, RELU, UNIFORM, dyn, tile=256), jax.random.PRNGKey(seed), 300, 300,
+    res = engine.collect(engine.ChunkRunner(ds, RELU, UNIFORM, dyn, tile=128), jax.random.PRNGKey(seed), 256, 256,
                          jnp.float64)
     an = basins.analyze(ds, RELU, UNIFORM, dyn, res, cluster_tol=1e-2)
     stable = [r for r in an["rows"] if r["stable"]]
