@@ -37,6 +37,7 @@ def test_circle_optima_are_the_dense_grid_maxima(name, method):
     assert an["status_counts"]["not_converged"] <= 3
 
 
+@pytest.mark.slow  # about 15 s, most of it compiling the sliding flow for this data; the flat-kink certificate is also in test_kinks
 def test_latent_categorical_one_optimum_per_pattern():
     ds = build_dataset(DataSpec(data="latent_categorical", d=8, m=6, ortho_eps=0.0))
     act = activations.get_activation("relu")

@@ -95,6 +95,7 @@ def _ridge_runs():
     return W, old, engine.converge(ds, RELU, UNIFORM, engine.Dynamics(method="flow"), W)
 
 
+@pytest.mark.slow  # 9 s (two flows compiled); the d = 3 kink maximum test below is the fast check
 def test_sliding_reaches_kink_maxima_where_stopping_when_pinned_falls_short():
     """d = 3: the flow that stops where pinned leaves inits on kink ridges (short of the maximum along
     them, residual up to ~1e-2); the sliding flow ends every init at a Clarke-stationary point (sliding

@@ -281,6 +281,7 @@ def test_files_outside_a_run_are_replaced_only_under_overwrite(tmp_path):
     assert sorted(p.name for p in (tmp_path / "root").iterdir()) == ["summary.md", "table1"]
 
 
+@pytest.mark.slow  # waits out a 2 s time-out in a started script
 def test_a_coordinator_that_does_not_answer_ends_with_one_line(tmp_path):
     import socket
     import subprocess

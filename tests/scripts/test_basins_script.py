@@ -49,6 +49,7 @@ def _same(a, b):
     assert [r["fraction"] for r in sa["optima"]] == [r["fraction"] for r in sb["optima"]]
 
 
+@pytest.mark.slow  # 13 s; tests/test_parallel.py checks forced devices fast, the multi-process tests below are slow too
 def test_script_on_four_devices_matches_the_library_run(tmp_path):
     """The smoke test: the script on 4 devices with small chunks writes what one in-process
     ``basins.run`` on 1 device in one chunk computes (same tile)."""

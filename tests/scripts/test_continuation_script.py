@@ -7,6 +7,8 @@ import csv
 import io
 import json
 
+import pytest
+
 from tests.scripts import inprocess
 
 TINY = ["--d=3", "--m=3", "--n_init=200", "--tile=128"]
@@ -47,6 +49,7 @@ def test_tiny_run_writes_every_output(tmp_path, capsys):
     assert (tmp_path / "o" / "continuation.png").stat().st_size > 10_000
 
 
+@pytest.mark.slow  # 5 s; the rule itself is tested fast in tests/one_layer/studies/test_continuation.py
 def test_a_param_without_effect_is_one_warning_line_naming_the_flag(tmp_path, capsys):
     err = io.StringIO()
     with inprocess.script("continuation") as script:

@@ -45,6 +45,7 @@ def test_a_script_does_not_log_the_tpu_probe(tmp_path, no_tpu):
     assert "jax_platforms" not in r.stderr  # and no other complaint about the list set
 
 
+@pytest.mark.slow  # two more script starts; the probe line itself is checked fast above
 def test_jax_platforms_of_the_user_is_kept(no_tpu):
     assert _python(_USE, JAX_PLATFORMS="cpu").stdout.split() == ["'cpu'", "cpu"]
     empty = _python(_USE, JAX_PLATFORMS="")
