@@ -1,4 +1,4 @@
-"""The token experiment's settings, seed streams, aggregation and chance-level scores."""
+"""The token experiment (ccdyn.two_layer.studies.token_grid): settings, seed streams, aggregation, chance scores."""
 
 import numpy as np
 import pytest
