@@ -40,7 +40,7 @@ import jax.numpy as jnp
 from ccdyn.activations import Activation
 from ccdyn.covariance import laplacian_apply
 from ccdyn.data.dataset import Dataset
-from ccdyn.one_layer import dynamics
+from ccdyn.one_layer import dynamics, sliding
 from ccdyn.pairwise import Pairwise
 
 __all__ = ["RefineStatus", "REFINE_STATUS_TEXT", "default_s_max", "has_kinks", "gate_coefficients", "one_sided_field",
@@ -67,12 +67,6 @@ def has_kinks(act: Activation) -> bool:
     return act.name in ("relu", "leaky_relu") and act.slope != 1.0
 
 
-def _flat(ds: Dataset):
-    xv, pv = ds.views()
-    n, v, d = xv.shape
-    return xv.reshape(n * v, d), pv, (n, v)
-
-
 def _ls(ds: Dataset, act: Activation, pw: Pairwise, w, moving_alpha: bool = False):
     """(L_alpha s)_i with s = p sum_v p_v h(w^T x_iv), alpha at w (held fixed unless ``moving_alpha``)."""
     xv, pv = ds.views()
@@ -83,16 +77,21 @@ def _ls(ds: Dataset, act: Activation, pw: Pairwise, w, moving_alpha: bool = Fals
 
 def gate_coefficients(ds: Dataset, act: Activation, pw: Pairwise, w):
     """c_i for every view (n * V,): u_g = u_0 + sum_i g_i c_i x_i across a kink of view i."""
-    _, pv, _ = _flat(ds)
-    return (1.0 - act.slope) * (pv * _ls(ds, act, pw, w)[:, None]).reshape(-1)
+    _, point, p_view = sliding.flat_views(ds)
+    return (1.0 - act.slope) * p_view * _ls(ds, act, pw, w)[point]
 
 
 def one_sided_field(ds: Dataset, act: Activation, pw: Pairwise, w, gates):
     """The ascent field at w with every view's gate given (gates (n * V,), 1 = positive side): the
     field of the region with those signs, continued to w. Equals A(w) w off the kinks."""
-    x, pv, (n, v) = _flat(ds)
-    g = jnp.where(gates, 1.0, act.slope).reshape(n, v)
-    return ((g * pv * _ls(ds, act, pw, w)[:, None]).reshape(-1)) @ x
+    return _gated_field(ds, act, pw, w, gates)
+
+
+def _gated_field(ds: Dataset, act: Activation, pw: Pairwise, w, gates, moving_alpha: bool = False):
+    """sum_i g_i p_view(i) (L_alpha s)_point(i) x_i: the field of the region with the given gates at w."""
+    x, point, p_view = sliding.flat_views(ds)
+    g = jnp.where(gates, 1.0, act.slope)
+    return (g * p_view * _ls(ds, act, pw, w, moving_alpha)[point]) @ x
 
 
 def region_matrix(ds: Dataset, act: Activation, pw: Pairwise, w, gates):
@@ -143,14 +142,7 @@ def _top_on_v(a, pv, w):
 
 def _region_field(ds, act, pw, gates):
     """v -> the field of the region with the given gates, alpha moving with v (the flow sees it move)."""
-    x, pvw, _ = _flat(ds)
-
-    def u(v):
-        ls = _ls(ds, act, pw, v, moving_alpha=True)
-        g = jnp.where(gates, 1.0, act.slope).reshape(ls.shape[0], -1)
-        return (g * pvw * ls[:, None]).reshape(-1) @ x
-
-    return u
+    return lambda v: _gated_field(ds, act, pw, v, gates, moving_alpha=True)
 
 
 def _newton_on_v(ds, act, pw, w, gates, pv, max_step=0.1):
@@ -178,7 +170,7 @@ def _multipliers(ds, act, pw, w, active, sig, pv, rank_tol):
     with every active gate at 0. With dependent active views (more views than hyperplanes) lam is not
     unique: this is the solution nearest to 1/2 (the largest margin inside [0, 1] in the 2-norm).
     Returns (lam, c, u0, fit): c (N,) zero off the active views, fit = ||X diag(c) lam + (I - P_V) u_0||."""
-    x, _, _ = _flat(ds)
+    x = sliding.flat_views(ds)[0]
     u0 = one_sided_field(ds, act, pw, w, sig & ~active)
     c = gate_coefficients(ds, act, pw, w) * active
     b = (x * c[:, None]).T  # (d, N)
@@ -194,7 +186,7 @@ def _multipliers(ds, act, pw, w, active, sig, pv, rank_tol):
 
 @functools.partial(jax.jit, static_argnames=("act", "pw", "s_max", "max_iter"))
 def _refine_batch(ds, act, pw, W, *, s_max, max_iter, cand_tol, z_tol, lam_tol, fp_tol, rank_tol, span_tol):
-    x, _, _ = _flat(ds)
+    x = sliding.flat_views(ds)[0]
     n_flat = x.shape[0]
     xn = jnp.linalg.norm(x, axis=1)
     valid = xn > 0
@@ -322,7 +314,7 @@ def kink_certificate(ds64: Dataset, act: Activation, pw: Pairwise, ref: dict, *,
     ``stray`` (an inactive view within plane_tol of its hyperplane: unresolved), ``full_rank``, and the
     tests ``smooth_ok`` and ``kkt_ok`` (strict, with margin ``tol``).
     """
-    x, _, _ = _flat(ds64)
+    x = sliding.flat_views(ds64)[0]
     d = x.shape[1]
     xn = jnp.linalg.norm(x, axis=1)
     valid = xn > 0
