@@ -46,13 +46,6 @@ flags.register_multi_flags_validator(["min_points", "max_points"], lambda f: f["
                                      "--min_points must be <= --max_points")
 
 
-def _seeds(text: str):
-    parts = text.split(":")
-    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts) or int(parts[0]) >= int(parts[1]):
-        cli.fail(f"--set_seeds={text!r} must be START:STOP with integers 0 <= START < STOP")
-    return range(int(parts[0]), int(parts[1]))
-
-
 def main(argv):
     del argv
     t0 = time.time()
@@ -60,7 +53,7 @@ def main(argv):
     if not FLAGS["method"].present:  # the basins scripts' default is power; this script checks the flow
         base = dataclasses.replace(base, dynamics=dataclasses.replace(base.dynamics, method="flow"))
     if FLAGS.check == "exact_2d":
-        seeds = _seeds(FLAGS.set_seeds)
+        seeds = cli.or_fail(cli.seed_range, "set_seeds", FLAGS.set_seeds)
         if base.dynamics.method == "power":
             cli.fail("--method=power: exact_2d checks the flow's basins; use --method=flow or euler_halving")
     else:

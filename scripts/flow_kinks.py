@@ -29,6 +29,7 @@ import numpy as np  # noqa: E402
 from ccdyn import activations, cli, io, pairwise, parallel  # noqa: E402
 from ccdyn.data import files, make_dataset  # noqa: E402
 from ccdyn.one_layer import basins, dynamics, engine  # noqa: E402
+from ccdyn.one_layer.studies import flow_accuracy  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("set_seeds", "1000:1008", "Seeds of the point clouds, start:stop.")
@@ -37,28 +38,15 @@ flags.DEFINE_float("cluster_tol", 1e-2, "Endpoints closer than this are one opti
 flags.DEFINE_string("output_dir", None, "Where to write flow_kinks.json, table.md and the data files.")
 flags.mark_flag_as_required("output_dir")
 
-DIMS = (3, 4, 5, 6)
 METHODS = {"flow (sliding)": engine.Dynamics(method="flow"),
            "flow (stops where pinned)": engine.Dynamics(method="flow", sliding=False),
            "power": engine.Dynamics(method="power")}
 RELU, UNIFORM = activations.get_activation("relu"), pairwise.get_pairwise("uniform")
 
 
-def seeds(spec: str) -> range:
-    try:
-        lo, hi = (int(v) for v in spec.split(":"))
-    except ValueError:
-        raise ValueError(f"--set_seeds={spec!r} must be start:stop (integers)") from None
-    if not 0 <= lo < hi:
-        raise ValueError(f"--set_seeds={spec!r} must have 0 <= start < stop")
-    return range(lo, hi)
-
-
 def point_cloud(seed: int, out: Path):
-    rng = np.random.default_rng(seed)
-    n, d = int(rng.integers(12, 31)), DIMS[seed % len(DIMS)]
     path = out / f"set{seed}.npz"
-    files.save_dataset(path, make_dataset(x=rng.standard_normal((n, d)), dtype=jnp.float64))
+    files.save_dataset(path, make_dataset(x=flow_accuracy.random_cloud(seed)[0], dtype=jnp.float64))
     return files.load_dataset(path, jnp.float64)
 
 
@@ -81,7 +69,7 @@ def one_method(ds, dyn, W, e0, cluster_tol: float) -> dict:
 def main(argv):
     del argv
     out = Path(FLAGS.output_dir)
-    set_seeds = cli.or_fail(lambda: seeds(FLAGS.set_seeds))
+    set_seeds = cli.or_fail(cli.seed_range, "set_seeds", FLAGS.set_seeds)
     out.mkdir(parents=True, exist_ok=True)
     record = {"command": "python scripts/flow_kinks.py " + " ".join(
         f"--{k}={FLAGS[k].value}" for k in ("set_seeds", "n_init", "cluster_tol", "output_dir")), "sets": []}

@@ -28,11 +28,12 @@ import numpy as np  # noqa: E402
 from ccdyn import cli, io, report  # noqa: E402
 from ccdyn.data import files, make_dataset  # noqa: E402
 from ccdyn.data.registry import DataSpec  # noqa: E402
-from ccdyn.one_layer import basins  # noqa: E402
+from ccdyn.one_layer import basins, script_flags  # noqa: E402
+from ccdyn.one_layer.studies import flow_accuracy  # noqa: E402
 
 FLAGS = flags.FLAGS
 OUTPUTS = ("sets.csv", "kink_check.json", "sets")
-cli.define_basins_flags(n_init=3000)
+script_flags.define_basins_flags(n_init=3000)
 flags.DEFINE_string("set_seeds", "1000:1008", "Set seeds as START:STOP (STOP excluded).")
 flags.DEFINE_integer("min_points", 12, "Fewest points of a set.", lower_bound=2)
 flags.DEFINE_integer("max_points", 30, "Most points of a set.", lower_bound=2)
@@ -44,13 +45,6 @@ flags.register_multi_flags_validator(["min_points", "max_points"], lambda f: f["
 RADII = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
 COLUMNS = ("set_seed", "n", "d", "converged", "endpoint_clusters", "optima", "stable", "smooth", "kink_kkt",
            "stable_mass", "max_kink_rank", "worst_stable_rise", "unstable_that_probe_as_max", "analyze_s", "run_s")
-
-
-def _seeds(text: str):
-    parts = text.split(":")
-    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts) or int(parts[0]) >= int(parts[1]):
-        cli.fail(f"--set_seeds={text!r} must be START:STOP with integers 0 <= START < STOP")
-    return range(int(parts[0]), int(parts[1]))
 
 
 def probe_rise(x, p, w, rng, n_dirs):
@@ -69,12 +63,12 @@ def probe_rise(x, p, w, rng, n_dirs):
 def main(argv):
     del argv
     t0 = time.time()
-    base = cli.basins_config(FLAGS)
+    base = script_flags.basins_config(FLAGS)
     if not FLAGS["method"].present:
         base = dataclasses.replace(base, dynamics=dataclasses.replace(base.dynamics, method="flow"))
     if base.act != "relu" or base.alpha != "uniform":
         cli.fail("--act must be relu and --alpha uniform: the numpy probe computes that energy")
-    seeds = _seeds(FLAGS.set_seeds)
+    seeds = cli.or_fail(cli.seed_range, "set_seeds", FLAGS.set_seeds)
     run = cli.open_run_dir(FLAGS.output_dir, {"base": dataclasses.asdict(base), "set_seeds": FLAGS.set_seeds,
                                                "min_points": FLAGS.min_points, "max_points": FLAGS.max_points,
                                                "probe_dirs": FLAGS.probe_dirs},
@@ -83,9 +77,8 @@ def main(argv):
     (out / "sets").mkdir(exist_ok=True)
     rows, sets = [], []
     for s in seeds:
-        rng = np.random.default_rng(s)
-        n, d = int(rng.integers(FLAGS.min_points, FLAGS.max_points + 1)), 3 + s % 4
-        x = rng.standard_normal((n, d))
+        x, rng = flow_accuracy.random_cloud(s, FLAGS.min_points, FLAGS.max_points)
+        n, d = x.shape
         path = Path(out) / "sets" / f"set{s}.npz"
         files.save_dataset(path, make_dataset(x))
         cfg = dataclasses.replace(base, data=DataSpec(data="file", data_path=str(path)), x64=True, seed=s)

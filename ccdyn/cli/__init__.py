@@ -25,12 +25,12 @@ data and basins flags: :mod:`ccdyn.one_layer.script_flags`).
 from ccdyn.cli.contract import check_memory, check_memory_of, check_tolerance, fail, or_fail, start
 from ccdyn.cli.files import check_new_files, define_overwrite, read_run_json
 from ccdyn.cli.multihost import agree_processes, define_multihost_flags, open_run_of_process_0, start_processes
-from ccdyn.cli.parsing import SEED_MAX, define_seed, floats, ints, register_numbers, register_subset
+from ccdyn.cli.parsing import SEED_MAX, define_seed, floats, ints, register_numbers, register_subset, seed_range
 from ccdyn.cli.platforms import skip_absent_tpu
 from ccdyn.cli.progress import log, progress
 from ccdyn.cli.record import define_run_flags, finish, open_run_dir, run_record, with_run_record
 
-__all__ = ["floats", "ints", "register_numbers", "register_subset", "SEED_MAX", "define_seed", "start", "fail",
+__all__ = ["floats", "ints", "register_numbers", "register_subset", "SEED_MAX", "define_seed", "seed_range", "start", "fail",
            "or_fail", "check_memory", "check_memory_of", "check_tolerance", "run_record", "with_run_record",
            "define_run_flags", "open_run_dir", "finish", "log", "progress", "define_multihost_flags",
            "start_processes", "agree_processes", "open_run_of_process_0", "read_run_json", "define_overwrite",

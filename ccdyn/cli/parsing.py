@@ -9,7 +9,7 @@ import math
 
 from absl import flags
 
-__all__ = ["SEED_MAX", "floats", "ints", "register_numbers", "register_subset", "define_seed"]
+__all__ = ["SEED_MAX", "floats", "ints", "register_numbers", "register_subset", "define_seed", "seed_range"]
 
 # The flags that define_seed defines belong to the script calling it (its --helpshort lists them).
 flags.disclaim_key_flags()
@@ -20,6 +20,15 @@ SEED_MAX = 2**32 - 1  # jax.random.PRNGKey(s) is distinct for s in [0, 2**32) wi
 def define_seed(name: str, default: int, help_text: str) -> None:
     """An integer seed flag bounded to [0, :data:`SEED_MAX`] (a seed outside is refused, naming the flag)."""
     flags.DEFINE_integer(name, default, help_text, lower_bound=0, upper_bound=SEED_MAX)
+
+
+
+def seed_range(flag: str, text: str) -> range:
+    """``START:STOP`` (STOP excluded, 0 <= START < STOP) as a range; ``ValueError`` naming ``--flag``."""
+    parts = text.split(":")
+    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts) or int(parts[0]) >= int(parts[1]):
+        raise ValueError(f"--{flag}={text!r} must be START:STOP with integers 0 <= START < STOP")
+    return range(int(parts[0]), int(parts[1]))
 
 
 def _repeated(values) -> list:

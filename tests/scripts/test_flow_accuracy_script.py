@@ -32,3 +32,13 @@ def test_tiny_exact_2d_run_writes_every_output(tmp_path):
     rec = json.loads((tmp_path / "o" / "flow_accuracy.json").read_text())
     assert list(rec["sets"]) == ["0"] and len(rec["sets"]["0"]["angles"]) == 6 and "versions" in rec
     assert (tmp_path / "o" / "sets.csv").is_file() and (tmp_path / "o" / "claims.md").is_file()
+
+
+@pytest.mark.parametrize("name", ["kink_check", "flow_kinks"])
+def test_the_point_cloud_checks_share_the_seed_range_flag(tmp_path, name):
+    """The two random point-cloud checks of the kink flow and certificates start, and refuse a bad
+    --set_seeds with the same one line (cli.seed_range) before any output."""
+    with inprocess.script(name) as script:
+        code, errors = inprocess.start_exit(script, "--set_seeds=5:3", f"--output_dir={tmp_path / 'o'}")
+    assert code == 2 and errors == ["error: --set_seeds='5:3' must be START:STOP with integers 0 <= START < STOP"]
+    assert not (tmp_path / "o").exists()

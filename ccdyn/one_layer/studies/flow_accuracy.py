@@ -21,7 +21,7 @@ from ccdyn.data.registry import DataSpec, build_dataset
 from ccdyn.one_layer import basins, claims, exact2d
 from ccdyn.one_layer.engine import Status
 
-__all__ = ["random_angles", "exact_2d_set", "exact_2d", "rtol_pairs", "SET_COLUMNS", "PAIR_COLUMNS"]
+__all__ = ["random_angles", "random_cloud", "exact_2d_set", "exact_2d", "rtol_pairs", "SET_COLUMNS", "PAIR_COLUMNS"]
 
 SET_COLUMNS = ("set_seed", "n_points", "maxima", "required", "found_required", "max_abs_error", "worst_over_bound",
                "mean_steps", "ok")
@@ -34,6 +34,15 @@ def random_angles(seed: int, min_points: int, max_points: int) -> tuple:
     rng = np.random.default_rng(seed)
     n = int(rng.integers(min_points, max_points + 1))
     return tuple(float(a) for a in np.round(rng.uniform(-1, 1, n), 6))
+
+
+def random_cloud(seed: int, min_points: int = 12, max_points: int = 30) -> tuple:
+    """(x, rng): a random point cloud for the kink checks, min_points .. max_points points x ~ N(0, I_d)
+    in d = 3 + seed mod 4 (the numpy Generator of ``seed`` draws n, then x), and that Generator for any
+    further draws of the same set (e.g. probe directions)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(min_points, max_points + 1))
+    return rng.standard_normal((n, 3 + seed % 4)), rng
 
 
 def exact_2d_set(cfg: basins.BasinsConfig, *, n_grid: int = 1 << 20, min_fraction: float = 0.005) -> dict:
