@@ -41,12 +41,17 @@ AXIS = "init"
 def init_weights(key, start, count: int, dim: int, dtype=jnp.float32):
     """Uniform random unit vectors for inits start .. start+count-1, (count, dim).
 
-    Init i uses ``fold_in(key, i)`` only, so any subset of inits can be drawn independently.
+    Init i uses ``fold_in(key, i)`` only, so any subset of inits can be drawn independently. The
+    normals are drawn in float32 in every x64 mode, so a seed gives the same inits with or without
+    ``jax_enable_x64`` (docs/reproducibility.md).
     """
     idx = jnp.asarray(start) + jnp.arange(count)
-    w = jax.vmap(lambda i: jax.random.normal(jax.random.fold_in(key, i), (dim,)))(idx)
-    w = w / jnp.linalg.norm(w, axis=1, keepdims=True)
-    return w.astype(dtype)
+    w = jax.vmap(lambda i: jax.random.normal(jax.random.fold_in(key, i), (dim,), jnp.float32))(idx)
+    w = w.astype(dtype)  # drawn in float32 whatever the x64 mode, normalized in the working dtype
+    # |w|^2 summed column by column: elementwise IEEE adds in a fixed order, so an init's norm does not
+    # depend on how many inits are drawn with it (a batched reduction may round differently per shape).
+    sq = jax.lax.fori_loop(0, dim, lambda j, s: s + w[:, j] ** 2, jnp.zeros(w.shape[:1], w.dtype))
+    return w / jnp.sqrt(sq)[:, None]
 
 
 def device_mesh(devices=None) -> Mesh:

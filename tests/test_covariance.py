@@ -118,10 +118,14 @@ def test_batch_approaches_population_lemma2(key, kind):
         alpha = pairwise.uniform(n) if kind == "uniform" else pairwise.gaussian(act.h(x0 @ w), pw.tau)
         return covariance.batch_cov(g1, g1, alpha, g2, g2)
 
-    err_small = np.linalg.norm(batch_a_small(k_b1) - target) / np.linalg.norm(target)
-    err_large = np.linalg.norm(batch_a_large(k_b2) - target) / np.linalg.norm(target)
+    # Mean relative errors over 8 batches each: the sampling error falls like 1/sqrt(N), so going from
+    # N = 100 to 3000 divides it by about 5.5 (the ratio asserted leaves room for the O(1/N) bias of alpha).
+    def mean_err(fn, k):
+        return np.mean([np.linalg.norm(fn(kk) - target) / np.linalg.norm(target) for kk in jax.random.split(k, 8)])
+
+    err_small, err_large = mean_err(batch_a_small, k_b1), mean_err(batch_a_large, k_b2)
     assert err_large < 0.06, err_large
-    assert err_large < err_small
+    assert err_large < 0.35 * err_small, (err_small, err_large)
 
 
 def test_alpha_shape_checked():

@@ -129,11 +129,11 @@ def sample_batch(ds: Dataset, key, n: int):
     if int(n) < 2:
         raise ValueError(f"batch size n={n} must be >= 2")
     k_idx, k1, k2 = jax.random.split(key, 3)
-    idx = jax.random.choice(k_idx, ds.n, (n,), p=ds.p)
+    idx = jax.random.choice(k_idx, ds.n, (n,), p=None if ds.p is None else jnp.asarray(ds.p, jnp.float32))  # float32: x64-independent
     x0 = ds.x[idx]
     if ds.x_aug is None:
         return x0, x0, x0
-    logits = jnp.log(ds.p_aug[idx])
+    logits = jnp.log(ds.p_aug[idx]).astype(jnp.float32)
     v1 = jax.random.categorical(k1, logits, axis=-1)
     v2 = jax.random.categorical(k2, logits, axis=-1)
     return x0, ds.x_aug[idx, v1], ds.x_aug[idx, v2]

@@ -18,6 +18,7 @@ import itertools
 import math
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from ccdyn.data.dataset import Dataset, make_dataset
@@ -57,10 +58,10 @@ def near_orthogonal_basis(key, d: int, m: int, eps: float = 0.0) -> np.ndarray:
     if not (0.0 <= eps < 1.0):
         raise ValueError(f"ortho_eps={eps} must lie in [0, 1)")
     kq, ks = jax.random.split(key)
-    q, _ = np.linalg.qr(np.asarray(jax.random.normal(kq, (d, m)), np.float64))
+    q, _ = np.linalg.qr(np.asarray(jax.random.normal(kq, (d, m), jnp.float32), np.float64))
     if eps == 0.0 or m == 1:
         return q
-    s = np.asarray(jax.random.normal(ks, (m, m)), np.float64)
+    s = np.asarray(jax.random.normal(ks, (m, m), jnp.float32), np.float64)
     s = s + s.T
     np.fill_diagonal(s, 0.0)
     s *= eps / np.linalg.norm(s, 2)
@@ -135,7 +136,7 @@ def latent_summation(basis, q, *, key=None, n_samples: int | None = None) -> Dat
         if key is None:
             raise ValueError("sampling the latent summation model needs a PRNG key")
         n_samples = _positive_int("n_samples", n_samples, 2)
-        signs = np.asarray(jax.random.uniform(key, (n_samples, m))) < qv
+        signs = np.asarray(jax.random.uniform(key, (n_samples, m), jnp.float32)) < qv
         y = np.where(signs, y_plus, y_minus)
         p = None
     return make_dataset(y @ u.T, p, patterns=u.T)
@@ -163,8 +164,8 @@ def gaussian_mixture(key, means, std: float, n_samples: int, weights=None) -> Da
     if w.shape != (c,) or np.any(w < 0) or not np.isclose(w.sum(), 1.0):
         raise ValueError(f"weights must be {c} non-negative numbers summing to 1, got {weights!r}")
     kc, kn = jax.random.split(key)
-    comp = np.asarray(jax.random.choice(kc, c, (n_samples,), p=w))
-    noise = np.asarray(jax.random.normal(kn, (n_samples, means.shape[1])), np.float64)
+    comp = np.asarray(jax.random.choice(kc, c, (n_samples,), p=jnp.asarray(w, jnp.float32)))
+    noise = np.asarray(jax.random.normal(kn, (n_samples, means.shape[1]), jnp.float32), np.float64)
     return make_dataset(means[comp] + std * noise, None, patterns=means)
 
 
@@ -174,7 +175,7 @@ def gaussian_noise_views(ds: Dataset, key, n_views: int, std: float) -> Dataset:
     if not (std >= 0 and math.isfinite(std)):
         raise ValueError(f"std={std} must be a finite number >= 0")
     x = np.asarray(ds.x, np.float64)
-    noise = np.asarray(jax.random.normal(key, (x.shape[0], n_views, x.shape[1])), np.float64)
+    noise = np.asarray(jax.random.normal(key, (x.shape[0], n_views, x.shape[1]), jnp.float32), np.float64)
     return make_dataset(x, ds.p, x[:, None, :] + std * noise, None, ds.patterns, dtype=ds.x.dtype)
 
 
