@@ -126,8 +126,8 @@ def claim_record(claim_id: str, paper: str, location: str, statement: str, judge
     if check not in CHECK_KINDS and not (check is None and word == "not checked"):
         raise ValueError(f"check={check!r} must be one of {CHECK_KINDS} (None only for 'not checked')")
     return {"id": claim_id, "paper": paper, "location": location, "statement": statement, "verdict": word,
-            "note": note, "parts": parts, "numbers": io.as_json(numbers), "check": check, "reading": reading, "result": result,
-            "command": command}
+            "note": note, "parts": parts, "numbers": io.as_json(numbers), "check": check, "reading": reading,
+            "result": result, "command": command}
 
 
 def ledger_markdown(records) -> str:

@@ -33,7 +33,8 @@ from ccdyn import report, stats, verdicts
 from ccdyn.verdicts import claims_markdown, claims_table, verdict, verdict_word
 
 __all__ = ["verdict", "verdict_word", "check_p1", "check_relu_beats_linear", "check_infonce_beats_quadratic",
-           "check_relu_lowest_chi_minus", "check_bn_helps", "check_bn_no_difference", "check_sigma_backprop_hurts", "check_grids",
+           "check_relu_lowest_chi_minus", "check_bn_helps", "check_bn_no_difference", "check_sigma_backprop_hurts",
+           "check_grids",
            "claims_table", "claims_markdown", "grid_table", "summary_markdown", "TABLE1_VARIANTS", "PAPER_TABLE1",
            "table1_cells", "table1_markdown", "table1_csv",
            "check_more_steps", "steps_markdown", "mnist_claims", "mnist_scores_csv",
