@@ -45,7 +45,7 @@ class LedgerError(ValueError):
 @dataclasses.dataclass(frozen=True)
 class Records:
     """Covered by the collected records whose id matches ``pattern`` (a regular expression, full match);
-    ``reading`` and ``note`` apply to those records that have none of their own."""
+    ``reading`` (a more specific anchor) replaces the records' own; ``note`` applies to records without one."""
     pattern: str
     reading: str | None = None
     note: str | None = None
@@ -203,7 +203,7 @@ CATALOGUE = (
     _c("ddn-lemma8", "DDN", "Lemma 8", "lower bound of a 2-D Gaussian tail", NotChecked(_NO_CHECK)),
     _c("ddn-thm5", "DDN", "Thm. 5 (Eq. 124, 128, Fig. 11)", "lucky nodes at initialization when |N_mu| is large "
        "enough; the remark's rho >= 63.3%, 1099 <= |N_mu| <= 1467",
-       NotChecked(_NO_CHECK + " (an audit got 2352-2697 for the range; unresolved)", reading=READINGS + "#ddn-thm-5")),
+       NotChecked(_NO_CHECK + "; an audit got 2352-2697 for the range, unresolved", reading=READINGS + "#ddn-thm-5")),
     _c("ddn-thm6", "DDN", "Thm. 6 (Eq. 179)", "activation covariance in SB-HLTM is o_mu a_mu a_mu^T",
        Tested("enumeration", (_TD + "test_hltm.py::test_theorem6_activation_covariance_on_enumerated_tree",))),
     _c("ddn-lemma9", "DDN", "Lemma 9", "activation covariance in TR-HLTM", NotChecked(_NO_CHECK)),
@@ -383,7 +383,7 @@ def collect(root, log=None) -> list:
         if len(hits) != 1:
             raise LedgerError(f"record {r['id']} matches {len(hits)} catalogue entries (needs exactly 1)")
         c = hits[0]
-        by_claim[c.id].append(dict(r, reading=r.get("reading") or c.cover.reading, note=r.get("note") or c.cover.note))
+        by_claim[c.id].append(dict(r, reading=c.cover.reading or r.get("reading"), note=r.get("note") or c.cover.note))
     rows = []
     for c in CATALOGUE:
         if isinstance(c.cover, Tested):

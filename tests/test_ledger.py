@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from ccdyn import io, ledger, verdicts
+from tests.scripts import inprocess
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -141,13 +142,16 @@ def test_collect_names_a_missing_file_and_an_unmatched_record(tmp_path, monkeypa
         ledger.collect(tmp_path)
 
 
-def test_script_checks_the_committed_ledger_and_names_a_missing_file(tmp_path):
-    def run(*args):
-        return subprocess.run([sys.executable, str(ROOT / "scripts" / "claims.py"), *args], capture_output=True,
-                              text=True, cwd=ROOT, timeout=300)
-
-    r = run("--check")
+def test_script_checks_the_committed_ledger_and_names_a_missing_file(tmp_path, capsys):
+    """One subprocess smoke run (--check on the committed ledger); the early errors in this process."""
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "claims.py"), "--check"], capture_output=True,
+                       text=True, cwd=ROOT, timeout=300)
     assert r.returncode == 0 and "up to date" in r.stdout, r.stderr
     (tmp_path / "results").mkdir()
-    r = run(f"--root={tmp_path}")
-    assert r.returncode != 0 and r.stderr.strip() == "error: missing result file results/landscape/landscape.json"
+    with inprocess.script("claims") as script:
+        assert inprocess.main_exit(script, f"--root={tmp_path}") == (
+            "error: missing result file results/landscape/landscape.json")
+        assert inprocess.main_exit(script, f"--root={tmp_path / 'none'}").startswith("error: --root=")
+        assert inprocess.main_exit(script, "--run_tests", "--check").startswith("error: --run_tests and --check")
+        assert script.changed({"rows": [{"id": "core-x"}]}, {"rows": [{"id": "core-x", "verdict": "holds"}]}) == [
+            "core-x"]

@@ -229,6 +229,25 @@ def cor2_claims(record: dict, *, result: str = "results/theory/cor2/roughness", 
                                   result=result, command=command)]
 
 
+
+def thm2_claims(record: dict, *, result: str = "results/theory/roughness/table", command: str | None = None) -> list:
+    """Thm. 2: rho(w_*) <= C_0^3 vol(C_0) r(w_*, alpha) / pi at every measured optimum where the bound was
+    evaluated (``thm2_bound``: continuous data only, r from a k-NN estimate of the density on the plane,
+    so a sampled estimate). The note gives how far above rho the bound sits (vacuous when >> 1).
+    ``record``: ``roughness_runs.run``'s record (or ``roughness.json``)."""
+    command = _command(record, command, "python scripts/roughness.py (results/README.md, theory/roughness)")
+    rows = [o for r in record["runs"].values() for o in r["optima"] if o.get("thm2_bound") is not None]
+    ratios = [o["thm2_bound"] / o["rho"] for o in rows if o["rho"] > 0]
+    numbers = {"optima_with_bound": len(rows), "bound_over_rho_min": min(ratios, default=None),
+               "bound_over_rho_max": max(ratios, default=None)}
+    v = verdicts.verdict("Thm. 2", {"rho <= bound at every optimum": all(o["rho"] <= o["thm2_bound"] for o in rows)}
+                         if rows else None, numbers)
+    note = f"vacuous: the bound is {min(ratios):.0f}-{max(ratios):.0f}x the measured rho" if ratios else None
+    return [verdicts.claim_record("core-thm2", "core", "Thm. 2 (Sec. 3.2)", "rho(w_*) <= C_0^3 vol(C_0) r(w_*, alpha)"
+                                  " / pi for ReLU with bounded inputs and a large batch", v, numbers,
+                                  "sampled estimate", result=result, command=command, note=note)]
+
+
 def _app_b5_word(text: str) -> str:
     return "holds" if " HOLDS " in text else "fails" if " FAILS " in text else "not established"
 
@@ -263,21 +282,3 @@ def flow_claims(record: dict, *, result: str, command: str | None = None) -> lis
                                   "docs/flow.md, Checks", c["claim"], c, c["numbers"],
                                   "enumeration" if exact else "sampled estimate", reading="docs/flow.md#checks",
                                   result=result, command=command)]
-
-
-def thm2_claims(record: dict, *, result: str = "results/theory/roughness/table", command: str | None = None) -> list:
-    """Thm. 2: rho(w_*) <= C_0^3 vol(C_0) r(w_*, alpha) / pi at every measured optimum where the bound was
-    evaluated (``thm2_bound``: continuous data only, r from a k-NN estimate of the density on the plane,
-    so a sampled estimate). The note gives how far above rho the bound sits (vacuous when >> 1).
-    ``record``: ``roughness_runs.run``'s record (or ``roughness.json``)."""
-    command = _command(record, command, "python scripts/roughness.py (results/README.md, theory/roughness)")
-    rows = [o for r in record["runs"].values() for o in r["optima"] if o.get("thm2_bound") is not None]
-    ratios = [o["thm2_bound"] / o["rho"] for o in rows if o["rho"] > 0]
-    numbers = {"optima_with_bound": len(rows), "bound_over_rho_min": min(ratios, default=None),
-               "bound_over_rho_max": max(ratios, default=None)}
-    v = verdicts.verdict("Thm. 2", {"rho <= bound at every optimum": all(o["rho"] <= o["thm2_bound"] for o in rows)}
-                         if rows else None, numbers)
-    note = f"vacuous: the bound is {min(ratios):.0f}-{max(ratios):.0f}x the measured rho" if ratios else None
-    return [verdicts.claim_record("core-thm2", "core", "Thm. 2 (Sec. 3.2)", "rho(w_*) <= C_0^3 vol(C_0) r(w_*, alpha)"
-                                  " / pi for ReLU with bounded inputs and a large batch", v, numbers,
-                                  "sampled estimate", result=result, command=command, note=note)]
