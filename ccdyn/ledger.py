@@ -13,7 +13,9 @@ catalogue id) from the committed results under a root; :func:`markdown` renders 
 The rule for a claim checked only by a test (:class:`Tested`): its verdict is the test outcome recorded in
 :data:`TESTS_FILE` by ``python scripts/claims.py --run_tests`` (every node passed: holds; one failed:
 fails; not recorded: not established), never the test's mere existence; the row names the test node ids
-as its result and says "tested" in its note.
+as its result and says "tested" in its note. A check that cannot earn its record's word (an estimate
+where the claim needs a certificate, a check true by construction) is capped (:class:`Records` ``cap``):
+the row says "not established" and keeps the record's word in ``record_verdict``.
 """
 
 from __future__ import annotations
@@ -45,10 +47,14 @@ class LedgerError(ValueError):
 @dataclasses.dataclass(frozen=True)
 class Records:
     """Covered by the collected records whose id matches ``pattern`` (a regular expression, full match);
-    ``reading`` (a more specific anchor) replaces the records' own; ``note`` applies to records without one."""
+    ``reading`` (a more specific anchor) replaces the records' own; ``note`` applies to records without one.
+    ``cap``: a reason the check cannot earn the record's word (it re-uses what it tests, or estimates what
+    the claim needs certified); the row then says "not established" and keeps the record's word in
+    ``record_verdict`` and in its note."""
     pattern: str
     reading: str | None = None
     note: str | None = None
+    cap: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,8 +124,9 @@ CATALOGUE = (
        Records(r"core-cor2", reading=READINGS + "#core-cor-2", note="direction only: the size r_g = z_0 r_u is not "
                "checked by an independent route")),
     _c("core-thm3", "core", "Thm. 3 (Def. 4)", "power iteration from a start with sup omega <= gamma on B_gamma "
-       "converges to a critical point", Records(r"core-thm3", reading=READINGS + "#core-thm-3",
-                                                note="sup omega sampled at 64 points, not certified")),
+       "converges to a critical point",
+       Records(r"core-thm3", reading=READINGS + "#core-thm-3",
+               cap="the hypothesis sup omega <= gamma on B_gamma is estimated at 64 sampled points, not certified")),
     _c("core-fig1", "core", "Fig. 1 (right)", "power iteration from u_m converges to a stable optimum next to u_m",
        Records(r"core-fig1")),
     _c("core-lemma4", "core", "Lemma 4", "2-layer dynamics: V' and w_km' from the contrastive covariance (Eq. 12)",
@@ -242,7 +249,7 @@ CATALOGUE = (
     _c("simclr-thm4.2", "SimCLR-var", "Thm. 4.2",
        "plain GD keeps invariance; the network only if grad_w f is invariant",
        Records(r"simclr-thm-4\.2", reading=READINGS + "#simclr-thm-4-2",
-               note="checked only with T x = x, where the statements hold by construction")),
+               cap="checked only where the statements hold by construction (T x = x); T x != x not exercised")),
     _c("simclr-prop4.3", "SimCLR-var", "Prop. 4.3", "the explicit kernel is the network's NTK",
        Records(r"simclr-prop-4\.3")),
     _c("simclr-prop4.4", "SimCLR-var", "Prop. 4.4", "the width-M kernel tends to the arccos limit",
@@ -383,14 +390,18 @@ def collect(root, log=None) -> list:
         if len(hits) != 1:
             raise LedgerError(f"record {r['id']} matches {len(hits)} catalogue entries (needs exactly 1)")
         c = hits[0]
-        by_claim[c.id].append(dict(r, reading=c.cover.reading or r.get("reading"), note=r.get("note") or c.cover.note))
+        row = dict(r, reading=c.cover.reading or r.get("reading"), note=r.get("note") or c.cover.note,
+                   record_verdict=r["verdict"])
+        if c.cover.cap and r["verdict"] in ("holds", "partly"):
+            row.update(verdict="not established", note=f"{c.cover.cap}; the record says {r['verdict']}")
+        by_claim[c.id].append(row)
     rows = []
     for c in CATALOGUE:
         if isinstance(c.cover, Tested):
-            found = [_tested_row(c, outcomes)]
+            found = [dict(_tested_row(c, outcomes), record_verdict=None)]
         elif isinstance(c.cover, NotChecked):
-            found = [verdicts.claim_record(c.id, c.paper, c.location, c.statement, "not checked", {}, None,
-                                           reading=c.cover.reading, note=c.cover.why)]
+            found = [dict(verdicts.claim_record(c.id, c.paper, c.location, c.statement, "not checked", {}, None,
+                                                reading=c.cover.reading, note=c.cover.why), record_verdict=None)]
         else:
             found = by_claim[c.id]
             if not found:
@@ -434,7 +445,9 @@ def markdown(rows) -> str:
              "same rows with every number. Verdict words: holds / partly (some sub-claims hold) / fails / not "
              "established (nothing to judge) / not checked; the note in brackets qualifies a word. A row checked "
              "only in the test suite names its test nodes as the result: its verdict is the outcome recorded by "
-             f"`{TESTS_COMMAND}` in `{TESTS_FILE}` (not the test's existence). Readings where a paper is "
+             f"`{TESTS_COMMAND}` in `{TESTS_FILE}` (not the test's existence). A row whose check cannot earn its "
+             "record's word (it estimates what the claim needs certified, or holds by construction) says \"not "
+             "established\" and gives the record's word in its note. Readings where a paper is "
              f"ambiguous: [{READINGS}](../{READINGS}).", "",
              "Rows per paper: " + ", ".join(f"{k} {v}" for k, v in c["paper"].items()) + ". Per verdict: "
              + ", ".join(f"{k} {v}" for k, v in c["verdict"].items()) + ". Per check: "
