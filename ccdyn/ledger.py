@@ -273,6 +273,8 @@ CATALOGUE = (
     # --- ccdyn's own accuracy claims (docs/flow.md)
     _c("ccdyn-flow", "ccdyn", "docs/flow.md", "the flow's basins are exact in 2-D and stable under flow_rtol / 10",
        Records(r"ccdyn-flow-.*")),
+    _c("ccdyn-kinks", "ccdyn", "docs/flow.md (Kinks)", "optima certified on ReLU kinks are strict local maxima",
+       Records(r"ccdyn-kink-certificates")),
 )
 
 
@@ -326,6 +328,7 @@ SOURCES = (
            lambda f: one.flow_claims(f[0], result="results/basins/flow_exact_2d")),
     Source((f"{_R}basins/flow_rtol/flow_accuracy.json",),
            lambda f: one.flow_claims(f[0], result="results/basins/flow_rtol")),
+    Source((f"{_R}basins/kink_check/kink_check.json",), lambda f: one.kink_claims(f[0])),
     Source((f"{_R}two_layer/claims.json",),
            lambda f: two.grid_claims(f[0]["checks"], command=f[0]["command"])),
     *[_mnist(name) for name in _MNIST],

@@ -126,6 +126,7 @@ def test_verdicts_equal_the_ones_their_records_hold(rows):
     stored["core-appB5-shift"] = "holds" if " HOLDS " in aug["shift"] else "fails"
     for name, cid in (("flow_exact_2d", "ccdyn-flow-exact-2d"), ("flow_rtol", "ccdyn-flow-rtol")):
         stored[cid] = _word(io.read_json(ROOT / f"results/basins/{name}/flow_accuracy.json")["check"])
+    stored["ccdyn-kink-certificates"] = io.read_json(ROOT / "results/basins/kink_check/kink_check.json")["verdict"]
     assert {i: by_id[i]["record_verdict"] for i in stored} == stored
     assert by_id["core-thm3"]["verdict"] == by_id["simclr-thm-4.2"]["verdict"] == "not established"  # capped
     outcomes = io.read_json(ROOT / ledger.TESTS_FILE)["outcomes"]
