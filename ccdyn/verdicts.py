@@ -47,13 +47,18 @@ def _short(numbers) -> str:
     return text if len(text) < 400 else text[:397] + "..."
 
 
+def _significant(x: float, digits: int = 3) -> float:
+    """``x`` to ``digits`` significant digits (3.6e-4 stays 3.6e-4, not 0.0)."""
+    return float(f"{x:.{digits}g}")
+
+
 def _rounded(numbers):
-    return json.loads(json.dumps(io.as_json(numbers)), parse_float=lambda s: round(float(s), 3))
+    return json.loads(json.dumps(io.as_json(numbers)), parse_float=lambda s: _significant(float(s)))
 
 
 def claims_table(checks) -> tuple:
     """(headers, rows) of the checks: grid, claim, verdict, parts (yes / no each) and the numbers
-    compared (rounded to 3 digits, cut at 400 characters)."""
+    compared (3 significant digits, cut at 400 characters)."""
     body = [[r["grid"], r["claim"], verdict_word(r),
              "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in r["parts"].items()), _short(_rounded(r["numbers"]))]
             for r in checks]
@@ -84,7 +89,8 @@ def claims_markdown(checks) -> str:
 
 
 def claim_record(claim_id: str, paper: str, location: str, statement: str, judged, numbers, check: str, *,
-                 reading: str | None = None, result: str | None = None, command: str | None = None) -> dict:
+                 reading: str | None = None, result: str | None = None, command: str | None = None,
+                 note: str | None = None) -> dict:
     """One verdict record of the claims ledger.
 
     Args:
@@ -94,12 +100,14 @@ def claim_record(claim_id: str, paper: str, location: str, statement: str, judge
       judged: a :func:`verdict` dict (its word: :func:`verdict_word`, ``"not established"`` when it had
         nothing to judge) or a word of :data:`WORDS`.
       numbers: the numbers behind the verdict (JSON-able).
-      check: the check kind, one of :data:`CHECK_KINDS`.
+      check: the check kind, one of :data:`CHECK_KINDS` (None for a claim that is "not checked").
       reading: a docs/ anchor where the paper is ambiguous; ``result``: the results/ path; ``command``:
         the command that made it.
+      note: the reason that qualifies the verdict word, in a few words (e.g. "direction only, not the
+        size", "the bound is 670-18 000x the measured value"); the word stays one of :data:`WORDS`.
 
     Returns:
-      ``{"id", "paper", "location", "statement", "verdict", "parts", "numbers", "check", "reading",
+      ``{"id", "paper", "location", "statement", "verdict", "note", "parts", "numbers", "check", "reading",
       "result", "command"}`` (``parts``: the sub-claims of a :func:`verdict` dict, else {}).
 
     Raises:
@@ -109,21 +117,22 @@ def claim_record(claim_id: str, paper: str, location: str, statement: str, judge
         raise ValueError("a claim record needs an id and a statement")
     if paper not in PAPERS:
         raise ValueError(f"paper={paper!r} must be one of {PAPERS}")
-    if check not in CHECK_KINDS:
-        raise ValueError(f"check={check!r} must be one of {CHECK_KINDS}")
     if isinstance(judged, dict):
         word, parts = ("not established" if judged["holds"] is None else verdict_word(judged)), judged["parts"]
     else:
         word, parts = judged, {}
     if word not in WORDS:
         raise ValueError(f"verdict={word!r} must be one of {WORDS}")
+    if check not in CHECK_KINDS and not (check is None and word == "not checked"):
+        raise ValueError(f"check={check!r} must be one of {CHECK_KINDS} (None only for 'not checked')")
     return {"id": claim_id, "paper": paper, "location": location, "statement": statement, "verdict": word,
-            "parts": parts, "numbers": io.as_json(numbers), "check": check, "reading": reading, "result": result,
-            "command": command}
+            "note": note, "parts": parts, "numbers": io.as_json(numbers), "check": check, "reading": reading,
+            "result": result, "command": command}
 
 
 def ledger_markdown(records) -> str:
     """A markdown table of claim records: id, where, statement, verdict, check, numbers (rounded, cut), result."""
-    rows = [[r["id"], f"{r['paper']} {r['location']}", r["statement"], r["verdict"], r["check"],
+    rows = [[r["id"], f"{r['paper']} {r['location']}", r["statement"],
+             r["verdict"] + (f" ({r['note']})" if r.get("note") else ""), r["check"],
              _short(_rounded(r["numbers"])), r["result"] or ""] for r in records]
     return report.markdown_table(["id", "where", "statement", "verdict", "check", "numbers", "result"], rows) + "\n"

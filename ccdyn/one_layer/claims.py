@@ -7,8 +7,8 @@ Two kinds of output. The verdicts the studies put in their records (and so in th
 ``basins/flow_rtol``). And the ledger records (:func:`ccdyn.verdicts.claim_record`) of every 1-layer
 claim a committed result checks: :func:`fig8_claims`, :func:`patterns_claims`, :func:`fig1_claims`,
 :func:`theorem3_claims`, :func:`thm1_claims`, :func:`cor2_claims`, :func:`augmentation_claims`,
-:func:`flow_claims`, each from the record its study returns (or its JSON), with the reading of the
-paper's words that results/README.md states next to the result.
+:func:`flow_claims`, :func:`thm2_claims`, :func:`kink_claims`, each from the record its study returns
+(or its JSON), with the reading of the paper's words that results/README.md states next to the result.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from ccdyn import verdicts
 
 __all__ = ["theorem3_verdict", "rotation_verdict", "shift_verdict", "exact_2d_check", "rtol_check",
            "fig8_claims", "patterns_claims", "fig1_claims", "theorem3_claims", "thm1_claims", "cor2_claims",
-           "augmentation_claims", "flow_claims"]
+           "augmentation_claims", "flow_claims", "thm2_claims", "kink_claims"]
 
 
 def theorem3_verdict(summary: list) -> str:
@@ -227,6 +227,39 @@ def cor2_claims(record: dict, *, result: str = "results/theory/cor2/roughness", 
     return [verdicts.claim_record("core-cor2", "core", "Cor. 2", "Gaussian alpha lowers the local roughness rho "
                                   "relative to uniform alpha (direction)", v, numbers, "sampled estimate",
                                   result=result, command=command)]
+
+
+
+def thm2_claims(record: dict, *, result: str = "results/theory/roughness/table", command: str | None = None) -> list:
+    """Thm. 2: rho(w_*) <= C_0^3 vol(C_0) r(w_*, alpha) / pi at every measured optimum where the bound was
+    evaluated (``thm2_bound``: continuous data only, r from a k-NN estimate of the density on the plane,
+    so a sampled estimate). The note gives how far above rho the bound sits (vacuous when >> 1).
+    ``record``: ``roughness_runs.run``'s record (or ``roughness.json``)."""
+    command = _command(record, command, "python scripts/roughness.py (results/README.md, theory/roughness)")
+    rows = [o for r in record["runs"].values() for o in r["optima"] if o.get("thm2_bound") is not None]
+    ratios = [o["thm2_bound"] / o["rho"] for o in rows if o["rho"] > 0]
+    numbers = {"optima_with_bound": len(rows), "bound_over_rho_min": min(ratios, default=None),
+               "bound_over_rho_max": max(ratios, default=None)}
+    v = verdicts.verdict("Thm. 2", {"rho <= bound at every optimum": all(o["rho"] <= o["thm2_bound"] for o in rows)}
+                         if rows else None, numbers)
+    note = f"vacuous: the bound is {min(ratios):.0f}-{max(ratios):.0f}x the measured rho" if ratios else None
+    return [verdicts.claim_record("core-thm2", "core", "Thm. 2 (Sec. 3.2)", "rho(w_*) <= C_0^3 vol(C_0) r(w_*, alpha)"
+                                  " / pi for ReLU with bounded inputs and a large batch", v, numbers,
+                                  "sampled estimate", result=result, command=command, note=note)]
+
+
+def kink_claims(record: dict, *, result: str = "results/basins/kink_check", command: str | None = None) -> list:
+    """ccdyn's kink certificates (docs/flow.md, Kinks): every optimum the engine labels stable is a strict
+    local maximum under an independent numpy probe (its largest energy rise is < 0). ``record``:
+    ``kink_check.json`` (``sets`` -> ``optima`` with ``stable`` and ``probe_rise``)."""
+    command = _command(record, command, "python scripts/kink_check.py --overwrite")
+    rises = [o["probe_rise"] for s in record["sets"] for o in s["optima"] if o["stable"]]
+    numbers = {"sets": len(record["sets"]), "stable_optima": len(rises), "worst_probe_rise": max(rises, default=None)}
+    v = verdicts.verdict("kinks", {"every stable-labelled optimum: probe rise < 0": max(rises) < 0} if rises else None,
+                         numbers)
+    return [verdicts.claim_record("ccdyn-kink-certificates", "ccdyn", "docs/flow.md, Kinks", "every optimum labelled "
+                                  "stable on ReLU kinks is a strict local maximum under an independent probe", v,
+                                  numbers, "sampled estimate", reading="docs/flow.md", result=result, command=command)]
 
 
 def _app_b5_word(text: str) -> str:

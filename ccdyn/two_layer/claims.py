@@ -25,6 +25,7 @@ Ledger records (:func:`ccdyn.verdicts.claim_record`): :func:`grid_claims` (the c
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
@@ -32,12 +33,14 @@ from ccdyn import report, stats, verdicts
 from ccdyn.verdicts import claims_markdown, claims_table, verdict, verdict_word
 
 __all__ = ["verdict", "verdict_word", "check_p1", "check_relu_beats_linear", "check_infonce_beats_quadratic",
-           "check_relu_lowest_chi_minus", "check_bn_helps", "check_sigma_backprop_hurts", "check_grids",
+           "check_relu_lowest_chi_minus", "check_bn_helps", "check_bn_no_difference", "check_sigma_backprop_hurts",
+           "check_grids",
            "claims_table", "claims_markdown", "grid_table", "summary_markdown", "TABLE1_VARIANTS", "PAPER_TABLE1",
            "table1_cells", "table1_markdown", "table1_csv",
            "check_more_steps", "steps_markdown", "mnist_claims", "mnist_scores_csv",
            "mnist_summary_table", "mnist_summary_key", "mnist_summary", "grid_claims", "mnist_ledger",
-           "modulation_claims", "CONDITIONS"]
+           "modulation_claims", "CONDITIONS", "eq15_verdict", "fig7_verdict", "eq155_verdict", "thm6_verdict",
+           "cor3_verdict", "modulation_verdicts", "EQ15_TOLERANCE", "FIG7_TOLERANCE", "EQ155_ALPHA"]
 
 CONDITIONS = ("no_aug", "aug")  # the paired App. E.3 runs (ccdyn.two_layer.studies.mnist): without / with crops
 
@@ -151,6 +154,23 @@ def check_bn_helps(rows, zeta=10.0, loss="infonce", act="relu", bn="mean_only", 
                      "mean_over_all_cells": float(np.nanmean(allc))})
 
 
+def check_bn_no_difference(rows, zeta=2.0, loss="infonce", act="relu", bn="mean_only", margin=0.05):
+    """At small non-uniformity, "BN doesn't help much" (Fig. 11's caption, top row): chi_+ with BN exceeds
+    chi_+ without by less than ``margin`` in every (P, beta) cell (one-sided: where BN is lower, it did
+    not help either; the largest drop is reported)."""
+    claim = f"zeta={zeta:g}: BN ({bn}) does not help much (gain < {margin:g} in every cell)"
+    betas, ps = _axes(rows)
+    t = _table(rows)
+    diffs = {f"P{p}-beta{b}": _get(t, loss, act, bn, zeta, p, b) - _get(t, loss, act, "none", zeta, p, b)
+             for p in ps for b in betas}
+    if not diffs or not np.all(np.isfinite(list(diffs.values()))):
+        return verdict(claim, None, {})
+    gain, drop = max(diffs.items(), key=lambda kv: kv[1]), min(diffs.items(), key=lambda kv: kv[1])
+    return verdict(claim, {f"BN - none < {margin:g} in every cell": gain[1] < margin},
+                   {"largest_gain": {gain[0]: gain[1]}, "largest_drop": {drop[0]: drop[1]},
+                    "mean_over_all_cells": float(np.mean(list(diffs.values()))), "cells": len(diffs)})
+
+
 def check_sigma_backprop_hurts(rows, zeta=10.0, loss="infonce", act="relu", max_beta=2, min_p=3):
     """Table 1: backpropagating sigma hurts at small beta and P >= 3 (with or without mu backprop)."""
     claim = "Table 1: sigma backprop hurts at beta<=2, P>=3"
@@ -190,7 +210,8 @@ def check_grids(grids: dict, margin: float = 0.05) -> list:
     Returns:
       [{"grid", "claim", "holds", "parts", "numbers"}] for the checks whose cells were present: Fig. 4/9
       and Fig. 10 (P = 1, ReLU vs linear, lowest chi_-), InfoNCE vs quadratic, Table 1 (sigma backprop),
-      Fig. 11 (BN at zeta = 2, 5, 10) and the same checks on every ``sensitivity/*`` grid.
+      Fig. 11 (BN does not help much at zeta = 2, helps at zeta = 5, 10) and the same checks on every
+      ``sensitivity/*`` grid.
     """
     results, m = [], margin
 
@@ -217,7 +238,10 @@ def check_grids(grids: dict, margin: float = 0.05) -> list:
         add("table1 (zeta=10)", check_sigma_backprop_hurts(table1))
     if rows("table1_lr0.02"):
         add("table1_lr0.02 (zeta=10)", check_sigma_backprop_hurts(rows("table1_lr0.02")))
-    for zeta in (2.0, 5.0, 10.0):
+    # Fig. 11's caption: "for small non-uniformity, BN doesn't help much" (zeta = 2), "for larger
+    # non-uniformity, BN yields better chi_+ ... (large beta) and ... (large P)" (zeta = 5, 10).
+    add("fig11 (zeta=2)", check_bn_no_difference((fig11 or []) + (table1 or []), zeta=2.0, margin=m))
+    for zeta in (5.0, 10.0):
         add(f"fig11 (zeta={zeta:g})", check_bn_helps((fig11 or []) + (table1 or []), zeta=zeta))
     infonce_by_bn = {}
     for name in sorted(g for g in grids if g.count("/") == 1 and g.startswith("sensitivity/")):
@@ -479,6 +503,7 @@ _GRID_CLAIMS = (("P=1:", "p1", "Sec. 5, Fig. 4 / 9a (Fig. 10: quadratic loss)"),
                 ("P>1", "relu-beats-linear", "Sec. 5, Fig. 4 / 9b (Fig. 10: quadratic loss)"),
                 ("ReLU has the lowest", "relu-lowest-chi-minus", "Sec. 5, Fig. 9"),
                 ("InfoNCE beats", "infonce-beats-quadratic", "Sec. 5, Fig. 10"),
+                ("zeta=2: BN", "bn-no-help", "Sec. 5, Fig. 11 (top row)"),
                 ("zeta=", "bn-helps", "Sec. 5, Fig. 11"),
                 ("Table 1:", "sigma-backprop-hurts", "Table 1"))
 
@@ -518,14 +543,98 @@ _MODULATION = {"eq15": ("core-thm5", "Thm. 5 (Eq. 15, Lemma 4)", "enumeration"),
                "thm6": ("core-thm6", "Thm. 6", "sampled estimate"),
                "cor3": ("core-cor3", "Cor. 3", "simulation against a closed form")}
 
+# The modulation study's verdicts (ccdyn.two_layer.studies.modulation puts them in its record; the ledger
+# computes them again from the committed JSON / CSV numbers).
+EQ15_TOLERANCE = 1e-10  # largest relative |Eq. 15 - Lemma 4| that counts as agreement (float64)
+FIG7_TOLERANCE = 1e-9  # largest relative |closed form - RK4| that counts as agreement
+EQ155_ALPHA = 0.01  # Eq. 155 fails when this many values outside their 95% interval has chance < EQ155_ALPHA
 
-def modulation_claims(record: dict, *, result: str = "results/theory/modulation",
+
+def eq15_verdict(rows, tolerance: float = EQ15_TOLERANCE) -> dict:
+    """Thm. 5: Eq. 15's velocity equals Lemma 4's (and, with BatchNorm, Cor. 3's equals Lemma 6's) on every
+    enumerated population, relative difference below ``tolerance``. ``rows``: the study's ``eq15`` rows."""
+    worst = {bn: max([r["relative"] for r in rows if r["batch_norm"] == bn], default=None) for bn in (False, True)}
+    parts = {f"Eq. 15 = Lemma 4 (relative difference < {tolerance:g})": worst[False] < tolerance}
+    if worst[True] is not None:
+        parts[f"BatchNorm: Cor. 3 = Lemma 6 (relative difference < {tolerance:g})"] = worst[True] < tolerance
+    return verdict("Thm. 5: Eq. 15 is Lemma 4's velocity", parts,
+                   {"worst_relative": max(r["relative"] for r in rows), "cases": len(rows)})
+
+
+def fig7_verdict(per_y0: dict, tolerance: float = FIG7_TOLERANCE) -> dict:
+    """Fig. 7: the closed form (Eq. 147) equals RK4 to ``tolerance`` (relative) and t* (Eq. 150) is finite
+    exactly when y(0) > 0. ``per_y0``: str(y(0)) -> {"t_star", "max_rel_err"}."""
+    worst = max(float(e["max_rel_err"]) for e in per_y0.values())
+    parts = {f"closed form (Eq. 147) = RK4 (relative error < {tolerance:g})": worst < tolerance,
+             "finite t* exactly when y(0) > 0 (Eq. 150)": all(bool(np.isfinite(float(e["t_star"]))) == (float(y) > 0)
+                                                             for y, e in per_y0.items())}
+    return verdict("Fig. 7: y' = (y + b) y blows up at t* when y(0) > 0", parts, {"worst_rel_err": worst})
+
+
+def _binomial_tail(k: int, n: int, p: float) -> float:
+    """P[X >= k] for X ~ Binomial(n, p)."""
+    return float(sum(math.comb(n, j) * p**j * (1 - p) ** (n - j) for j in range(k, n + 1)))
+
+
+def eq155_verdict(rows, alpha: float = EQ155_ALPHA) -> dict:
+    """Eq. 155: P[E_l] against Monte Carlo; fails when as many theory values outside their 95% Wilson
+    interval as seen have chance < ``alpha`` (binomial, 5% each). ``rows``: {"inside"} each (bool or the
+    CSV's "True"/"False")."""
+    inside = [r["inside"] in (True, "True") for r in rows]
+    outside = inside.count(False)
+    chance = _binomial_tail(outside, len(rows), 0.05)
+    return verdict("Eq. 155: P[E_l] matches Monte Carlo",
+                   {f"values outside their 95% interval no more than chance allows (P >= {alpha:g})": chance >= alpha},
+                   {"inside": f"{len(rows) - outside}/{len(rows)}", "chance_of_as_many_outside": chance})
+
+
+def thm6_verdict(rows, d: int) -> dict:
+    """Thm. 6: the share of random starts reaching u_0 grows with the modulation c, and is 1/d (inside
+    its 95% interval) at c = 0. ``rows``: the study's ``thm6`` rows."""
+    by_c = sorted(rows, key=lambda r: r["c"])
+    parts = {}
+    if len(by_c) > 1:
+        parts["the share reaching u_0 grows with c"] = all(a["to_u0"] < b["to_u0"] for a, b in zip(by_c, by_c[1:]))
+    if by_c[0]["c"] == 0:
+        lo, hi = by_c[0]["to_u0_ci95"]
+        parts["at c = 0 it is 1/d (inside the 95% interval)"] = lo <= 1 / d <= hi
+    return verdict("Thm. 6: modulation enlarges the basin of u_0", parts,
+                   {"to_u0": {r["c"]: r["to_u0"] for r in rows},
+                    "predictor_agrees": {r["c"]: r["predictor_agrees"] for r in rows}})
+
+
+def cor3_verdict(c3: dict, final_step: int) -> dict:
+    """Cor. 3: BatchNorm narrows the spread of the RFs' initial speeds more than 10x and, by ``final_step``,
+    every RF turns at least a third of the largest angle. ``c3``: the study's ``cor3`` (``none``, ``bn``)."""
+    spread = {v: float(np.max(c3[v]["initial_speed"]) / np.min(c3[v]["initial_speed"])) for v in ("none", "bn")}
+    final = {v: np.asarray(c3[v]["angle_moved_deg"][final_step] if final_step in c3[v]["angle_moved_deg"]
+                           else c3[v]["angle_moved_deg"][str(final_step)], float) for v in ("none", "bn")}
+    ratio = {v: float(np.min(final[v]) / max(np.max(final[v]), 1e-30)) for v in ("none", "bn")}
+    parts = {"BatchNorm narrows the spread (max/min) of the initial speeds more than 10x":
+             spread["none"] > 10 * spread["bn"],
+             "with BatchNorm every RF turns at least a third of the largest angle": ratio["bn"] >= 1 / 3}
+    return verdict("Cor. 3: BatchNorm lets RFs of every scale learn at comparable speed", parts,
+                   {"speed_spread": spread, "smallest_over_largest_angle": ratio})
+
+
+def modulation_verdicts(files: dict) -> dict:
+    """The five verdicts from the committed files of ``scripts/modulation.py``: ``files`` maps "eq15",
+    "fig7", "thm6", "cor3" to their JSON and "eq155" to the rows of ``eq155.csv`` (dicts)."""
+    cor3 = files["cor3"]
+    return {"eq15": eq15_verdict(files["eq15"]["rows"]), "fig7": fig7_verdict(files["fig7"]["per_y0"]),
+            "eq155": eq155_verdict(files["eq155"]), "thm6": thm6_verdict(files["thm6"]["rows"], files["thm6"]["d"]),
+            "cor3": cor3_verdict(cor3, cor3["none"]["n_steps"])}
+
+
+def modulation_claims(verdicts_by_check: dict, *, result: str = "results/theory/modulation",
                       command: str = "python scripts/modulation.py --overwrite") -> list:
-    """The five verdicts of ``modulation.run`` (its record, or the JSON files' ``verdict``) as ledger records."""
+    """The five verdicts of :func:`modulation_verdicts` (or of ``modulation.run``'s record: a check ->
+    {"verdict"} each) as ledger records."""
     out = []
     for name, (cid, where, kind) in _MODULATION.items():
-        if name in record:
-            v = record[name]["verdict"]
+        if name in verdicts_by_check:
+            v = verdicts_by_check[name]
+            v = v.get("verdict", v)
             out.append(verdicts.claim_record(cid, "core", where, v["claim"], v, v["numbers"], kind, result=result,
                                              command=command))
     return out

@@ -71,3 +71,13 @@ def test_fig8_patterns_and_cor2_records():
     (cor2,) = claims.cor2_claims(io.read_json(RESULTS / "theory/cor2/roughness/roughness.json"))
     assert cor2["verdict"] == "holds" and round(cor2["numbers"]["median_rho_ratio_to_uniform"]["0.2"], 2) == 0.11
     assert claims.cor2_claims({"compare": []})[0]["verdict"] == "not established"
+
+
+def test_thm2_record_holds_and_says_vacuous():
+    (thm2,) = claims.thm2_claims(io.read_json(RESULTS / "theory/roughness/table/roughness.json"))
+    assert thm2["verdict"] == "holds" and thm2["numbers"]["optima_with_bound"] == 8
+    assert thm2["note"].startswith("vacuous: the bound is 665-18260x")  # README: 670-18 000x
+    run = {"runs": {"r": {"optima": [{"rho": 2.0, "thm2_bound": 1.0}, {"rho": 0.5, "thm2_bound": 1.0}]}}}
+    assert claims.thm2_claims(run)[0]["verdict"] == "fails"
+    assert claims.thm2_claims({"runs": {"r": {"optima": [{"rho": 0.1, "thm2_bound": None}]}}})[0][
+        "verdict"] == "not established"

@@ -120,3 +120,38 @@ def test_claims_text_wraps_each_check():
     text = verdicts.claims_text(checks, width=80)
     assert max(len(line) for line in text.splitlines()) <= 80
     assert "partly: part one: yes; part two: no" in " ".join(text.split()) and "x:0.123" in text
+
+
+def test_modulation_verdicts_from_the_committed_files():
+    """The five modulation verdicts come out of the committed JSON / CSV (the study no longer computes them)."""
+    import csv
+    from pathlib import Path
+
+    from ccdyn import io
+    root = Path(__file__).resolve().parents[2] / "results" / "theory" / "modulation"
+    files = {n: io.read_json(root / f"{n}.json") for n in ("eq15", "fig7", "thm6", "cor3")}
+    with open(root / "eq155.csv", newline="") as f:
+        files["eq155"] = list(csv.DictReader(f))
+    v = claims.modulation_verdicts(files)
+    assert {k: claims.verdict_word(x) for k, x in v.items()} == dict.fromkeys(("eq15", "fig7", "eq155", "thm6",
+                                                                               "cor3"), "holds")
+    assert v["eq155"]["numbers"]["inside"] == "23/24" and v["eq15"]["numbers"]["cases"] == 22
+    assert [r["id"] for r in claims.modulation_claims(v)] == ["core-thm5", "core-fig7", "core-eq155", "core-thm6",
+                                                              "core-cor3"]
+    files["eq155"] = [{"inside": "False"}] * 5 + [{"inside": "True"}] * 5
+    assert not claims.eq155_verdict(files["eq155"])["holds"]
+    files["fig7"] = {"per_y0": {"-0.5": {"t_star": 1.0, "max_rel_err": 0.0}}}  # finite t* at y(0) < 0
+    assert not claims.fig7_verdict(files["fig7"]["per_y0"])["holds"]
+
+
+def test_bn_no_difference_is_one_sided():
+    """Fig. 11 at zeta = 2: BN must not gain >= margin anywhere; a cell where BN is lower does not fail it."""
+    rows = []
+    for p in (1, 5):
+        for b in (1, 5):
+            rows += [row("relu", p, b, 0.5, bn="none", zeta=2.0), row("relu", p, b, 0.4 if p == 1 else 0.52,
+                                                                     bn="mean_only", zeta=2.0)]
+    v = claims.check_bn_no_difference(rows)
+    assert v["holds"] and v["numbers"]["largest_drop"] == {"P1-beta1": pytest.approx(-0.1)}
+    rows.append(row("relu", 5, 5, 0.6, bn="mean_only", zeta=2.0))  # replaces the cell: BN gains 0.1 there
+    assert not claims.check_bn_no_difference(rows)["holds"]

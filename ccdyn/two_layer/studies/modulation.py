@@ -20,7 +20,6 @@ record's tables; the caller writes them.
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import jax
 import jax.numpy as jnp
@@ -28,7 +27,9 @@ import numpy as np
 
 from ccdyn import activations, report, stats
 from ccdyn.two_layer import modulation
-from ccdyn.verdicts import verdict, verdict_word
+from ccdyn.two_layer.claims import (EQ15_TOLERANCE, EQ155_ALPHA, FIG7_TOLERANCE, cor3_verdict, eq15_verdict,
+                                    eq155_verdict, fig7_verdict, thm6_verdict)
+from ccdyn.verdicts import verdict_word
 
 __all__ = ["ModulationConfig", "run", "markdown", "eq15_table", "eq155_table", "eq155_csv", "thm6_table",
            "cor3_table", "verdict_rows", "DEGREE_ONE", "FIG7_B", "FIG7_Y0", "EQ15_TOLERANCE", "FIG7_TOLERANCE",
@@ -37,9 +38,8 @@ __all__ = ["ModulationConfig", "run", "markdown", "eq15_table", "eq155_table", "
 DEGREE_ONE = ("relu", "leaky_relu", "linear")  # h(x) = h'(x) x (Assumption 1), as the Thm. 5 maths needs
 FIG7_B = 1.0
 FIG7_Y0 = (-0.5, -0.2, 0.2, 0.5, 1.0)
-EQ15_TOLERANCE = 1e-10  # largest relative |Eq. 15 - Lemma 4| that counts as agreement (float64)
-FIG7_TOLERANCE = 1e-9  # largest relative |closed form - RK4| that counts as agreement
-EQ155_ALPHA = 0.01  # Eq. 155 fails when this many values outside their 95% interval has chance < EQ155_ALPHA
+# EQ15_TOLERANCE, FIG7_TOLERANCE, EQ155_ALPHA: the verdicts' thresholds (ccdyn.two_layer.claims, where the
+# verdicts are computed).
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,13 +112,7 @@ def _eq15(key, shapes, acts) -> dict:
                 rows.append({"K": k, "n_per_rf": n, "d": d, "joint_points": 2 * n**k, "act": name, "batch_norm": bn,
                              "max_abs_diff": err, "max_abs_velocity": float(jnp.abs(v4).max()),
                              "relative": err / float(jnp.abs(v4).max())})
-    worst = {bn: max([r["relative"] for r in rows if r["batch_norm"] == bn], default=None) for bn in (False, True)}
-    parts = {f"Eq. 15 = Lemma 4 (relative difference < {EQ15_TOLERANCE:g})": worst[False] < EQ15_TOLERANCE}
-    if worst[True] is not None:
-        parts[f"BatchNorm: Cor. 3 = Lemma 6 (relative difference < {EQ15_TOLERANCE:g})"] = worst[True] < EQ15_TOLERANCE
-    v = verdict("Thm. 5: Eq. 15 is Lemma 4's velocity", parts,
-                {"worst_relative": max(r["relative"] for r in rows), "cases": len(rows)})
-    return {"rows": rows, "verdict": v}
+    return {"rows": rows, "verdict": eq15_verdict(rows)}
 
 
 def _fig7() -> dict:
@@ -135,17 +129,8 @@ def _fig7() -> dict:
                            "max_rel_err": float(np.max(np.abs(num - exact) / np.maximum(1, np.abs(exact))))}
     y_grid = np.geomspace(0.01, 3, 200)
     tstar = {bb: np.asarray(modulation.blowup_time(y_grid, bb)) for bb in (0.5, 1.0, 2.0)}
-    worst = max(e["max_rel_err"] for e in errors.values())
-    parts = {f"closed form (Eq. 147) = RK4 (relative error < {FIG7_TOLERANCE:g})": worst < FIG7_TOLERANCE,
-             "finite t* exactly when y(0) > 0 (Eq. 150)": all(np.isfinite(curves[y]["t_star"]) == (y > 0)
-                                                             for y in FIG7_Y0)}
     return {"b": b, "per_y0": errors, "curves": curves, "y_grid": y_grid, "tstar": tstar,
-            "verdict": verdict("Fig. 7: y' = (y + b) y blows up at t* when y(0) > 0", parts, {"worst_rel_err": worst})}
-
-
-def _binomial_tail(k: int, n: int, p: float) -> float:
-    """P[X >= k] for X ~ Binomial(n, p)."""
-    return float(sum(math.comb(n, j) * p**j * (1 - p) ** (n - j) for j in range(k, n + 1)))
+            "verdict": fig7_verdict(errors)}
 
 
 def _eq155(key, cfg: ModulationConfig) -> dict:
@@ -157,12 +142,7 @@ def _eq155(key, cfg: ModulationConfig) -> dict:
             theory = modulation.p_converge(eps, d)
             rows.append({"d": d, "eps": eps, "theory": theory, "monte_carlo": count / cfg.n_mc, "ci95": [lo, hi],
                          "inside": bool(lo <= theory <= hi)})
-    outside = sum(not r["inside"] for r in rows)
-    chance = _binomial_tail(outside, len(rows), 0.05)
-    return {"rows": rows, "verdict": verdict(
-        "Eq. 155: P[E_l] matches Monte Carlo",
-        {f"values outside their 95% interval no more than chance allows (P >= {EQ155_ALPHA:g})": chance >= EQ155_ALPHA},
-        {"inside": f"{len(rows) - outside}/{len(rows)}", "chance_of_as_many_outside": chance})}
+    return {"rows": rows, "verdict": eq155_verdict(rows)}
 
 
 def _thm6(key, cfg: ModulationConfig) -> dict:
@@ -183,17 +163,7 @@ def _thm6(key, cfg: ModulationConfig) -> dict:
                      "to_other_u": float(np.mean(on_pattern & (winner != 0))),
                      "negative_attractor": float(negative.mean()), "unsettled": float(np.mean(~on_pattern & ~negative)),
                      "predictor_agrees": float(np.mean(pred[on_pattern] == winner[on_pattern]))})
-    by_c = sorted(rows, key=lambda r: r["c"])
-    parts = {}
-    if len(by_c) > 1:
-        parts["the share reaching u_0 grows with c"] = all(a["to_u0"] < b["to_u0"] for a, b in zip(by_c, by_c[1:]))
-    if by_c[0]["c"] == 0:
-        lo, hi = by_c[0]["to_u0_ci95"]
-        parts["at c = 0 it is 1/d (inside the 95% interval)"] = lo <= 1 / d <= hi
-    v = verdict("Thm. 6: modulation enlarges the basin of u_0", parts,
-                {"to_u0": {r["c"]: r["to_u0"] for r in rows},
-                 "predictor_agrees": {r["c"]: r["predictor_agrees"] for r in rows}})
-    return {"d": d, "b": cfg.b, "n": n, "rows": rows, "verdict": v}
+    return {"d": d, "b": cfg.b, "n": n, "rows": rows, "verdict": thm6_verdict(rows, d)}
 
 
 def _cor3(key, cfg: ModulationConfig) -> dict:
@@ -216,14 +186,7 @@ def _cor3(key, cfg: ModulationConfig) -> dict:
         out["bn" if bn else "none"] = {"d_k": np.asarray(m["d"]), "eta": eta, "initial_speed": speed0,
                                        "angle_moved_deg": {t: angle[t // every - 1] for t in cfg.checkpoints},
                                        "n_steps": cfg.cor3_steps}
-    spread = {v: float(np.max(out[v]["initial_speed"]) / np.min(out[v]["initial_speed"])) for v in ("none", "bn")}
-    final = {v: np.asarray(out[v]["angle_moved_deg"][cfg.cor3_steps]) for v in ("none", "bn")}
-    ratio = {v: float(np.min(final[v]) / max(np.max(final[v]), 1e-30)) for v in ("none", "bn")}
-    parts = {"BatchNorm narrows the spread (max/min) of the initial speeds more than 10x":
-             spread["none"] > 10 * spread["bn"],
-             "with BatchNorm every RF turns at least a third of the largest angle": ratio["bn"] >= 1 / 3}
-    out["verdict"] = verdict("Cor. 3: BatchNorm lets RFs of every scale learn at comparable speed", parts,
-                              {"speed_spread": spread, "smallest_over_largest_angle": ratio})
+    out["verdict"] = cor3_verdict(out, cfg.cor3_steps)
     return out
 
 

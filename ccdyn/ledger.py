@@ -1,0 +1,476 @@
+"""The claims ledger: every claim of the three papers in one place, each verdict from its record.
+
+:data:`CATALOGUE` lists, in paper order, every numbered statement (theorem, lemma, proposition, corollary,
+remark with content), equation with a closed form that ccdyn names, figure and table of the core paper
+(Tian, ICLR 2023), Dual Deep Networks (DDN) and the SimCLR variational analysis, plus ccdyn's own accuracy
+claims. Each entry says how it is covered (:class:`Records`, :class:`Tested` or :class:`NotChecked`).
+:data:`SOURCES` is the one registry of (claims function, committed result files): to register a new
+check, add its claims function and files there and a :class:`Records` pattern to its catalogue entry.
+
+:func:`collect` builds the ledger rows (one :func:`ccdyn.verdicts.claim_record` each, plus ``claim``, the
+catalogue id) from the committed results under a root; :func:`markdown` renders ``results/CLAIMS.md``.
+
+The rule for a claim checked only by a test (:class:`Tested`): its verdict is the test outcome recorded in
+:data:`TESTS_FILE` by ``python scripts/claims.py --run_tests`` (every node passed: holds; one failed:
+fails; not recorded: not established), never the test's mere existence; the row names the test node ids
+as its result and says "tested" in its note. A check that cannot earn its record's word (an estimate
+where the claim needs a certificate, a check true by construction) is capped (:class:`Records` ``cap``):
+the row says "not established" and keeps the record's word in ``record_verdict``.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import re
+from pathlib import Path
+
+from ccdyn import io, report, verdicts
+from ccdyn.deep import claims as deep
+from ccdyn.one_layer import claims as one
+from ccdyn.two_layer import claims as two
+from ccdyn.variational import claims as var
+
+__all__ = ["Records", "Tested", "NotChecked", "Claim", "CATALOGUE", "Source", "SOURCES", "TESTS_FILE",
+           "TESTS_COMMAND", "cited_tests", "collect", "markdown", "LedgerError"]
+
+TESTS_FILE = "results/claims_tests.json"
+TESTS_COMMAND = "python scripts/claims.py --run_tests"
+READINGS = "docs/readings.md"
+
+
+class LedgerError(ValueError):
+    """A result file is missing or unreadable, or a record matches no (or two) catalogue entries."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Records:
+    """Covered by the collected records whose id matches ``pattern`` (a regular expression, full match);
+    ``reading`` (a more specific anchor) replaces the records' own; ``note`` applies to records without one.
+    ``cap``: a reason the check cannot earn the record's word (it re-uses what it tests, or estimates what
+    the claim needs certified); the row then says "not established" and keeps the record's word in
+    ``record_verdict`` and in its note."""
+    pattern: str
+    reading: str | None = None
+    note: str | None = None
+    cap: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Tested:
+    """Checked only in the fast test suite: the test node ids and the check kind."""
+    check: str
+    nodes: tuple
+    note: str | None = None
+    reading: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class NotChecked:
+    """Not checked by ccdyn, and why."""
+    why: str
+    reading: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Claim:
+    id: str
+    paper: str
+    location: str
+    statement: str
+    cover: object
+
+
+def _c(cid, paper, where, statement, cover):
+    return Claim(cid, paper, where, statement, cover)
+
+
+_DIAGRAM = NotChecked("a diagram or notation, no claim of its own")
+_NO_CHECK = "no check in ccdyn yet"
+_T2 = "tests/two_layer/test_network.py::"
+_TM = "tests/two_layer/test_modulation.py::"
+_TD = "tests/deep/"
+
+CATALOGUE = (
+    # --- core: Y. Tian, Understanding the Role of Nonlinearity in Training Dynamics of Contrastive Learning
+    _c("core-sec2-gradient", "core", "Sec. 2 (Eq. 1-2)", "the InfoNCE and quadratic losses' gradients are alpha-CL "
+       "energy gradients with the loss's pairwise weights alpha held fixed",
+       Tested("autodiff", ("tests/test_covariance.py::test_infonce_gradient_is_minus_2n2_energy_gradient",
+                           _T2 + "test_loss_gradient_is_alpha_cl_gradient"), reading=READINGS + "#core-eq-1")),
+    _c("core-lemma1", "core", "Lemma 1", "Gaussian alpha of any bounded-below g has kernel structure (Def. 1)",
+       NotChecked(_NO_CHECK)),
+    _c("core-lemma2", "core", "Lemma 2", "with kernel-structured alpha, C_alpha of a batch is asymptotically PSD "
+       "(sum_l z_l^2 V form) as N -> infinity",
+       Tested("sampled estimate", ("tests/test_covariance.py::test_batch_approaches_population_lemma2",),
+              note="batch -> population only; the sum_l z_l^2 V form is not checked")),
+    _c("core-cor1", "core", "Cor. 1", "without augmentation and with a large batch, C_alpha[g] -> sum_l z_l^2 V[g]",
+       Tested("closed form", ("tests/test_covariance.py::"
+                              "test_uniform_alpha_without_augmentation_is_biased_covariance",),
+              note="uniform alpha only (z_0 = 1)")),
+    _c("core-lemma3", "core", "Lemma 3", "1-layer dynamics with homogeneous activation: w' = P_w^perp A(w) w",
+       Tested("autodiff", ("tests/one_layer/test_dynamics.py::test_autodiff_gradient_is_a_times_w_over_degree",))),
+    _c("core-eq8", "core", "Eq. 8 (latent categorical model)", "every pattern u_m is a stable local maximal "
+       "eigenvector (LME)", Tested("closed form", ("tests/one_layer/test_certify.py::"
+                                                   "test_latent_categorical_every_pattern_is_stable",))),
+    _c("core-eq9", "core", "Eq. 9 (latent summation model)", "u_m is an LME exactly when q < (3 - sqrt 5) / 2",
+       Tested("closed form", ("tests/one_layer/test_certify.py::test_latent_summation_lme_threshold",
+                              "tests/one_layer/test_kinks.py::test_a_smooth_saddle_is_not_certified"))),
+    _c("core-sec3", "core", "Sec. 3 (Fig. 1 left)", "ReLU-like activations learn every planted pattern, linear only "
+       "the PCA direction", Records(r"core-sec3-patterns")),
+    _c("core-thm1", "core", "Thm. 1", "an LME with lambda_gap > rho is stable", Records(r"core-thm1")),
+    _c("core-thm2", "core", "Thm. 2", "ReLU roughness bound rho <= C_0^3 vol(C_0) r / pi", Records(r"core-thm2")),
+    _c("core-cor2", "core", "Cor. 2", "Gaussian alpha scales the roughness by z_0(alpha_g) < 1 relative to uniform",
+       Records(r"core-cor2", reading=READINGS + "#core-cor-2", note="direction only: the size r_g = z_0 r_u is not "
+               "checked by an independent route")),
+    _c("core-thm3", "core", "Thm. 3 (Def. 4)", "power iteration from a start with sup omega <= gamma on B_gamma "
+       "converges to a critical point",
+       Records(r"core-thm3", reading=READINGS + "#core-thm-3",
+               cap="the hypothesis sup omega <= gamma on B_gamma is estimated at 64 sampled points, not certified")),
+    _c("core-fig1", "core", "Fig. 1 (right)", "power iteration from u_m converges to a stable optimum next to u_m",
+       Records(r"core-fig1")),
+    _c("core-lemma4", "core", "Lemma 4", "2-layer dynamics: V' and w_km' from the contrastive covariance (Eq. 12)",
+       Tested("autodiff", (_T2 + "test_lemma4_velocity_is_degree_times_autodiff_of_energy",
+                           _T2 + "test_lemma4_velocity_matches_dense_eq12"))),
+    _c("core-thm4", "core", "Thm. 4", "linear 2-layer network: the filters' gradients are co-linear (rank 1 per RF)",
+       Tested("closed form", (_T2 + "test_theorem4_linear_filters_get_colinear_gradients",),
+              note="part (1) with a fast top layer V = v s^T only; part (2) is not checked")),
+    _c("core-lemma5", "core", "Lemma 5 (Assumption 2)", "closed form of V[x~] and V[f_1] under conditional "
+       "independence (Eq. 120, 138)", Tested("enumeration", (_TM + "test_lemma5_variance_decomposition",),
+                                             note="C = 2, M = 1 only")),
+    _c("core-thm5", "core", "Thm. 5 (Eq. 15)", "w_k' under conditional independence (C = 2, M = 1)",
+       Records(r"core-thm5")),
+    _c("core-fig7", "core", "Fig. 7 (Eq. 146-150)", "y' = (y + b) y: stable point -b, blow-up at t* when y(0) > 0",
+       Records(r"core-fig7")),
+    _c("core-eq151", "core", "Eq. 151", "the time-to-blow-up ordering of the components", NotChecked(_NO_CHECK)),
+    _c("core-eq155", "core", "Eq. 155", "probability that component l wins, P[E_l]",
+       Records(r"core-eq155", reading=READINGS + "#core-eq-155")),
+    _c("core-eq156-157", "core", "Eq. 156-157", "the basin probability's dependence on the modulation",
+       NotChecked(_NO_CHECK)),
+    _c("core-thm6", "core", "Thm. 6", "global modulation enlarges the attractive basin of u_l", Records(r"core-thm6")),
+    _c("core-lemma6", "core", "Lemma 6 (Def. 5)", "dynamics with mean-backprop BatchNorm",
+       Tested("autodiff", (_T2 + "test_lemma4_velocity_is_degree_times_autodiff_of_energy",
+                           _TM + "test_eq15_equals_lemma4_on_the_joint_population"))),
+    _c("core-cor3", "core", "Cor. 3", "with BatchNorm every RF learns at a comparable speed (d_k^bn)",
+       Records(r"core-cor3")),
+    _c("core-lemma7-10", "core", "Lemmas 7-10 (App. B.4)", "bounds used in the proof of Thm. 3 (1 - d_t, weight "
+       "difference, eigenvector expansion, Lipschitz step)", NotChecked("proof steps of Thm. 3, checked only "
+                                                                        "through Thm. 3 itself")),
+    _c("core-lemma11", "core", "Lemma 11 (Eq. 103)", "the local region B_gamma as a cap around w(0)",
+       Tested("closed form", ("tests/one_layer/test_irregularity.py::test_cap_threshold_matches_eq_103",))),
+    _c("core-appB5", "core", "App. B.5", "augmentation removes local optima (rotations) and ties them into orbits "
+       "(shifts)", Records(r"core-appB5-.*", reading=READINGS + "#core-app-b5")),
+    _c("core-fig2", "core", "Fig. 2", "the 2-layer setting", _DIAGRAM),
+    _c("core-fig3", "core", "Fig. 3", "the token-generator data of Sec. 5", _DIAGRAM),
+    _c("core-fig4", "core", "Fig. 4 / 9 (Sec. 5)", "P = 1: linear good at every beta, ReLU needs large beta; P > 1: "
+       "ReLU beats linear and improves with beta",
+       Records(r"core-(p1|relu-beats-linear)-(fig4-infonce|sensitivity-lr).*", reading="docs/two_layer_readings.md")),
+    _c("core-fig5", "core", "Fig. 5", "learned weights at P = 3, beta = 5 match the generators' tokens",
+       NotChecked("a picture (results/two_layer/fig5/weights.png); no verdict is computed from it")),
+    _c("core-fig6", "core", "Fig. 6", "decomposition of V[x~]", _DIAGRAM),
+    _c("core-fig8", "core", "Fig. 8 (App. E.1)", "ReLU has many local maxima on the circle, linear two",
+       Records(r"core-fig8")),
+    _c("core-fig9", "core", "Fig. 9", "ReLU has the lowest irrelevant-matching score chi_-",
+       Records(r"core-relu-lowest-chi-minus-(fig4-infonce|sensitivity-lr).*", reading="docs/two_layer_readings.md")),
+    _c("core-fig10", "core", "Fig. 10", "with the quadratic loss the same trends hold, and InfoNCE does better",
+       Records(r"core-((p1|relu-beats-linear|relu-lowest-chi-minus)-(fig10|sensitivity-quadratic)|"
+               r"infonce-beats-quadratic-).*", reading="docs/two_layer_readings.md")),
+    _c("core-fig11", "core", "Fig. 11", "BN does not help much at small non-uniformity (zeta = 2), helps at large "
+       "zeta for large beta and P", Records(r"core-bn-.*", reading=READINGS + "#core-fig-11")),
+    _c("core-table1", "core", "Table 1", "backpropagating sigma_k^2 through BN hurts (zeta = 10)",
+       Records(r"core-sigma-backprop-hurts-.*", reading="docs/two_layer_readings.md")),
+    _c("core-fig12-13", "core", "App. E.3, Figs. 12-13", "filters learned with augmentation are smoother",
+       Records(r"core-appE3-.*", reading="docs/two_layer_readings.md"
+                                         "#mnist-app-e3-figs-1213-ccdyntwo_layerstudiesmnist-scriptsmnistpy")),
+    # --- DDN: Tian, Yu, Chen, Ganguli, Understanding Self-supervised Learning with Dual Deep Networks
+    _c("ddn-thm1", "DDN", "Thm. 1", "gradient of the squared distance r for dual deep ReLU networks",
+       Tested("autodiff", (_TD + "test_network.py::test_theorem1_gradient_of_squared_distance",))),
+    _c("ddn-lemma1", "DDN", "Lemma 1 (App. A)", "recursive gradient update (the connection K_l)",
+       Tested("autodiff", (_TD + "test_network.py::test_jacobians_match_autodiff_and_connection_reproduces_output",),
+              note="ReLU only; leaky ReLU not checked")),
+    _c("ddn-thm2", "DDN", "Thm. 2 (Eq. 6)", "dL/dr_+ > 0, dL/dr_k- < 0 and their sum is 0 for the three losses",
+       Tested("autodiff", (_TD + "test_operator.py::test_theorem2_and_xi_of_eq6",))),
+    _c("ddn-lemma2", "DDN", "Lemma 2", "batch-of-one gradient as weighted pair differences", NotChecked(_NO_CHECK)),
+    _c("ddn-thm3", "DDN", "Thm. 3", "L_simp: the update is the covariance operator", Records(r"ddn-thm3")),
+    _c("ddn-thm4", "DDN", "Thm. 4", "L_tri, L_nce: covariance operator plus a residue theta", Records(r"ddn-thm4")),
+    _c("ddn-eq7", "DDN", "Eq. 7", "L^{tau,exact}: the covariance operator without residue", Records(r"ddn-eq7")),
+    _c("ddn-cor1", "DDN", "Cor. 1", "L_simp^beta: the update with (1 + beta) r_+", Records(r"ddn-cor1")),
+    _c("ddn-l2norm", "DDN", "Eq. 28-30, 41, 51, 56", "the same operators with l2-normalized outputs",
+       NotChecked(_NO_CHECK)),
+    _c("ddn-sec51", "DDN", "Sec. 5.1 (Eq. 11-13, Fig. 3)", "1-D translation: linear neurons do not learn, a "
+       "selective ReLU neuron gets a rank-1 operator",
+       Tested("closed form", (_TD + "test_translation.py::test_linear_neurons_do_not_learn",
+                              _TD + "test_translation.py::test_selective_relu_neuron_gets_rank_one_operator",
+                              _TD + "test_translation.py::test_pattern_counts_of_the_two_objects"))),
+    _c("ddn-lemma3-5", "DDN", "Lemmas 3-5", "variance squashing and sharpened Jensen inequalities",
+       NotChecked("general inequalities quoted for the proofs; " + _NO_CHECK)),
+    _c("ddn-lemma6", "DDN", "Lemma 6 (Eq. 177)", "TR-HLTM: the polarity is the product along the path",
+       Tested("enumeration", ("tests/data/test_hltm.py::test_polarity_is_the_product_along_the_path",))),
+    _c("ddn-lemma7", "DDN", "Lemma 7", "a binary TR-HLTM is an SB-HLTM", NotChecked(_NO_CHECK)),
+    _c("ddn-lemma8", "DDN", "Lemma 8", "lower bound of a 2-D Gaussian tail", NotChecked(_NO_CHECK)),
+    _c("ddn-thm5", "DDN", "Thm. 5 (Eq. 124, 128, Fig. 11)", "lucky nodes at initialization when |N_mu| is large "
+       "enough; the remark's rho >= 63.3%, 1099 <= |N_mu| <= 1467",
+       NotChecked(_NO_CHECK + "; an audit got 2352-2697 for the range, unresolved", reading=READINGS + "#ddn-thm-5")),
+    _c("ddn-thm6", "DDN", "Thm. 6 (Eq. 179)", "activation covariance in SB-HLTM is o_mu a_mu a_mu^T",
+       Tested("enumeration", (_TD + "test_hltm.py::test_theorem6_activation_covariance_on_enumerated_tree",))),
+    _c("ddn-lemma9", "DDN", "Lemma 9", "activation covariance in TR-HLTM", NotChecked(_NO_CHECK)),
+    _c("ddn-eq80", "DDN", "Eq. 80", "the residue bound in terms of the pair distance",
+       NotChecked(_NO_CHECK, reading=READINGS + "#ddn-eq-80")),
+    _c("ddn-table2", "DDN", "Table 2", "L_nce^exact (Eq. 7) is about as good as L_nce (ResNet-18, STL-10)",
+       Records(r"ddn-table2-.*")),
+    _c("ddn-table3", "DDN", "Table 3", "beta = -0.5 helps, beta = +0.2 hurts (extended loss)",
+       Records(r"ddn-table3-.*", reading=READINGS + "#ddn-table-3")),
+    _c("ddn-table2-3-resnet", "DDN", "Tables 2-3 (ResNet-18)", "the paper's numbers on STL-10 / CIFAR-10",
+       NotChecked("ResNet-18 on STL-10 / CIFAR-10 is out of reach on this machine; only the digits analogue runs")),
+    _c("ddn-table4-6", "DDN", "Tables 4, 6", "normalized correlation of latents and nodes (SB-HLTM, L = 5)",
+       Records(r"ddn-table[46]-.*", reading=READINGS + "#ddn-hltm")),
+    _c("ddn-appD1", "DDN", "App. D.1", "top latents are harder; NC non-trivial at init; over-parameterization helps",
+       Records(r"ddn-appD1-.*", reading=READINGS + "#ddn-hltm")),
+    _c("ddn-fig13-14", "DDN", "Figs. 13-14", "the covariance operator's Frobenius norm over training",
+       NotChecked("curves reproduced as pictures (results/ddn/figures); no verdict is computed from them")),
+    *[_c(f"ddn-fig{n}", "DDN", f"Fig. {n}", "diagram or notation", _DIAGRAM) for n in (1, 2, 4, 5, 6, 7, 8, 9, 10, 12)],
+    _c("ddn-fig11", "DDN", "Fig. 11", "log 1/R(c, gamma) from Eq. 124", NotChecked(_NO_CHECK)),
+    _c("ddn-tables1-5", "DDN", "Tables 1, 5", "notation", _DIAGRAM),
+    # --- SimCLR-var: Understanding Contrastive Learning through Variational Analysis and NN Optimization
+    _c("simclr-fig1-2", "SimCLR-var", "Figs. 1-2", "t-SNE of MNIST / CIFAR-10 and an illustration",
+       NotChecked("illustrations of real data sets, no claim checked")),
+    _c("simclr-prop2.1", "SimCLR-var", "Prop. 2.1", "an invariant map makes NT-Xent a function of f#mu only",
+       Records(r"simclr-prop-2\.1", reading="docs/variational.md#eq-4-and-eq-1")),
+    _c("simclr-prop3.1", "SimCLR-var", "Prop. 3.1 (Eq. 7)", "the first optimality condition of Eq. 4",
+       Tested("autodiff", ("tests/variational/test_sphere_configs.py::test_prop31_gradient_eq7_matches_autodiff",))),
+    _c("simclr-thm3.2", "SimCLR-var", "Thm. 3.2", "symmetric discrete measures are stationary",
+       Records(r"simclr-thm-3\.2", reading=READINGS + "#simclr-thm-3-2")),
+    _c("simclr-fig3", "SimCLR-var", "Fig. 3, Remark 3.1", "the loss falls with the number of clusters to a plateau",
+       Records(r"simclr-fig-3", reading="docs/variational.md#fig-3")),
+    _c("simclr-remarks", "SimCLR-var", "Remarks 3.2, 4.1-4.3", "relations to other work and discussion",
+       NotChecked("discussion, no claim of its own")),
+    _c("simclr-prop4.1", "SimCLR-var", "Prop. 4.1", "the function-space flow is J(-grad_w L)",
+       Records(r"simclr-prop-4\.1")),
+    _c("simclr-thm4.2", "SimCLR-var", "Thm. 4.2",
+       "plain GD keeps invariance; the network only if grad_w f is invariant",
+       Records(r"simclr-thm-4\.2", reading=READINGS + "#simclr-thm-4-2",
+               cap="checked only where the statements hold by construction (T x = x); T x != x not exercised")),
+    _c("simclr-prop4.3", "SimCLR-var", "Prop. 4.3", "the explicit kernel is the network's NTK",
+       Records(r"simclr-prop-4\.3")),
+    _c("simclr-prop4.4", "SimCLR-var", "Prop. 4.4", "the width-M kernel tends to the arccos limit",
+       Records(r"simclr-prop-4\.4")),
+    _c("simclr-thm4.5", "SimCLR-var", "Thm. 4.5", "per-cluster velocity in the clustering setting",
+       Records(r"simclr-thm-4\.5")),
+    _c("simclr-cor4.6", "SimCLR-var", "Cor. 4.6", "beta -> 1/2 for ReLU as M -> infinity", Records(r"simclr-cor-4\.6")),
+    _c("simclr-remark4.4", "SimCLR-var", "Remark 4.4", "small clusters contribute less and may be missed",
+       Records(r"simclr-remark-4\.4.*")),
+    _c("simclr-fig4", "SimCLR-var", "Fig. 4", "(no Fig. 4 in the text copy: its numbering goes from 3 to 5)",
+       NotChecked("the text copy of the paper has no Fig. 4")),
+    _c("simclr-fig5", "SimCLR-var", "Fig. 5", "the network keeps the clusters, plain GD spreads them",
+       Records(r"simclr-\d-d-fig-5.*", reading="docs/variational.md#figs-56-parameters-the-paper-leaves-open")),
+    _c("simclr-fig6", "SimCLR-var", "Fig. 6", "the same with a 4-layer network in 2-D and 3-D",
+       Records(r"simclr-\d-d-fig-6.*", reading="docs/variational.md#figs-56-parameters-the-paper-leaves-open")),
+    _c("simclr-propA1", "SimCLR-var", "Prop. A.1",
+       "three kinds of local minimizers satisfy the Euler-Lagrange equation",
+       Records(r"simclr-prop-a-1")),
+    _c("simclr-lemmaA2", "SimCLR-var", "Lemma A.2", "second variation > 0 when sigma > 3 K^2 tau",
+       Records(r"simclr-lemma-a-2", reading=READINGS + "#simclr-lemma-a-2")),
+    # --- ccdyn's own accuracy claims (docs/flow.md)
+    _c("ccdyn-flow", "ccdyn", "docs/flow.md", "the flow's basins are exact in 2-D and stable under flow_rtol / 10",
+       Records(r"ccdyn-flow-.*")),
+    _c("ccdyn-kinks", "ccdyn", "docs/flow.md (Kinks)", "optima certified on ReLU kinks are strict local maxima",
+       Records(r"ccdyn-kink-certificates")),
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Source:
+    """A claims function and the committed files it reads (relative to the root); ``make(files)`` gets
+    the files' contents in order (JSON parsed, CSV as a list of dicts) and returns ledger records."""
+    files: tuple
+    make: object
+
+
+def _csv(path):
+    return list(csv.DictReader(Path(path).read_text().splitlines()))
+
+
+_R = "results/"
+_MNIST = ("mnist", "mnist_lr0.01", "mnist_real", "mnist_real_lr0.01")
+
+
+def _mnist(name):
+    def make(files):
+        rows = two.mnist_ledger(files[0], result=f"results/two_layer/{name}")
+        tag = name.replace("mnist", "").strip("_") or "digits"
+        return [dict(r, id=f"{r['id']}-{tag}", location=f"{r['location']} [{name}]") for r in rows]
+    return Source((f"{_R}two_layer/{name}/summary.json",), make)
+
+
+def _ddn_table(name, reading):
+    def make(files):
+        rows, command = files[0]["rows"], files[0]["command"]
+        out = deep.table6_claims(deep.table6_cells(rows, reading=reading), reading=reading,
+                                 result=f"results/ddn/{name}", command=command)
+        out += deep.trend_claims(files[0]["verdicts"][reading]["trends"], reading=reading,
+                                 result=f"results/ddn/{name}", command=command)
+        return out
+    return Source((f"{_R}ddn/{name}/results.json",), make)
+
+
+_MOD = ("eq15.json", "fig7.json", "thm6.json", "cor3.json", "eq155.csv")
+
+SOURCES = (
+    Source((f"{_R}landscape/landscape.json",), lambda f: one.fig8_claims(f[0])),
+    Source(tuple(f"{_R}basins/{a}/summary.json" for a in ("relu", "leaky_relu", "linear")),
+           lambda f: one.patterns_claims(dict(zip(("relu", "leaky_relu", "linear"), f)))),
+    Source((f"{_R}theory/fig1/power_iteration.json",), lambda f: one.fig1_claims(f[0])),
+    Source((f"{_R}theory/thm3/thm3.json",), lambda f: one.theorem3_claims(f[0])),
+    Source((f"{_R}theory/roughness/table/roughness.json",), lambda f: one.thm1_claims(f[0]) + one.thm2_claims(f[0])),
+    Source((f"{_R}theory/cor2/roughness/roughness.json",), lambda f: one.cor2_claims(f[0])),
+    Source((f"{_R}theory/augmentation/augmentation.json",), lambda f: one.augmentation_claims(f[0])),
+    Source((f"{_R}basins/flow_exact_2d/flow_accuracy.json",),
+           lambda f: one.flow_claims(f[0], result="results/basins/flow_exact_2d")),
+    Source((f"{_R}basins/flow_rtol/flow_accuracy.json",),
+           lambda f: one.flow_claims(f[0], result="results/basins/flow_rtol")),
+    Source((f"{_R}basins/kink_check/kink_check.json",), lambda f: one.kink_claims(f[0])),
+    Source((f"{_R}two_layer/claims.json",),
+           lambda f: two.grid_claims(f[0]["checks"], command=f[0]["command"])),
+    *[_mnist(name) for name in _MNIST],
+    Source(tuple(f"{_R}theory/modulation/{n}" for n in _MOD),
+           lambda f: two.modulation_claims(two.modulation_verdicts(dict(zip(("eq15", "fig7", "thm6", "cor3", "eq155"),
+                                                                            f))), command=f[0]["command"])),
+    Source((f"{_R}ddn/operator/operator.json",), lambda f: deep.operator_claims(f[0], command=f[0]["command"])),
+    Source((f"{_R}ddn/digits/digits.json",), lambda f: deep.digits_claims(f[0], command=f[0]["command"])),
+    _ddn_table("table6", "paper"),
+    _ddn_table("table6_authors", "authors"),
+    Source(tuple(f"{_R}simclr_var/{p}" for p in ("sphere/sphere.json", "kernel/kernel.json", "kernel/clusters.json")),
+           lambda f: var.ledger(*f)),
+)
+
+
+def _read(root: Path, rel: str):
+    path = root / rel
+    if not path.is_file():
+        raise LedgerError(f"missing result file {rel}")
+    try:
+        return _csv(path) if path.suffix == ".csv" else io.read_json(path)
+    except (OSError, ValueError) as e:
+        raise LedgerError(f"cannot read {rel}: {e}") from None
+
+
+def cited_tests() -> list:
+    """Every test node id the catalogue cites, in catalogue order, once each."""
+    return list(dict.fromkeys(n for c in CATALOGUE if isinstance(c.cover, Tested) for n in c.cover.nodes))
+
+
+def _tested_row(claim: Claim, outcomes: dict | None) -> dict:
+    t = claim.cover
+    got = {n: (outcomes or {}).get(n) for n in t.nodes}
+    if outcomes is None or any(v is None for v in got.values()):
+        word = "not established"
+    else:
+        word = "holds" if all(v == "passed" for v in got.values()) else "fails"
+    note = "tested" + (f"; {t.note}" if t.note else "")
+    return verdicts.claim_record(claim.id, claim.paper, claim.location, claim.statement, word,
+                                 {"tests": {n.split("::")[1]: v or "not run" for n, v in got.items()}}, t.check,
+                                 reading=t.reading, result=" ".join(t.nodes), command=TESTS_COMMAND, note=note)
+
+
+def collect(root, log=None) -> list:
+    """The ledger rows, in catalogue order, from the committed results under ``root`` (the repository).
+
+    Raises:
+      LedgerError: a missing or unreadable result file, or a record that matches no catalogue entry or
+        more than one.
+    """
+    root = Path(root)
+    log = log or (lambda message: None)
+    records = []
+    for s in SOURCES:
+        records += s.make([_read(root, p) for p in s.files])
+    log(f"{len(records)} records from {sum(len(s.files) for s in SOURCES)} result files")
+    outcomes = _read(root, TESTS_FILE)["outcomes"] if (root / TESTS_FILE).is_file() else None
+    patterns = [(c, re.compile(c.cover.pattern)) for c in CATALOGUE if isinstance(c.cover, Records)]
+    by_claim = {c.id: [] for c in CATALOGUE}
+    for r in records:
+        hits = [c for c, p in patterns if p.fullmatch(r["id"])]
+        if len(hits) != 1:
+            raise LedgerError(f"record {r['id']} matches {len(hits)} catalogue entries (needs exactly 1)")
+        c = hits[0]
+        row = dict(r, reading=c.cover.reading or r.get("reading"), note=r.get("note") or c.cover.note,
+                   record_verdict=r["verdict"])
+        if c.cover.cap and r["verdict"] in ("holds", "partly"):
+            row.update(verdict="not established", note=f"{c.cover.cap}; the record says {r['verdict']}")
+        by_claim[c.id].append(row)
+    rows = []
+    for c in CATALOGUE:
+        if isinstance(c.cover, Tested):
+            found = [dict(_tested_row(c, outcomes), record_verdict=None)]
+        elif isinstance(c.cover, NotChecked):
+            found = [dict(verdicts.claim_record(c.id, c.paper, c.location, c.statement, "not checked", {}, None,
+                                                reading=c.cover.reading, note=c.cover.why), record_verdict=None)]
+        else:
+            found = by_claim[c.id]
+            if not found:
+                raise LedgerError(f"catalogue entry {c.id} ({c.location}) has no record: register its source")
+        rows += [{"claim": c.id, **r} for r in found]
+    ids = [r["id"] for r in rows]
+    if len(ids) != len(set(ids)):
+        raise LedgerError(f"duplicate row ids: {sorted({i for i in ids if ids.count(i) > 1})}")
+    return rows
+
+
+_PAPER_TITLES = {"core": "Core paper: Understanding the Role of Nonlinearity in Training Dynamics of Contrastive "
+                         "Learning (Tian, ICLR 2023)",
+                 "DDN": "Understanding Self-supervised Learning with Dual Deep Networks (Tian, Yu, Chen, Ganguli)",
+                 "SimCLR-var": "Understanding Contrastive Learning through Variational Analysis and Neural Network "
+                               "Optimization Perspectives",
+                 "ccdyn": "ccdyn's own accuracy claims (docs/flow.md)"}
+
+
+def _cell(text) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def counts(rows) -> dict:
+    """{"paper": {paper: n}, "verdict": {word: n}, "check": {kind: n}} over the rows."""
+    out = {"paper": {}, "verdict": {w: 0 for w in verdicts.WORDS}, "check": {}}
+    for r in rows:
+        out["paper"][r["paper"]] = out["paper"].get(r["paper"], 0) + 1
+        out["verdict"][r["verdict"]] += 1
+        key = r["check"] or "none (not checked)"
+        out["check"][key] = out["check"].get(key, 0) + 1
+    return out
+
+
+def markdown(rows) -> str:
+    """``results/CLAIMS.md``: the rules, the counts, then one table per paper in paper order."""
+    c = counts(rows)
+    lines = ["# The claims ledger", "",
+             "Every claim of the three papers, in paper order, with the verdict its record holds. Written by "
+             "`python scripts/claims.py` from the committed results (do not edit by hand); `claims.json` has the "
+             "same rows with every number. Verdict words: holds / partly (some sub-claims hold) / fails / not "
+             "established (nothing to judge) / not checked; the note in brackets qualifies a word. A row checked "
+             "only in the test suite names its test nodes as the result: its verdict is the outcome recorded by "
+             f"`{TESTS_COMMAND}` in `{TESTS_FILE}` (not the test's existence). A row whose check cannot earn its "
+             "record's word (it estimates what the claim needs certified, or holds by construction) says \"not "
+             "established\" and gives the record's word in its note. Readings where a paper is "
+             f"ambiguous: [{READINGS}](../{READINGS}).", "",
+             "Rows per paper: " + ", ".join(f"{k} {v}" for k, v in c["paper"].items()) + ". Per verdict: "
+             + ", ".join(f"{k} {v}" for k, v in c["verdict"].items()) + ". Per check: "
+             + ", ".join(f"{k} {v}" for k, v in c["check"].items()) + "."]
+    for paper in verdicts.PAPERS:
+        sel = [r for r in rows if r["paper"] == paper]
+        if not sel:
+            continue
+        body = [[_cell(r["id"]), _cell(r["location"]), _cell(r["statement"]),
+                 _cell(r["verdict"] + (f" ({r['note']})" if r.get("note") else "")), r["check"] or "",
+                 _cell(verdicts._short(verdicts._rounded(r["numbers"]))) if r["numbers"] else "",
+                 _cell(r["reading"] or ""), _cell(r["result"] or ""),
+                 _cell(f"`{r['command']}`" if r["command"] else "")]
+                for r in sel]
+        lines += ["", f"## {_PAPER_TITLES[paper]}", "",
+                  report.markdown_table(["id", "where", "statement", "verdict", "check", "numbers", "reading",
+                                         "result", "command"], body)]
+    return "\n".join(lines) + "\n"
+
+
+def to_json(rows) -> str:
+    """``results/claims.json``: the counts and every row (deterministic: sorted keys, 2-space indent)."""
+    return json.dumps({"counts": counts(rows), "rows": io.as_json(rows)}, indent=2, sort_keys=True) + "\n"
