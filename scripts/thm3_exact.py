@@ -1,7 +1,7 @@
 """Thm. 3 decided exactly on the ReLU activation regions, beside the sampled certificate at the same
 starts (ccdyn.one_layer.studies.theorem3_exact; the starts of scripts/irregularity.py).
 
-    python scripts/thm3_exact.py --overwrite                  # -> results/theory/thm3/exact
+    python scripts/thm3_exact.py --overwrite                  # -> results/theory/thm3_exact
     python scripts/thm3_exact.py --ortho_eps=0.1 --angles_deg=0,2 --n_patterns=3 --output_dir=/tmp/t3x
 
 On an exact population A(w) is constant on each activation region and jumps across every hyperplane
@@ -41,7 +41,7 @@ flags.DEFINE_integer("n_samples", 64, "Sample points of each B_gamma (the sample
 flags.DEFINE_integer("n_steps", 200, "Power-iteration steps.", lower_bound=1)
 flags.DEFINE_enum("act", "relu", ["relu", "leaky_relu"], "Piecewise-linear activation.")
 cli.define_seed("data_seed", 0, "Seed of the bases and of the start directions.")
-cli.define_run_flags("results/theory/thm3/exact", resume=False, what="Where the JSON and tables go.")
+cli.define_run_flags("results/theory/thm3_exact", resume=False, what="Where the JSON and tables go.")
 
 cli.register_numbers("ortho_eps", float, 0, 1)
 cli.register_numbers("angles_deg", float, 0, 90)

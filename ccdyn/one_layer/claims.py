@@ -300,7 +300,7 @@ def cor2_exact_claims(record: dict, *, result: str = "results/theory/cor2/exact"
                                   reading="docs/readings_checks.md#cor-2", result=result, command=command)]
 
 
-def theorem3_exact_claims(record: dict, *, result: str = "results/theory/thm3/exact",
+def theorem3_exact_claims(record: dict, *, result: str = "results/theory/thm3_exact",
                           command: str | None = None) -> list:
     """Thm. 3 with L, kappa and sup omega exact on the activation regions (``theorem3_exact.run``'s record or
     ``thm3_exact.json``): every start that Eq. 11 certifies exactly stays in B_gamma, has c_t increasing at
