@@ -53,3 +53,13 @@ def test_bad_flags():
         assert "--act" in (inprocess.flag_error(script, "--act=quadratic") or "")
     with inprocess.script("ddn_thm5") as script:
         assert "--gamma must lie in [0, 1)" in (inprocess.flag_error(script, "--gamma=1") or "")
+
+
+def test_kernel_lemmas_script(tmp_path):
+    r = _run("kernel_lemmas.py", "--taus=2", "--degrees=10,40", "--batch_sizes=32,512", "--n_batches=4",
+             "--output_dir=kl", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    out = json.loads((tmp_path / "kl" / "kernel_lemmas.json").read_text())
+    assert [c["id"] for c in out["claims"]] == ["core-lemma1", "core-lemma2-kernel"]
+    with inprocess.script("kernel_lemmas") as script:
+        assert "--degrees must be" in (inprocess.flag_error(script, "--degrees=10,100") or "")
