@@ -1,10 +1,12 @@
-"""scripts/cor2_exact.py, scripts/thm3_exact.py and scripts/ddn_thm5.py: one tiny end-to-end run each and
-their flag errors; the studies are tested in tests/one_layer/studies/ and tests/deep/."""
+"""scripts/cor2_exact.py, thm3_exact.py, kernel_lemmas.py and ddn_thm5.py: one tiny end-to-end run each (the
+first three marked slow: their studies are tested in tests/one_layer/studies/) and their flag errors."""
 
 import json
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.scripts import inprocess
 
@@ -16,6 +18,7 @@ def _run(script, *args, cwd):
                           text=True, cwd=cwd, timeout=300)
 
 
+@pytest.mark.slow  # the study tests cover the numbers; this is the wiring end to end
 def test_cor2_exact_script(tmp_path):
     r = _run("cor2_exact.py", "--taus=0.5", "--n_random_w=0", "--n_samples=4000", "--output_dir=c2", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
@@ -27,6 +30,7 @@ def test_cor2_exact_script(tmp_path):
     assert "core-cor2-exact" in (tmp_path / "c2" / "cor2_exact.md").read_text()
 
 
+@pytest.mark.slow  # the study tests cover the numbers; this is the wiring end to end
 def test_thm3_exact_script(tmp_path):
     r = _run("thm3_exact.py", "--d=4", "--m=4", "--ortho_eps=0.05", "--angles_deg=0", "--n_patterns=2",
              "--gammas=0.1,0.2,0.4", "--n_samples=16", "--n_steps=40", "--output_dir=t3", cwd=tmp_path)
@@ -55,11 +59,15 @@ def test_bad_flags():
         assert "--gamma must lie in [0, 1)" in (inprocess.flag_error(script, "--gamma=1") or "")
 
 
+@pytest.mark.slow  # the study tests cover the numbers; this is the wiring end to end
 def test_kernel_lemmas_script(tmp_path):
     r = _run("kernel_lemmas.py", "--taus=2", "--degrees=10,40", "--batch_sizes=32,512", "--n_batches=4",
              "--output_dir=kl", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     out = json.loads((tmp_path / "kl" / "kernel_lemmas.json").read_text())
     assert [c["id"] for c in out["claims"]] == ["core-lemma1", "core-lemma2-kernel"]
+
+
+def test_kernel_lemmas_bad_flags():
     with inprocess.script("kernel_lemmas") as script:
         assert "--degrees must be" in (inprocess.flag_error(script, "--degrees=10,100") or "")
