@@ -277,3 +277,30 @@ def digits_claims(record: dict, *, result: str = "results/ddn/digits",
             "sampled estimate", reading="docs/ddn.md", result=result, command=command,
             note="64-pixel digits MLP, not ResNet-18 on STL-10 / CIFAR-10"))
     return out
+
+
+def thm5_remark_claims(record: dict, *, result: str = "results/ddn/thm5_remark", command: str | None = None) -> list:
+    """The remark after Thm. 5 (App. C.4) from ``thm5_remark.run``'s record: (1) the polarity threshold of
+    Eq. 130 rounds to the printed 63.3% (to 0.1 point; it is 63.25%); (2) Eq. 128 with the Eq. 124 bounds
+    gives the printed range 1099-1467 for some eta (both ends scale with ln(1/eta), so their ratio must
+    match to 1%); (3) the probability bound of Eq. 123 (the one Eq. 128 inverts) is below the exact
+    probability of the event (1-D quadrature)."""
+    command = command or record.get("command") or "python scripts/ddn_thm5.py --overwrite"
+    v, cfg = record["values"], record["config"]
+    parts = {"rho threshold (Eq. 130) = printed 63.3% to 0.1 point":
+             abs(100 * v["polarity_threshold"] - 100 * cfg["paper_threshold"]) <= 0.1,
+             "Eq. 128 with the Eq. 124 bounds gives the printed range for some eta (end ratio within 1%)":
+             abs(v["ratio_of_range_ends"] / v["paper_ratio_of_range_ends"] - 1.0) <= 0.01,
+             "Eq. 123's lower bound <= the exact probability": v["p_lower_bound_eq123"] <= v["p_event_exact"]}
+    numbers = {k: v[k] for k in ("polarity_threshold", "eq128_range_per_ln_inv_eta", "eq128_exact_mills",
+                                 "eq128_corrected_range", "width_exact_per_ln_inv_eta", "p_event_exact",
+                                 "p_lower_bound_eq123", "p_lower_bound_corrected", "ratio_of_range_ends",
+                                 "paper_ratio_of_range_ends")}
+    judged = verdict("Thm. 5 remark", parts, numbers)
+    return [verdicts.claim_record("ddn-thm5-remark", "DDN", "Thm. 5 remark (App. C.4, Eq. 124, 128, 130, 165)",
+                                  "rho >= 63.3% gives a gap at c = 9; Eq. 128 with Eq. 124 gives 1099 <= |N_mu| <= 1467 "
+                                  "at gamma = 0.2", judged, numbers, "closed form",
+                                  reading="docs/independent_checks.md#ddn-thm-5-remark", result=result, command=command)]
+
+
+__all__ += ["thm5_remark_claims"]
