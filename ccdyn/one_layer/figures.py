@@ -274,7 +274,7 @@ def disconnectivity_figure(record: dict, title: str = ""):
     x = {k: float(p) for p, k in enumerate(order)}
     top = {k: opt[k]["energy"] for k in range(n)}
     root = list(range(n))
-    width = {k: 1.0 + 40.0 * opt[k]["fraction"] for k in range(n)}
+    width = {k: 1.0 + 20.0 * opt[k]["fraction"] for k in range(n)}
     lows = [m[0] for m in merges] or [min(o["energy"] for o in opt)]
     span = max(o["energy"] for o in opt) - min(lows)
     bottom = min(lows) - 0.15 * max(span, 1e-12)
@@ -296,7 +296,7 @@ def disconnectivity_figure(record: dict, title: str = ""):
         for k in range(n):
             if root[k] == rj:
                 root[k] = ri
-        x[ri], top[ri], width[ri] = mid, e, width[ri] + width[rj] - 1.0
+        x[ri], top[ri], width[ri] = mid, e, 1.2
         style[ri] = ("-", "0.3")
     for r in set(root):
         ax.plot([x[r], x[r]], [top[r], bottom], style[r][0], color=style[r][1], lw=width[r])

@@ -161,7 +161,10 @@ def _string(ds, act, pw, path, *, n_steps, climb_steps, step, decay, max_move):
         eta = step * jnp.where(climbing, decay ** frac, 1.0) / scale[:, None, None]
         move = eta * force
         norm = jnp.linalg.norm(move, axis=-1, keepdims=True)
-        move = move * jnp.minimum(1.0, max_move / jnp.maximum(norm, jnp.finfo(path.dtype).tiny))
+        # at most max_move, and at most half the images' spacing (a climbing image never jumps past an end)
+        spacing = jnp.sum(_angle(path[:, 1:], path[:, :-1]), axis=1) / (path.shape[1] - 1)
+        cap = jnp.minimum(max_move, 0.5 * spacing)[:, None, None]
+        move = move * jnp.minimum(1.0, cap / jnp.maximum(norm, jnp.finfo(path.dtype).tiny))
         inner = sphere.normalize(path[:, 1:-1] + move)
         new = path.at[:, 1:-1].set(inner)
         rep = reparametrize(new)
@@ -184,7 +187,7 @@ def string(ds: Dataset, act: Activation, pw: Pairwise, path, *, n_steps: int = 2
       n_steps: steps in all; the last ``climb_steps`` (default half) move the lowest interior image as a
         climbing image, with the step decaying geometrically to ``decay`` times ``step``.
       step: each step moves an image by step * (its tangent field) / (the largest ||A(w) w|| on its path),
-        at most ``max_move`` radians.
+        at most ``max_move`` radians and half the spacing of the images.
     """
     path = jnp.asarray(path, ds.x.dtype)
     if path.ndim != 3 or path.shape[1] < 3 or path.shape[2] != ds.dim:
@@ -404,13 +407,13 @@ def _certificate(ds, act, pw, ref, tol, plane_tol, rank_tol):
         direction = jnp.where(n_valley > 0, kink_dir, svec[:, -1])
         z = (x @ w) / jnp.where(valid, xn, 1.0)
         inactive = valid & ~active
-        closure = jnp.all(~inactive | jnp.where(gates, z >= -plane_tol, z <= plane_tol))
-        stray = jnp.any(inactive & (jnp.abs(z) <= plane_tol))
+        closure = jnp.all(~inactive | jnp.where(gates, z >= -plane_tol, z <= plane_tol)) | (not kinked)
+        stray = jnp.any(inactive & (jnp.abs(z) <= plane_tol)) & kinked
         return {"residual": residual, "jacobian_eigs": jnp.where(in_t, ev, jnp.nan) / scale, "tangent_dim": dim,
                 "n_up": n_up, "n_zero": n_zero, "n_ridge": jnp.sum(ridge), "n_valley": n_valley,
                 "n_degenerate": jnp.sum(degenerate), "index": n_up + n_valley, "closure": closure, "stray": stray,
                 "multipliers": lam, "gate_coefficients": c, "unstable_direction": direction,
-                "energy": dynamics.energy(ds, act, w[None], pw)[0]}
+                "energy": dynamics.energy(ds, act, w[None], pw)[0], "scale": scale}
 
     return jax.vmap(one)(ref["w"], ref["active"], ref["gates"])
 
@@ -419,7 +422,8 @@ def certificate(ds64: Dataset, act: Activation, pw: Pairwise, ref: dict, *, tol:
                 plane_tol: float = 1e-10, rank_tol: float = 1e-10) -> list:
     """Certificates of refined saddles (:func:`refine`'s output), float64, one dict per saddle (module
     docstring, 3): ``certified`` (an index-1 saddle) or ``note`` (why not), with the numbers behind it.
-    ``unstable_direction`` is the direction along which E rises (the eigenvector, or the valley's normal)."""
+    ``unstable_direction`` is the direction along which E rises (the eigenvector, or the valley's normal);
+    ``jacobian_eigs`` are relative to ``scale`` = ||u_0|| + |mu|."""
     out = jax.device_get(_certificate(ds64, act, pw, ref, tol, plane_tol, rank_tol))
     status = np.asarray(ref["status"])
     rows = []
@@ -450,7 +454,7 @@ def certificate(ds64: Dataset, act: Activation, pw: Pairwise, ref: dict, *, tol:
                      "multipliers": np.asarray(g["multipliers"])[act_idx].tolist(),
                      "gate_coefficients": np.asarray(g["gate_coefficients"])[act_idx].tolist(),
                      "jacobian_eigs": np.sort(eigs[np.isfinite(eigs)])[::-1].tolist(),
-                     "tangent_dim": int(g["tangent_dim"]), "unstable_direction": np.asarray(g["unstable_direction"]),
+                     "scale": float(g["scale"]), "tangent_dim": int(g["tangent_dim"]), "unstable_direction": np.asarray(g["unstable_direction"]),
                      "moved": float(np.asarray(ref["moved"])[i])})
     return rows
 
