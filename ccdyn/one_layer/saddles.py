@@ -21,8 +21,8 @@ every other one. The *barrier* seen from a is E(a) - E_ab. Steps (docs/saddles.m
 2. **Exact refinement** (:func:`refine`). For ReLU / leaky ReLU, E is piecewise quadratic on the sphere
    (docs/flow.md, "Kinks"): on the intersection V = span{x_i : i in S}^perp of the active hyperplanes
    E = 1/2 w^T P_V A_R P_V w, so a critical point on V is a unit eigenvector of P_V A_R P_V. Candidate
-   active sets are nested: the k nearest independent views to the climbing image (k = 0 .. s_max,
-   k = 0: no kink, an eigenvector of A(w)); each gives the eigenvector of P_V A_R P_V nearest the
+   active sets are every subset of the ``n_near`` (6) views nearest the climbing image within
+   ``cand_tol`` of their hyperplanes (the empty set: no kink, an eigenvector of A(w)); each gives the eigenvector of P_V A_R P_V nearest the
    climbing image; the nearest one that stays in its region's closure with multipliers in [0, 1] is
    the saddle. With Gaussian alpha (Cor. 2) alpha is re-evaluated at the eigenvector a few times
    (fixed points of the flow: A(w) w parallel to w, alpha held at w). Smooth activations: Newton on the
@@ -223,9 +223,10 @@ REFINE_STATUS_TEXT = {0: "converged", 1: "no active set gives a stationary point
                       2: "non-finite", 3: "Newton did not converge"}
 
 
-def _multipliers(ds, act, pw, w, active, gates, pv, rank_tol):
+def _multipliers(ds, act, pw, w, active, gates, pv, rank_tol, lam_tol=1e-9):
     """lam (N,), c (N,), u_0, fit: u_0 + sum_i lam_i c_i x_i = mu w + (a field on V), lam nearest 1/2 when
-    the active views are dependent; u_0 the field with the active gates at h'(0-) (docs/flow.md)."""
+    the active views are dependent (or, when that one leaves [0, 1], the one inside the box nearest 1/2);
+    u_0 the field with the active gates at h'(0-) (docs/flow.md)."""
     x = sliding.flat_views(ds)[0]
     u0 = kinks.one_sided_field(ds, act, pw, w, gates)
     c = kinks.gate_coefficients(ds, act, pw, w) * active
@@ -237,7 +238,32 @@ def _multipliers(ds, act, pw, w, active, gates, pv, rank_tol):
     keep = ev > rank_tol * jnp.maximum(jnp.max(ev), jnp.finfo(w.dtype).tiny)
     pinv = (vec * jnp.where(keep, 1.0 / jnp.where(keep, ev, 1.0), 0.0)) @ vec.T
     lam = jnp.where(active, half + b.T @ (pinv @ (t - b @ half)), 0.0)
-    return lam, c, u0, jnp.linalg.norm(b @ lam - t)
+    fit = jnp.linalg.norm(b @ lam - t)
+    # dependent views: the solution nearest 1/2 may leave [0, 1] while others stay inside; then the point
+    # of {B lam = t} cap [0, 1]^S nearest 1/2 (Dykstra's alternating projections over the <= 16 active
+    # views), the largest margin inside the box when the set has an interior
+    k = min(16, x.shape[0])
+    idx = jnp.argsort(~active)[:k]
+    msk = active[idx]
+    bk = b[:, idx] * msk[None]
+    g = bk @ bk.T
+    ev, vec = jnp.linalg.eigh(0.5 * (g + g.T))
+    keep = ev > rank_tol * jnp.maximum(jnp.max(ev), jnp.finfo(w.dtype).tiny)
+    gp = (vec * jnp.where(keep, 1.0 / jnp.where(keep, ev, 1.0), 0.0)) @ vec.T
+    affine = lambda y: y - bk.T @ (gp @ (bk @ y - t))  # noqa: E731
+
+    def dykstra(_, carry):
+        y, p, q = carry
+        z = affine(y + p)
+        p = y + p - z
+        y = jnp.clip(z + q, 0.0, 1.0) * msk
+        return y, p, z + q - y
+
+    zero = jnp.zeros((k,), w.dtype)
+    yk = jax.lax.fori_loop(0, 2000, dykstra, (0.5 * msk.astype(w.dtype), zero, zero))[0]
+    out = jnp.any(active & ((lam < -lam_tol) | (lam > 1.0 + lam_tol))) & (jnp.sum(active) <= k)
+    lam = jnp.where(out, jnp.zeros_like(lam).at[idx].set(yk), lam)
+    return lam, c, u0, jnp.where(out, jnp.linalg.norm(bk @ yk - t), fit)
 
 
 def _nearest_on_v(a, pv, w0):
@@ -254,40 +280,29 @@ def _nearest_on_v(a, pv, w0):
     return jnp.where(jnp.dot(v, w0) < 0, -v, v), ev[k]
 
 
-@functools.partial(jax.jit, static_argnames=("act", "pw", "s_max", "n_fixed"))
-def _refine_kinks(ds, act, pw, W, *, s_max, n_fixed, cand_tol, z_tol, lam_tol, rank_tol, span_tol):
+@functools.partial(jax.jit, static_argnames=("act", "pw", "n_near", "n_fixed"))
+def _refine_kinks(ds, act, pw, W, *, n_near, n_fixed, cand_tol, z_tol, lam_tol, rank_tol, span_tol):
     x = sliding.flat_views(ds)[0]
     n_flat, d = x.shape
     xn = jnp.linalg.norm(x, axis=1)
     valid = xn > 0
-    n_pre = min(n_flat, 8 * s_max)
+    m = min(n_near, n_flat)
+    bits = jnp.asarray([[(s >> b) & 1 for b in range(m)] for s in range(1 << m)], bool)  # every subset
 
     def one(w0):
         w0 = w0 / jnp.linalg.norm(w0)
         z0 = (x @ w0) / jnp.where(valid, xn, 1.0)
         near = valid & (jnp.abs(z0) <= cand_tol)
-        order = jnp.argsort(jnp.where(near, jnp.abs(z0), jnp.inf))[:n_pre]
-
-        def pick(i, carry):  # independent near views, nearest first (Gram-Schmidt)
-            q, idx, count = carry
-            j = order[i]
-            xj = x[j] / jnp.where(valid[j], xn[j], 1.0)
-            r = xj - q @ (q.T @ xj)
-            nr = jnp.linalg.norm(r)
-            take = near[j] & (nr > 1e-6) & (count < s_max)
-            slot = jnp.minimum(count, s_max - 1)
-            q = jnp.where(take, q.at[:, slot].set(r / jnp.where(take, nr, 1.0)), q)
-            idx = jnp.where(take, idx.at[slot].set(j.astype(jnp.int32)), idx)
-            return q, idx, count + take
-
-        q, idx, count = jax.lax.fori_loop(0, n_pre, pick, (jnp.zeros((d, s_max), x.dtype),
-                                                            jnp.zeros((s_max,), jnp.int32), jnp.int32(0)))
+        order = jnp.argsort(jnp.where(near, jnp.abs(z0), jnp.inf))[:m]
         sig = z0 > 0
 
-        def with_k(k):  # the k nearest independent views active
-            qk = q * (jnp.arange(s_max) < k)[None]
-            pv = jnp.eye(d, dtype=x.dtype) - qk @ qk.T
-            active = valid & (jnp.linalg.norm(x @ pv, axis=1) <= span_tol * xn) & (k > 0)
+        def with_subset(bit):  # the hyperplanes of a subset of the nearest views active
+            use = bit & near[order]
+            xs = x[order] * use[:, None]
+            pr = _range_projector(xs.T @ xs, rank_tol)
+            pv = jnp.eye(d, dtype=x.dtype) - pr
+            rank = jnp.round(jnp.trace(pr)).astype(jnp.int32)
+            active = valid & (jnp.linalg.norm(x @ pv, axis=1) <= span_tol * xn) & (rank > 0)
             gates = sig & ~active
 
             def fix(_, v):
@@ -299,19 +314,19 @@ def _refine_kinks(ds, act, pw, W, *, s_max, n_fixed, cand_tol, z_tol, lam_tol, r
             lam, _, _, fit = _multipliers(ds, act, pw, v, active, gates, pv, rank_tol)
             lam_ok = jnp.all(~active | ((lam >= -lam_tol) & (lam <= 1.0 + lam_tol)))
             scale = jnp.linalg.norm(kinks.one_sided_field(ds, act, pw, v, gates)) + jnp.finfo(x.dtype).tiny
-            ok = (k <= count) & closure & lam_ok & (fit <= 1e-6 * scale) & jnp.all(jnp.isfinite(v))
-            return v, ok, jnp.linalg.norm(v - w0), active, gates
+            wanted = jnp.all(use == bit)  # a subset naming a view that is not near is skipped
+            ok = wanted & closure & lam_ok & (fit <= 1e-6 * scale) & jnp.all(jnp.isfinite(v))
+            return v, ok, jnp.linalg.norm(v - w0), active, gates, rank
 
-        ks = jnp.arange(s_max + 1)
-        v, ok, dist, active, gates = jax.vmap(with_k)(ks)
+        v, ok, dist, active, gates, rank = jax.vmap(with_subset)(bits)
         best = jnp.argmin(jnp.where(ok, dist, jnp.inf))
         found = jnp.any(ok)
         w = jnp.where(found, v[best], w0)
         status = jnp.where(~jnp.all(jnp.isfinite(w)), 2, jnp.where(found, 0, 1))
-        return {"w": w, "status": status.astype(jnp.int32), "kink_rank": jnp.where(found, best, 0).astype(jnp.int32),
+        return {"w": w, "status": status.astype(jnp.int32), "kink_rank": jnp.where(found, rank[best], 0),
                 "active": active[best] & found, "gates": gates[best], "moved": dist[best]}
 
-    return jax.lax.map(one, W, batch_size=min(64, W.shape[0]))
+    return jax.lax.map(one, W, batch_size=min(16, W.shape[0]))
 
 
 @functools.partial(jax.jit, static_argnames=("act", "pw", "n_iter"))
@@ -343,7 +358,7 @@ def _refine_smooth(ds, act, pw, W, *, n_iter, tol):
     return jax.lax.map(one, W, batch_size=min(64, W.shape[0]))
 
 
-def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, s_max: int | None = None, cand_tol: float = 1e-2,
+def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, n_near: int = 6, cand_tol: float = 1e-2,
            z_tol: float = 1e-12, lam_tol: float = 1e-9, rank_tol: float = 1e-10, span_tol: float = 1e-8,
            n_fixed: int | None = None) -> dict:
     """Exact saddles near the climbing images W (k, d), float64 (module docstring, 2).
@@ -357,9 +372,8 @@ def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, s_max: int | None
         raise ValueError(f"W has shape {W.shape}; expected (k >= 1, {ds64.dim})")
     if not kinks.has_kinks(act):
         return _refine_smooth(ds64, act, pw, W, n_iter=50, tol=1e-10)
-    s_max = kinks.default_s_max(ds64.dim) if s_max is None else int(s_max)
     n_fixed = (1 if pw.kind == "uniform" else 30) if n_fixed is None else int(n_fixed)
-    return _refine_kinks(ds64, act, pw, W, s_max=s_max, n_fixed=n_fixed, cand_tol=cand_tol, z_tol=z_tol,
+    return _refine_kinks(ds64, act, pw, W, n_near=int(n_near), n_fixed=n_fixed, cand_tol=cand_tol, z_tol=z_tol,
                          lam_tol=lam_tol, rank_tol=rank_tol, span_tol=span_tol)
 
 
