@@ -262,49 +262,61 @@ def _merge_layout(n: int, merges: list) -> list:
     return [k for g in groups.values() for k in g]
 
 
-def disconnectivity_figure(record: dict, title: str = ""):
-    """Disconnectivity graph of the maxima of E (saddles record of :mod:`ccdyn.one_layer.studies.saddles`):
-    energy on the y-axis, one leaf per optimum at its energy (line width proportional to its basin
-    fraction, label with the 95% Wilson interval; solid: stable, dashed red: not), and each certified
-    saddle that first joins two groups drawn as a horizontal bar at its energy (union-find over the
-    saddles in decreasing energy, as for minima with the axis reversed)."""
-    opt, merges = record["optima"], record["merges"]
+def _draw_tree(ax, opt, merges, bottom, labels: bool):
     n = len(opt)
     order = _merge_layout(n, merges)
     x = {k: float(p) for p, k in enumerate(order)}
     top = {k: opt[k]["energy"] for k in range(n)}
     root = list(range(n))
     width = {k: 1.0 + 20.0 * opt[k]["fraction"] for k in range(n)}
-    lows = [m[0] for m in merges] or [min(o["energy"] for o in opt)]
-    span = max(o["energy"] for o in opt) - min(lows)
-    bottom = min(lows) - 0.15 * max(span, 1e-12)
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.7 * n + 2.0), 5.0))
-    for k in range(n):
-        stable = opt[k]["stable"]
-        ax.plot([x[k], x[k]], [top[k], top[k]], "o", color="tab:blue" if stable else "tab:red", ms=3)
-        lo, hi = opt[k]["ci95"]
-        label = (f"u{opt[k]['pattern']}\n" if opt[k].get("pattern") is not None else f"#{k}\n") + \
-            f"{opt[k]['fraction']:.3f}\n[{lo:.3f}, {hi:.3f}]"
-        ax.annotate(label, (x[k], top[k]), ha="center", va="bottom", fontsize=6, xytext=(0, 3), textcoords="offset points")
     style = {k: ("-" if opt[k]["stable"] else "--", "tab:blue" if opt[k]["stable"] else "tab:red") for k in range(n)}
+    for k in range(n):
+        ax.plot([x[k]], [top[k]], "o", color=style[k][1], ms=3)
+        if labels:
+            lo, hi = opt[k]["ci95"]
+            name = f"u{opt[k]['pattern']}" if opt[k].get("pattern") is not None else f"#{k}"
+            ax.annotate(f"{name}\n{opt[k]['fraction']:.3f}\n[{lo:.3f}, {hi:.3f}]", (x[k], top[k]), ha="center",
+                        va="bottom", fontsize=6, xytext=(0, 3), textcoords="offset points")
     for e, i, j, _, _ in merges:
         ri, rj = root[i], root[j]
         for r in (ri, rj):
             ax.plot([x[r], x[r]], [top[r], e], style[r][0], color=style[r][1], lw=width[r])
         ax.plot([x[ri], x[rj]], [e, e], "-", color="0.3", lw=1.0)
-        mid = 0.5 * (x[ri] + x[rj])
         for k in range(n):
             if root[k] == rj:
                 root[k] = ri
-        x[ri], top[ri], width[ri] = mid, e, 1.2
-        style[ri] = ("-", "0.3")
+        x[ri], top[ri], width[ri], style[ri] = 0.5 * (x[ri] + x[rj]), e, 1.2, ("-", "0.3")
     for r in set(root):
         ax.plot([x[r], x[r]], [top[r], bottom], style[r][0], color=style[r][1], lw=width[r])
-    ax.set_xticks([])
+    names = [f"u{opt[k]['pattern']}" if opt[k].get("pattern") is not None else f"#{k}" for k in order]
+    ax.set_xticks([] if labels else range(n), [] if labels else names)
+    ax.set_xlim(-0.7, n - 0.3)
+
+
+def disconnectivity_figure(record: dict, title: str = ""):
+    """Disconnectivity graph of the maxima of E (saddles record of :mod:`ccdyn.one_layer.studies.saddles`):
+    energy on the y-axis, one leaf per optimum at its energy (line width proportional to its basin
+    fraction, label with the 95% Wilson interval; solid: stable, dashed red: not), and each certified
+    saddle that first joins two groups drawn as a horizontal bar at its energy (union-find over the
+    saddles in decreasing energy, as for minima with the axis reversed). The right panel zooms on the
+    band of the merges."""
+    opt, merges = record["optima"], record["merges"]
+    n = len(opt)
+    hi_e = max(o["energy"] for o in opt)
+    lows = [m[0] for m in merges] or [min(o["energy"] for o in opt)]
+    span = hi_e - min(lows)
+    bottom = min(lows) - 0.15 * max(span, 1e-12)
+    fig, (ax, az) = plt.subplots(1, 2, figsize=(max(9.0, 1.2 * n + 3.0), 5.0), gridspec_kw={"width_ratios": [3, 2]})
+    _draw_tree(ax, opt, merges, bottom, True)
+    ax.set_ylim(bottom, hi_e + 0.2 * max(span, 1e-12))
     ax.set_xlabel("optima (label: best pattern, basin fraction, 95% Wilson interval; width ~ fraction)")
     ax.set_ylabel("energy E (maxima on top; a bar: the saddle joining two groups)")
-    ax.set_ylim(bottom, max(o["energy"] for o in opt) + 0.2 * max(span, 1e-12))
     ax.set_title(title or "disconnectivity graph of the maxima of E")
+    band = (max(lows) - min(lows)) or max(span, 1e-12) * 0.05
+    _draw_tree(az, opt, merges, min(lows) - 0.3 * band, False)
+    az.set_ylim(min(lows) - 0.25 * band, max(lows) + 0.4 * band)
+    az.set_xlabel("the same, zoomed on the saddles")
+    az.set_ylabel("energy E")
     fig.tight_layout()
     return fig
 
