@@ -54,6 +54,9 @@ CASES = {
         {"values": [0.0, 1.0], "param": "ortho_eps", "tracks": [_track]}),
     "disconnectivity_figure": lambda: one_layer_figures.disconnectivity_figure(_SADDLES),
     "saddle_paths_figure": lambda: one_layer_figures.saddle_paths_figure(_SADDLES),
+    "barriers_along_figure": lambda: one_layer_figures.barriers_along_figure(
+        {"param": "ortho_eps", "per_value": [{"value": 0.0, "n_optima": 3, "barrier_min": 0.05, "barrier_median": 0.07,
+                                              "barrier_max": 0.08}, {"value": 0.3, "n_optima": 1}]}),
     "matching_figure": lambda: two_layer_figures.matching_figure(
         {"relu": {(1, 1): _chi, (1, 2): _chi}, "linear": {(1, 1): _chi}}, [1, 2], [1]),
     "weights_figure": lambda: two_layer_figures.weights_figure(

@@ -340,3 +340,27 @@ def saddle_paths_figure(record: dict, title: str = ""):
 
 
 __all__ += ["disconnectivity_figure", "saddle_paths_figure"]
+
+
+def barriers_along_figure(record: dict, title: str = ""):
+    """Barriers against a continuation parameter (:func:`ccdyn.one_layer.studies.saddles.along`): over the
+    pairs joined by certified saddles, min(E_i, E_j) - E_ij (median, with the min-max range), and the
+    number of optima on a second axis."""
+    rows = [r for r in record["per_value"] if r.get("barrier_median") is not None]
+    fig, ax = plt.subplots(figsize=(6.0, 4.0))
+    v = np.array([r["value"] for r in rows], float)
+    med = np.array([r["barrier_median"] for r in rows])
+    lo, hi = np.array([r["barrier_min"] for r in rows]), np.array([r["barrier_max"] for r in rows])
+    ax.errorbar(v, med, yerr=np.stack([med - lo, hi - med]) if len(rows) else None, fmt="o-", capsize=3)
+    ax.set_xlabel(record["param"])
+    ax.set_ylabel("barrier min(E_i, E_j) - E_ij (median, min-max)")
+    ax2 = ax.twinx()
+    ax2.plot([r["value"] for r in record["per_value"]], [r["n_optima"] for r in record["per_value"]], "s--",
+             color="tab:gray")
+    ax2.set_ylabel("optima", color="tab:gray")
+    ax.set_title(title or f"barriers between the optima against {record['param']}")
+    fig.tight_layout()
+    return fig
+
+
+__all__ += ["barriers_along_figure"]

@@ -39,6 +39,11 @@ def test_bad_flags_and_inputs(tmp_path):
     with inprocess.script("saddles") as script:
         assert "--step must lie in (0, 1]" in (inprocess.flag_error(script, "--run=x", "--step=2") or "")
         assert "--probe_angle" in (inprocess.flag_error(script, "--run=x", "--probe_angle=0") or "")
+        assert "exactly one of --run and --continuation" in (
+            inprocess.flag_error(script, "--run=x", "--continuation=y") or "")
+        assert "exactly one of --run and --continuation" in (inprocess.flag_error(script) or "")
+        e = inprocess.main_exit(script, f"--continuation={tmp_path / 'notarun'}", f"--output_dir={tmp_path / 'o'}")
+        assert e.startswith("error: --continuation:") and not (tmp_path / "o").exists()
         e = inprocess.main_exit(script, f"--run={tmp_path / 'missing'}", f"--output_dir={tmp_path / 'o'}")
         assert e.startswith("error: --run:") and "is not a file" in e and not (tmp_path / "o").exists()
         (tmp_path / "notarun" / "summary.json").write_text("[1]")

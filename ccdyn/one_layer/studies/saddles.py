@@ -21,8 +21,10 @@ from ccdyn import report, sphere
 from ccdyn.data.registry import build_dataset
 from ccdyn.one_layer import engine, saddles
 from ccdyn.one_layer.basins import BasinsConfig
+from ccdyn.one_layer.studies import continuation as continuation_study
 
-__all__ = ["SaddlesConfig", "optima_of", "run", "table", "pair_rows", "PAIR_COLUMNS"]
+__all__ = ["SaddlesConfig", "optima_of", "run", "table", "pair_rows", "PAIR_COLUMNS", "along", "ALONG_COLUMNS",
+           "along_rows"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -164,3 +166,49 @@ def table(record: dict) -> str:
     return (f"{t}\n\n{record['n_certified']}/{record['n_pairs']} certified index-1 saddles, {record['n_direct']} "
             f"join the pair they were searched for, {record['n_distinct_saddles']} distinct saddles in the graph; "
             f"{record['timings_s']['total']:.1f} s ({record['per_pair_s']:.2f} s per pair)")
+
+
+def along(cfg: SaddlesConfig, record: dict, *, log=None) -> dict:
+    """:func:`run` at every value of a continuation record (``scripts/continuation.py``'s
+    ``continuation.json``: its base config, parameter, values and each value's optima), e.g. the barriers
+    against ``ortho_eps`` (Thm. 3 / Fig. 1) or against tau for Gaussian alpha (Cor. 2). Per value: the
+    optima, the certified saddles, and over the pairs joined by certified saddles the barrier
+    min(E_i, E_j) - E_ij (from the lower optimum of the pair; min / median / max)."""
+    c = record["config"]
+    base = BasinsConfig.from_dict(c["base"])
+    cfgs = continuation_study.configs(base, c["param"], c["values"])
+    say = log or (lambda s: None)
+    per_value = []
+    for value, bcfg, r in zip(c["values"], cfgs, record["runs"]):
+        summ = {"config": dataclasses.asdict(bcfg), "optima": r["optima"], "command": record.get("command")}
+        k = len(optima_of(summ, cfg.min_fraction))
+        row = {"value": value, "n_optima": k}
+        if k < 2:
+            per_value.append({**row, "note": "fewer than two optima: no saddle"})
+            continue
+        say(f"{c['param']}={value}:")
+        rec = run(cfg, summ, log=log)
+        b = np.array(rec["barrier_matrix"])
+        e = np.diag(b)
+        iu = np.triu_indices(k, 1)
+        h = (np.minimum(e[:, None], e[None]) - b)[iu]
+        h = h[np.isfinite(h)]
+        row.update(n_pairs=rec["n_pairs"], n_certified=rec["n_certified"], n_joined=int(h.size),
+                   barrier_min=float(h.min()) if h.size else None, barrier_median=float(np.median(h)) if h.size else None,
+                   barrier_max=float(h.max()) if h.size else None, energy_max=float(e.max()),
+                   notes=sorted({p["note"] for p in rec["pairs"] if not p["certified"]}), record=rec)
+        per_value.append(row)
+    return {"param": c["param"], "values": list(c["values"]), "config": dataclasses.asdict(cfg),
+            "continuation_command": record.get("command"), "per_value": per_value}
+
+
+ALONG_COLUMNS = ["value", "optima", "pairs", "certified", "pairs joined", "barrier min", "barrier median",
+                 "barrier max", "not certified because"]
+
+
+def along_rows(rec: dict) -> list:
+    """One row per value of :func:`along` (ALONG_COLUMNS)."""
+    f = lambda v: "" if v is None else f"{v:.6f}"  # noqa: E731
+    return [[r["value"], r["n_optima"], r.get("n_pairs", 0), r.get("n_certified", 0), r.get("n_joined", 0),
+             f(r.get("barrier_min")), f(r.get("barrier_median")), f(r.get("barrier_max")),
+             "; ".join(r.get("notes", [])) or r.get("note", "")] for r in rec["per_value"]]
