@@ -363,8 +363,15 @@ def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, n_near: int = 6, 
            n_fixed: int | None = None) -> dict:
     """Exact saddles near the climbing images W (k, d), float64 (module docstring, 2).
 
+    Args:
+      n_near: the candidate active sets are the 2^n_near subsets of the n_near views nearest each row
+        within ``cand_tol`` (relative |w^T x_i| / ||x_i||) of their hyperplanes.
+      z_tol: an inactive view may be this far on the wrong side of its region (relative).
+      lam_tol: multipliers in [-lam_tol, 1 + lam_tol] are accepted.
+      n_fixed: re-evaluations of alpha at the refined point (default 1 for uniform alpha, 30 otherwise).
+
     Returns per row: ``w``, ``status`` (0 converged, else :data:`REFINE_STATUS_TEXT`), ``kink_rank``
-    (independent active hyperplanes), ``active`` (k, N) the views on their intersection, ``gates`` the
+    (the rank of the active views), ``active`` (k, N) the views on their intersection, ``gates`` the
     region's side of every view, ``moved`` ||w - w_climb||.
     """
     W = jnp.asarray(W, ds64.x.dtype)
