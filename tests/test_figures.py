@@ -29,6 +29,13 @@ _scores = {k: np.array([0.3, 0.4]) for k in ("hf", "max_cos", "dead", "max_cos_l
 _grid_row = {"vary": "width", "model": "net1", "ratio_end": {"mean": 2.0, "ci": [1.5, 2.5]}, "kept_at_end": 0.5,
              "keep_ratio": 1.5}
 
+_SADDLES = {"optima": [{"energy": 0.32, "fraction": 0.5, "ci95": [0.4, 0.6], "stable": True, "pattern": 0},
+                       {"energy": 0.31, "fraction": 0.3, "ci95": [0.2, 0.4], "stable": True, "pattern": 1},
+                       {"energy": 0.30, "fraction": 0.2, "ci95": [0.1, 0.3], "stable": False, "pattern": None}],
+            "merges": [[0.25, 0, 1, [0], [1]], [0.22, 1, 2, [0, 1], [2]]],
+            "pairs": [{"path_arc": [0.0, 0.5, 1.0], "path_energies": [0.32, 0.25, 0.31], "energy": 0.25,
+                       "certified": True, "string": {"climbing_image": 1}}]}
+
 CASES = {
     "landscape_figure": lambda: one_layer_figures.landscape_figure(
         _theta, {"relu": _e}, {"relu": (np.array([0.0, np.pi]), np.array([2.5, 2.5]), np.array([False, True]))},
@@ -45,6 +52,11 @@ CASES = {
     "roughness_figure": lambda: one_layer_figures.roughness_figure({"run": [(0.4, 0.1, True), (0.2, 0.5, False)]}),
     "continuation_figure": lambda: one_layer_figures.continuation_figure(
         {"values": [0.0, 1.0], "param": "ortho_eps", "tracks": [_track]}),
+    "disconnectivity_figure": lambda: one_layer_figures.disconnectivity_figure(_SADDLES),
+    "saddle_paths_figure": lambda: one_layer_figures.saddle_paths_figure(_SADDLES),
+    "barriers_along_figure": lambda: one_layer_figures.barriers_along_figure(
+        {"param": "ortho_eps", "per_value": [{"value": 0.0, "n_optima": 3, "barrier_min": 0.05, "barrier_median": 0.07,
+                                              "barrier_max": 0.08}, {"value": 0.3, "n_optima": 1}]}),
     "matching_figure": lambda: two_layer_figures.matching_figure(
         {"relu": {(1, 1): _chi, (1, 2): _chi}, "linear": {(1, 1): _chi}}, [1, 2], [1]),
     "weights_figure": lambda: two_layer_figures.weights_figure(

@@ -247,3 +247,120 @@ def continuation_figure(record: dict, title: str = "", min_fraction: float = 0.0
                  fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def _merge_layout(n: int, merges: list) -> list:
+    """Leaf order of a merge tree (merges [(energy, i, j, group of i, group of j)]): each merge puts the two
+    groups side by side, so every group is a contiguous run of leaves."""
+    groups = {i: [i] for i in range(n)}
+    root = list(range(n))
+    for _, i, j, _, _ in merges:
+        ri, rj = root[i], root[j]
+        groups[ri] = groups[ri] + groups.pop(rj)
+        for k in groups[ri]:
+            root[k] = ri
+    return [k for g in groups.values() for k in g]
+
+
+def _draw_tree(ax, opt, merges, bottom, labels: bool):
+    n = len(opt)
+    order = _merge_layout(n, merges)
+    x = {k: float(p) for p, k in enumerate(order)}
+    top = {k: opt[k]["energy"] for k in range(n)}
+    root = list(range(n))
+    width = {k: 1.0 + 20.0 * opt[k]["fraction"] for k in range(n)}
+    style = {k: ("-" if opt[k]["stable"] else "--", "tab:blue" if opt[k]["stable"] else "tab:red") for k in range(n)}
+    for k in range(n):
+        ax.plot([x[k]], [top[k]], "o", color=style[k][1], ms=3)
+        if labels:
+            lo, hi = opt[k]["ci95"]
+            name = f"u{opt[k]['pattern']}" if opt[k].get("pattern") is not None else f"#{k}"
+            ax.annotate(f"{name}\n{opt[k]['fraction']:.3f}\n[{lo:.3f}, {hi:.3f}]", (x[k], top[k]), ha="center",
+                        va="bottom", fontsize=6, xytext=(0, 3), textcoords="offset points")
+    for e, i, j, _, _ in merges:
+        ri, rj = root[i], root[j]
+        for r in (ri, rj):
+            ax.plot([x[r], x[r]], [top[r], e], style[r][0], color=style[r][1], lw=width[r])
+        ax.plot([x[ri], x[rj]], [e, e], "-", color="0.3", lw=1.0)
+        for k in range(n):
+            if root[k] == rj:
+                root[k] = ri
+        x[ri], top[ri], width[ri], style[ri] = 0.5 * (x[ri] + x[rj]), e, 1.2, ("-", "0.3")
+    for r in set(root):
+        ax.plot([x[r], x[r]], [top[r], bottom], style[r][0], color=style[r][1], lw=width[r])
+    names = [f"u{opt[k]['pattern']}" if opt[k].get("pattern") is not None else f"#{k}" for k in order]
+    ax.set_xticks([] if labels else range(n), [] if labels else names)
+    ax.set_xlim(-0.7, n - 0.3)
+
+
+def disconnectivity_figure(record: dict, title: str = ""):
+    """Disconnectivity graph of the maxima of E (saddles record of :mod:`ccdyn.one_layer.studies.saddles`):
+    energy on the y-axis, one leaf per optimum at its energy (line width proportional to its basin
+    fraction, label with the 95% Wilson interval; solid: stable, dashed red: not), and each certified
+    saddle that first joins two groups drawn as a horizontal bar at its energy (union-find over the
+    saddles in decreasing energy, as for minima with the axis reversed). The right panel zooms on the
+    band of the merges."""
+    opt, merges = record["optima"], record["merges"]
+    n = len(opt)
+    hi_e = max(o["energy"] for o in opt)
+    lows = [m[0] for m in merges] or [min(o["energy"] for o in opt)]
+    span = hi_e - min(lows)
+    bottom = min(lows) - 0.15 * max(span, 1e-12)
+    fig, (ax, az) = plt.subplots(1, 2, figsize=(max(9.0, 1.2 * n + 3.0), 5.0), gridspec_kw={"width_ratios": [3, 2]})
+    _draw_tree(ax, opt, merges, bottom, True)
+    ax.set_ylim(bottom, hi_e + 0.2 * max(span, 1e-12))
+    ax.set_xlabel("optima (label: best pattern, basin fraction, 95% Wilson interval; width ~ fraction)")
+    ax.set_ylabel("energy E (maxima on top; a bar: the saddle joining two groups)")
+    ax.set_title(title or "disconnectivity graph of the maxima of E")
+    band = (max(lows) - min(lows)) or max(span, 1e-12) * 0.05
+    _draw_tree(az, opt, merges, min(lows) - 0.3 * band, False)
+    az.set_ylim(min(lows) - 0.25 * band, max(lows) + 0.4 * band)
+    az.set_xlabel("the same, zoomed on the saddles")
+    az.set_ylabel("energy E")
+    fig.tight_layout()
+    return fig
+
+
+def saddle_paths_figure(record: dict, title: str = ""):
+    """E along each pair's string path (arc length from optimum i, normalized), the refined saddle's energy
+    marked at the climbing image (x: certified, o: not)."""
+    fig, ax = plt.subplots(figsize=(7.0, 4.5))
+    for p in record["pairs"]:
+        s = np.asarray(p["path_arc"])
+        s = s / max(s[-1], 1e-300)
+        e = np.asarray(p["path_energies"])
+        ax.plot(s, e, "-", color="tab:blue" if p["certified"] else "tab:red", lw=0.6, alpha=0.6)
+        c = p["string"]["climbing_image"]
+        ax.plot([s[c]], [p["energy"]], "x" if p["certified"] else "o", color="k", ms=4)
+    ax.set_xlabel("arc length along the path / its length")
+    ax.set_ylabel("energy E")
+    ax.set_title(title or "energy along the string paths (blue: saddle certified, red: not)")
+    fig.tight_layout()
+    return fig
+
+
+__all__ += ["disconnectivity_figure", "saddle_paths_figure"]
+
+
+def barriers_along_figure(record: dict, title: str = ""):
+    """Barriers against a continuation parameter (:func:`ccdyn.one_layer.studies.saddles.along`): over the
+    pairs joined by certified saddles, min(E_i, E_j) - E_ij (median, with the min-max range), and the
+    number of optima on a second axis."""
+    rows = [r for r in record["per_value"] if r.get("barrier_median") is not None]
+    fig, ax = plt.subplots(figsize=(6.0, 4.0))
+    v = np.array([r["value"] for r in rows], float)
+    med = np.array([r["barrier_median"] for r in rows])
+    lo, hi = np.array([r["barrier_min"] for r in rows]), np.array([r["barrier_max"] for r in rows])
+    ax.errorbar(v, med, yerr=np.stack([med - lo, hi - med]) if len(rows) else None, fmt="o-", capsize=3)
+    ax.set_xlabel(record["param"])
+    ax.set_ylabel("barrier min(E_i, E_j) - E_ij (median, min-max)")
+    ax2 = ax.twinx()
+    ax2.plot([r["value"] for r in record["per_value"]], [r["n_optima"] for r in record["per_value"]], "s--",
+             color="tab:gray")
+    ax2.set_ylabel("optima", color="tab:gray")
+    ax.set_title(title or f"barriers between the optima against {record['param']}")
+    fig.tight_layout()
+    return fig
+
+
+__all__ += ["barriers_along_figure"]

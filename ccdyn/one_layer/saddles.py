@@ -1,0 +1,530 @@
+"""Saddles between the maxima of E_alpha on the sphere: paths, climbing image, exact refinement, certificates.
+
+We maximize E (training is gradient ascent, Eq. 2), so the landscape reading is that of -E in the
+energy-landscape literature (Wales, *Energy Landscapes*, 2003; the pele library): the *saddle* between
+two maxima a and b is the point where the best path from a to b is lowest, the minimax
+
+    E_ab = max over paths gamma from a to b of min_{w in gamma} E(w),
+
+and it is an index-1 saddle: E rises along one direction (the path, towards a and b) and falls along
+every other one. The *barrier* seen from a is E(a) - E_ab. Steps (docs/saddles.md):
+
+1. **String with a climbing image** (:func:`string`). Every pair's path is M images on the sphere,
+   started on the great circle from a to b (:func:`great_circle_paths`). Each step moves every interior
+   image along the tangent ascent field P^perp A(w) w (Lemma 3, Eq. 7) and redistributes the images at
+   equal arc length along the spherical polyline (:func:`reparametrize`): the simplified string method
+   (E, Ren, Vanden-Eijnden 2007) for -E on the sphere, whose fixed points are paths along which the
+   field is tangent. In the second half the lowest interior image *climbs*: its field component along
+   the path is reversed (climbing-image NEB, Henkelman, Uberuaga, Jonsson 2000), so it descends along
+   the path and ascends across it, to the saddle. Pairs and images are batch axes of one program: the
+   field of all P x M images is two GEMMs (:func:`ccdyn.one_layer.dynamics.ascent`).
+2. **Exact refinement** (:func:`refine`). For ReLU / leaky ReLU, E is piecewise quadratic on the sphere
+   (docs/flow.md, "Kinks"): on the intersection V = span{x_i : i in S}^perp of the active hyperplanes
+   E = 1/2 w^T P_V A_R P_V w, so a critical point on V is a unit eigenvector of P_V A_R P_V. Candidate
+   active sets are every subset of the ``n_near`` (6) views nearest the climbing image within
+   ``cand_tol`` of their hyperplanes (the empty set: no kink, an eigenvector of A(w)); each gives the eigenvector of P_V A_R P_V nearest the
+   climbing image; the nearest one that stays in its region's closure with multipliers in [0, 1] is
+   the saddle. With Gaussian alpha (Cor. 2) alpha is re-evaluated at the eigenvector a few times
+   (fixed points of the flow: A(w) w parallel to w, alpha held at w). Smooth activations: Newton on the
+   Riemannian gradient from the climbing image.
+3. **Certificate** (:func:`certificate`). Residual (the sliding residual ||P_V P^perp u_0|| and the
+   multiplier fit); the flow's Jacobian on V cap T_w (alpha moving; for uniform alpha p times the
+   Riemannian Hessian of E restricted there) and its eigenvalues with positive real part (directions
+   along which E rises); and for each active view its one-sided slopes c_i (1 - lam_i) and -c_i lam_i
+   (docs/flow.md): a *ridge* (c_i < 0, lam_i in (0, 1): E falls on both sides) or a *valley*
+   (c_i > 0, lam_i in (0, 1): E rises on both sides). The index (directions along which E rises) is
+   the Jacobian's positive count plus the valleys; an index-1 saddle has index 1 with no zero
+   eigenvalue and no multiplier at 0 or 1. Anything else is reported as not certified, with the reason.
+4. **Graph** (:func:`barrier_matrix`): union-find over the certified saddles in decreasing energy
+   (Kruskal; pele's disconnectivity graphs) gives, for every pair of optima, the minimax energy over
+   paths through the saddles found, and the merge tree drawn as the disconnectivity graph.
+
+On 2-D data the only paths between neighbouring maxima are the arcs, so the saddle is the minimum of
+E(theta) on the arc between them: tests/one_layer/test_saddles.py checks it to 1e-8 in angle and energy
+against a dense grid and bisection on dE/dtheta.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ccdyn import sphere
+from ccdyn.activations import Activation
+from ccdyn.covariance import laplacian_apply
+from ccdyn.data.dataset import Dataset
+from ccdyn.one_layer import dynamics, kinks, sliding
+from ccdyn.pairwise import Pairwise
+
+__all__ = ["StringResult", "great_circle_paths", "reparametrize", "string", "refine", "certificate",
+           "REFINE_STATUS_TEXT", "barrier_matrix", "merge_tree", "classify_kind"]
+
+
+# --------------------------------------------------------------------------------------------- paths
+def great_circle_paths(A, B, n_images: int, *, direction=None, angle=None):
+    """(P, M, d) paths of M images along great circles, from the rows of A to the rows of B.
+
+    By default the shorter arc (B's component orthogonal to A gives the direction; antipodal pairs
+    take the first tangent basis vector of A). ``direction`` (P, d) unit tangents at A and ``angle``
+    (P,) arc lengths give any other arc (e.g. the long way round on the circle).
+    """
+    A = sphere.normalize(jnp.asarray(A))
+    if direction is None:
+        B = sphere.normalize(jnp.asarray(B, A.dtype))
+        fallback = jax.vmap(lambda a: sphere.tangent_basis(a)[:, 0])(A)
+        direction = sphere.normalize(sphere.tangent(A, B), fallback)
+        angle = _angle(A, B)
+    t = jnp.linspace(0.0, 1.0, int(n_images), dtype=A.dtype)
+    ang = jnp.asarray(angle, A.dtype)[:, None, None] * t[None, :, None]
+    return jnp.cos(ang) * A[:, None] + jnp.sin(ang) * jnp.asarray(direction, A.dtype)[:, None]
+
+
+def _angle(a, b):
+    """Angle between unit vectors along the last axis, accurate near 0 and pi: 2 atan2(|a-b|, |a+b|)."""
+    return 2.0 * jnp.arctan2(jnp.linalg.norm(a - b, axis=-1), jnp.linalg.norm(a + b, axis=-1))
+
+
+def _slerp(a, b, f):
+    """Points at fraction f (..., 1) of the great-circle arc from unit a to unit b."""
+    om = _angle(a, b)[..., None]
+    small = om < 1e-7
+    s = jnp.where(small, 1.0, jnp.sin(om))
+    ca = jnp.where(small, 1.0 - f, jnp.sin((1.0 - f) * om) / s)
+    cb = jnp.where(small, f, jnp.sin(f * om) / s)
+    return sphere.normalize(ca * a + cb * b)
+
+
+def reparametrize(path):
+    """Images redistributed at equal arc length along each spherical polyline (P, M, d); ends kept."""
+    seg = _angle(path[:, 1:], path[:, :-1])  # (P, M-1)
+    s = jnp.concatenate([jnp.zeros_like(seg[:, :1]), jnp.cumsum(seg, axis=1)], axis=1)
+    m = path.shape[1]
+    target = s[:, -1:] * jnp.linspace(0.0, 1.0, m, dtype=path.dtype)[None]
+    idx = jax.vmap(lambda si, ti: jnp.searchsorted(si, ti, side="right"))(s, target) - 1
+    idx = jnp.clip(idx, 0, m - 2)
+    s0 = jnp.take_along_axis(s, idx, axis=1)
+    sg = jnp.take_along_axis(seg, idx, axis=1)
+    f = jnp.clip((target - s0) / jnp.where(sg > 0, sg, 1.0), 0.0, 1.0)
+    a = jnp.take_along_axis(path, idx[..., None], axis=1)
+    b = jnp.take_along_axis(path, idx[..., None] + 1, axis=1)
+    out = _slerp(a, b, f[..., None])
+    return out.at[:, 0].set(path[:, 0]).at[:, -1].set(path[:, -1])
+
+
+# --------------------------------------------------------------------------------------------- string
+class StringResult(NamedTuple):
+    path: jax.Array  # (P, M, d) images
+    energy: jax.Array  # (P, M) E at the images
+    climb: jax.Array  # (P,) index of the climbing image (lowest interior image)
+    perp_force: jax.Array  # (P,) largest field component across the path (non-climbing images), / max ||u||
+    climb_force: jax.Array  # (P,) tangent field at the climbing image, / max ||u||
+
+
+def _fields(ds, act, pw, path):
+    p, m, d = path.shape
+    w = path.reshape(p * m, d)
+    u = dynamics.ascent(ds, act, w, pw)  # two GEMMs for every image of every pair
+    e = dynamics.energy(ds, act, w, pw)
+    return u.reshape(p, m, d), e.reshape(p, m)
+
+
+def _path_tangent(path):
+    """Unit tangent of the path at each interior image (central difference projected on T_w)."""
+    inner = path[:, 1:-1]
+    return sphere.normalize(sphere.tangent(inner, path[:, 2:] - path[:, :-2]))
+
+
+def _forces(ds, act, pw, path):
+    u, e = _fields(ds, act, pw, path)
+    t = sphere.tangent(path, u)[:, 1:-1]
+    tau = _path_tangent(path)
+    c = jnp.argmin(e[:, 1:-1], axis=1)  # climbing image (interior index)
+    along = jnp.sum(t * tau, axis=-1, keepdims=True)
+    perp = t - along * tau
+    scale = jnp.maximum(jnp.max(jnp.linalg.norm(u, axis=-1), axis=1), jnp.finfo(path.dtype).tiny)
+    return u, e, t, tau, c, along, perp, scale
+
+
+@functools.partial(jax.jit, static_argnames=("act", "pw", "n_steps", "climb_steps"))
+def _string(ds, act, pw, path, *, n_steps, climb_steps, step, decay, max_move):
+    def body(path, k):
+        climbing = k >= n_steps - climb_steps
+        _, _, t, tau, c, along, perp, scale = _forces(ds, act, pw, path)
+        one_hot = jax.nn.one_hot(c, t.shape[1], dtype=bool)[..., None] & climbing
+        force = jnp.where(one_hot, t - 2.0 * along * tau, t)  # the climbing image descends along the path
+        # step relative to the field's scale; the climbing phase decays geometrically (by ``decay`` overall)
+        frac = jnp.clip((k - (n_steps - climb_steps)) / jnp.maximum(climb_steps, 1), 0.0, 1.0)
+        eta = step * jnp.where(climbing, decay ** frac, 1.0) / scale[:, None, None]
+        move = eta * force
+        norm = jnp.linalg.norm(move, axis=-1, keepdims=True)
+        # at most max_move, and at most half the images' spacing (a climbing image never jumps past an end)
+        spacing = jnp.sum(_angle(path[:, 1:], path[:, :-1]), axis=1) / (path.shape[1] - 1)
+        cap = jnp.minimum(max_move, 0.5 * spacing)[:, None, None]
+        move = move * jnp.minimum(1.0, cap / jnp.maximum(norm, jnp.finfo(path.dtype).tiny))
+        inner = sphere.normalize(path[:, 1:-1] + move)
+        new = path.at[:, 1:-1].set(inner)
+        rep = reparametrize(new)
+        keep = jnp.concatenate([jnp.zeros_like(one_hot[:, :1]), one_hot, jnp.zeros_like(one_hot[:, :1])], axis=1)
+        return jnp.where(keep, new, rep), None
+
+    path, _ = jax.lax.scan(body, path, jnp.arange(n_steps))
+    _, e, t, tau, c, along, perp, scale = _forces(ds, act, pw, path)
+    pn = jnp.linalg.norm(perp, axis=-1)
+    not_c = ~jax.nn.one_hot(c, pn.shape[1], dtype=bool)
+    tc = jnp.take_along_axis(jnp.linalg.norm(t, axis=-1), c[:, None], axis=1)[:, 0]
+    return StringResult(path, e, c + 1, jnp.max(jnp.where(not_c, pn, 0.0), axis=1) / scale, tc / scale)
+
+
+def string(ds: Dataset, act: Activation, pw: Pairwise, path, *, n_steps: int = 2000, climb_steps: int | None = None,
+           step: float = 0.2, decay: float = 0.05, max_move: float = 0.05) -> StringResult:
+    """The string method with a climbing image for every path of ``path`` (P, M, d) (module docstring, 1).
+
+    Args:
+      n_steps: steps in all; the last ``climb_steps`` (default half) move the lowest interior image as a
+        climbing image, with the step decaying geometrically to ``decay`` times ``step``.
+      step: each step moves an image by step * (its tangent field) / (the largest ||A(w) w|| on its path),
+        at most ``max_move`` radians and half the spacing of the images.
+    """
+    path = jnp.asarray(path, ds.x.dtype)
+    if path.ndim != 3 or path.shape[1] < 3 or path.shape[2] != ds.dim:
+        raise ValueError(f"path has shape {path.shape}; expected (pairs, images >= 3, {ds.dim})")
+    if not (n_steps >= 1 and step > 0 and 0 < decay <= 1 and max_move > 0):
+        raise ValueError(f"need n_steps >= 1, step > 0, decay in (0, 1], max_move > 0; got {n_steps}, {step}, "
+                         f"{decay}, {max_move}")
+    climb_steps = n_steps // 2 if climb_steps is None else int(climb_steps)
+    return _string(ds, act, pw, path, n_steps=int(n_steps), climb_steps=climb_steps, step=float(step),
+                   decay=float(decay), max_move=float(max_move))
+
+
+# --------------------------------------------------------------------------------------------- refinement
+def _moving_field(ds, act, pw, v, gates=None):
+    """A(v) v with alpha moving with v (Cor. 2; what the flow's Jacobian sees); ``gates`` (N,) fix every view's
+    slope (1 or h'(0-): the field of that region continued to v), None: h'(v^T x)."""
+    xv, pv = ds.views()
+    n, nv, _ = xv.shape
+    s = act.degree * jnp.sum(pv * act.h(xv @ v), axis=1)
+    ls = laplacian_apply(s, ds.p, dynamics.node_alpha(ds, act, pw, v, stop_gradient=False))
+    g = act.dh(xv @ v) if gates is None else jnp.where(gates, 1.0, act.slope).reshape(n, nv)
+    return jnp.einsum("nv,nvd->d", pv * g * ls[:, None], xv)
+
+
+def _range_projector(m, rank_tol):
+    """Orthogonal projector onto the range of the PSD matrix m (d, d)."""
+    ev, vec = jnp.linalg.eigh(0.5 * (m + m.T))
+    keep = ev > rank_tol * jnp.maximum(jnp.max(ev), jnp.finfo(m.dtype).tiny)
+    return (vec * keep) @ vec.T
+
+
+REFINE_STATUS_TEXT = {0: "converged", 1: "no active set gives a stationary point in its region's closure",
+                      2: "non-finite", 3: "Newton did not converge"}
+
+
+def _multipliers(ds, act, pw, w, active, gates, pv, rank_tol, lam_tol=1e-9):
+    """lam (N,), c (N,), u_0, fit: u_0 + sum_i lam_i c_i x_i = mu w + (a field on V), lam nearest 1/2 when
+    the active views are dependent (or, when that one leaves [0, 1], the one inside the box nearest 1/2);
+    u_0 the field with the active gates at h'(0-) (docs/flow.md)."""
+    x = sliding.flat_views(ds)[0]
+    u0 = kinks.one_sided_field(ds, act, pw, w, gates)
+    c = kinks.gate_coefficients(ds, act, pw, w) * active
+    b = (x * c[:, None]).T
+    t = -(u0 - pv @ u0)
+    half = 0.5 * active
+    bbt = b @ b.T
+    ev, vec = jnp.linalg.eigh(0.5 * (bbt + bbt.T))
+    keep = ev > rank_tol * jnp.maximum(jnp.max(ev), jnp.finfo(w.dtype).tiny)
+    pinv = (vec * jnp.where(keep, 1.0 / jnp.where(keep, ev, 1.0), 0.0)) @ vec.T
+    lam = jnp.where(active, half + b.T @ (pinv @ (t - b @ half)), 0.0)
+    fit = jnp.linalg.norm(b @ lam - t)
+    # dependent views: the solution nearest 1/2 may leave [0, 1] while others stay inside; then the point
+    # of {B lam = t} cap [0, 1]^S nearest 1/2 (Dykstra's alternating projections over the <= 16 active
+    # views), the largest margin inside the box when the set has an interior
+    k = min(16, x.shape[0])
+    idx = jnp.argsort(~active)[:k]
+    msk = active[idx]
+    bk = b[:, idx] * msk[None]
+    g = bk @ bk.T
+    ev, vec = jnp.linalg.eigh(0.5 * (g + g.T))
+    keep = ev > rank_tol * jnp.maximum(jnp.max(ev), jnp.finfo(w.dtype).tiny)
+    gp = (vec * jnp.where(keep, 1.0 / jnp.where(keep, ev, 1.0), 0.0)) @ vec.T
+    affine = lambda y: y - bk.T @ (gp @ (bk @ y - t))  # noqa: E731
+
+    def dykstra(_, carry):
+        y, p, q = carry
+        z = affine(y + p)
+        p = y + p - z
+        y = jnp.clip(z + q, 0.0, 1.0) * msk
+        return y, p, z + q - y
+
+    zero = jnp.zeros((k,), w.dtype)
+    yk = jax.lax.fori_loop(0, 2000, dykstra, (0.5 * msk.astype(w.dtype), zero, zero))[0]
+    out = jnp.any(active & ((lam < -lam_tol) | (lam > 1.0 + lam_tol))) & (jnp.sum(active) <= k)
+    lam = jnp.where(out, jnp.zeros_like(lam).at[idx].set(yk), lam)
+    return lam, c, u0, jnp.where(out, jnp.linalg.norm(bk @ yk - t), fit)
+
+
+def _nearest_on_v(a, pv, w0):
+    """The unit eigenvector of P_V A P_V on V nearest to w0 (sign of w0) and its eigenvalue."""
+    a = 0.5 * (a + a.T)
+    shift = 4.0 * jnp.linalg.norm(a) + 1.0
+    d = a.shape[0]
+    m = pv @ a @ pv - shift * (jnp.eye(d, dtype=a.dtype) - pv)
+    ev, vec = jnp.linalg.eigh(0.5 * (m + m.T))
+    on_v = ev > -0.5 * shift
+    score = jnp.where(on_v, jnp.abs(w0 @ vec), -1.0)
+    k = jnp.argmax(score)
+    v = vec[:, k]
+    return jnp.where(jnp.dot(v, w0) < 0, -v, v), ev[k]
+
+
+@functools.partial(jax.jit, static_argnames=("act", "pw", "n_near", "n_fixed"))
+def _refine_kinks(ds, act, pw, W, *, n_near, n_fixed, cand_tol, z_tol, lam_tol, rank_tol, span_tol):
+    x = sliding.flat_views(ds)[0]
+    n_flat, d = x.shape
+    xn = jnp.linalg.norm(x, axis=1)
+    valid = xn > 0
+    m = min(n_near, n_flat)
+    bits = jnp.asarray([[(s >> b) & 1 for b in range(m)] for s in range(1 << m)], bool)  # every subset
+
+    def one(w0):
+        w0 = w0 / jnp.linalg.norm(w0)
+        z0 = (x @ w0) / jnp.where(valid, xn, 1.0)
+        near = valid & (jnp.abs(z0) <= cand_tol)
+        order = jnp.argsort(jnp.where(near, jnp.abs(z0), jnp.inf))[:m]
+        sig = z0 > 0
+
+        def with_subset(bit):  # the hyperplanes of a subset of the nearest views active
+            use = bit & near[order]
+            xs = x[order] * use[:, None]
+            pr = _range_projector(xs.T @ xs, rank_tol)
+            pv = jnp.eye(d, dtype=x.dtype) - pr
+            rank = jnp.round(jnp.trace(pr)).astype(jnp.int32)
+            active = valid & (jnp.linalg.norm(x @ pv, axis=1) <= span_tol * xn) & (rank > 0)
+            gates = sig & ~active
+
+            def fix(_, v):
+                return _nearest_on_v(kinks.region_matrix(ds, act, pw, v, gates), pv, w0)[0]
+
+            v = jax.lax.fori_loop(0, n_fixed, fix, pv @ w0 / jnp.linalg.norm(pv @ w0))
+            zv = (x @ v) / jnp.where(valid, xn, 1.0)
+            closure = jnp.all(~valid | active | jnp.where(sig, zv >= -z_tol, zv <= z_tol))
+            lam, _, _, fit = _multipliers(ds, act, pw, v, active, gates, pv, rank_tol)
+            lam_ok = jnp.all(~active | ((lam >= -lam_tol) & (lam <= 1.0 + lam_tol)))
+            scale = jnp.linalg.norm(kinks.one_sided_field(ds, act, pw, v, gates)) + jnp.finfo(x.dtype).tiny
+            wanted = jnp.all(use == bit)  # a subset naming a view that is not near is skipped
+            ok = wanted & closure & lam_ok & (fit <= 1e-6 * scale) & jnp.all(jnp.isfinite(v))
+            return v, ok, jnp.linalg.norm(v - w0), active, gates, rank
+
+        v, ok, dist, active, gates, rank = jax.vmap(with_subset)(bits)
+        best = jnp.argmin(jnp.where(ok, dist, jnp.inf))
+        found = jnp.any(ok)
+        w = jnp.where(found, v[best], w0)
+        status = jnp.where(~jnp.all(jnp.isfinite(w)), 2, jnp.where(found, 0, 1))
+        return {"w": w, "status": status.astype(jnp.int32), "kink_rank": jnp.where(found, rank[best], 0),
+                "active": active[best] & found, "gates": gates[best], "moved": dist[best]}
+
+    return jax.lax.map(one, W, batch_size=min(16, W.shape[0]))
+
+
+@functools.partial(jax.jit, static_argnames=("act", "pw", "n_iter"))
+def _refine_smooth(ds, act, pw, W, *, n_iter, tol):
+    """Newton on the Riemannian gradient P^perp u(w) = 0 (alpha moving), from each row of W."""
+
+    u = functools.partial(_moving_field, ds, act, pw)
+
+    def one(w0):
+        d = w0.shape[0]
+
+        def body(_, w):
+            uw, du = u(w), jax.jacfwd(u)(w)
+            mu = jnp.dot(w, uw)
+            p = jnp.eye(d, dtype=w.dtype) - jnp.outer(w, w)
+            jac = p @ (du - mu * jnp.eye(d, dtype=w.dtype)) @ p - (jnp.abs(mu) + 1.0) * jnp.outer(w, w)
+            step = p @ jnp.linalg.solve(jac, -(p @ uw))
+            n = jnp.linalg.norm(step)
+            step = step * jnp.minimum(1.0, 0.1 / jnp.maximum(n, jnp.finfo(w.dtype).tiny))
+            return sphere.normalize(w + step)
+
+        w = jax.lax.fori_loop(0, n_iter, body, w0 / jnp.linalg.norm(w0))
+        res = jnp.linalg.norm(sphere.tangent(w, u(w))) / (jnp.linalg.norm(u(w)) + jnp.finfo(w.dtype).tiny)
+        status = jnp.where(~jnp.all(jnp.isfinite(w)), 2, jnp.where(res <= tol, 0, 3))
+        n = sliding.flat_views(ds)[0].shape[0]
+        return {"w": w, "status": status.astype(jnp.int32), "kink_rank": jnp.int32(0),
+                "active": jnp.zeros((n,), bool), "gates": jnp.ones((n,), bool), "moved": jnp.linalg.norm(w - w0)}
+
+    return jax.lax.map(one, W, batch_size=min(64, W.shape[0]))
+
+
+def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, n_near: int = 6, cand_tol: float = 1e-2,
+           z_tol: float = 1e-12, lam_tol: float = 1e-9, rank_tol: float = 1e-10, span_tol: float = 1e-8,
+           n_fixed: int | None = None) -> dict:
+    """Exact saddles near the climbing images W (k, d), float64 (module docstring, 2).
+
+    Args:
+      n_near: the candidate active sets are the 2^n_near subsets of the n_near views nearest each row
+        within ``cand_tol`` (relative |w^T x_i| / ||x_i||) of their hyperplanes.
+      z_tol: an inactive view may be this far on the wrong side of its region (relative).
+      lam_tol: multipliers in [-lam_tol, 1 + lam_tol] are accepted.
+      n_fixed: re-evaluations of alpha at the refined point (default 1 for uniform alpha, 30 otherwise).
+
+    Returns per row: ``w``, ``status`` (0 converged, else :data:`REFINE_STATUS_TEXT`), ``kink_rank``
+    (the rank of the active views), ``active`` (k, N) the views on their intersection, ``gates`` the
+    region's side of every view, ``moved`` ||w - w_climb||.
+    """
+    W = jnp.asarray(W, ds64.x.dtype)
+    if W.ndim != 2 or W.shape[1] != ds64.dim or W.shape[0] == 0:
+        raise ValueError(f"W has shape {W.shape}; expected (k >= 1, {ds64.dim})")
+    if not kinks.has_kinks(act):
+        return _refine_smooth(ds64, act, pw, W, n_iter=50, tol=1e-10)
+    n_fixed = (1 if pw.kind == "uniform" else 30) if n_fixed is None else int(n_fixed)
+    return _refine_kinks(ds64, act, pw, W, n_near=int(n_near), n_fixed=n_fixed, cand_tol=cand_tol, z_tol=z_tol,
+                         lam_tol=lam_tol, rank_tol=rank_tol, span_tol=span_tol)
+
+
+# --------------------------------------------------------------------------------------------- certificate
+@functools.partial(jax.jit, static_argnames=("act", "pw"))
+def _certificate(ds, act, pw, ref, tol, plane_tol, rank_tol):
+    x = sliding.flat_views(ds)[0]
+    d = x.shape[1]
+    xn = jnp.linalg.norm(x, axis=1)
+    valid = xn > 0
+    kinked = kinks.has_kinks(act)
+
+    def one(w, active, gates):
+        xa = x * active[:, None]
+        pv = jnp.eye(d, dtype=w.dtype) - _range_projector(xa.T @ xa, rank_tol)
+        if kinked:
+            lam, c, u0, fit = _multipliers(ds, act, pw, w, active, gates, pv, rank_tol)
+            field = functools.partial(_moving_field, ds, act, pw, gates=gates)
+        else:
+            lam = c = jnp.zeros((x.shape[0],), w.dtype)
+            fit = jnp.zeros((), w.dtype)
+            field = functools.partial(_moving_field, ds, act, pw)
+            u0 = field(w)
+        mu = jnp.dot(w, u0)
+        scale = jnp.linalg.norm(u0) + jnp.abs(mu) + jnp.finfo(w.dtype).tiny
+        residual = (jnp.linalg.norm(pv @ u0 - mu * w) + fit) / scale
+        plus, minus = c * (1.0 - lam) * xn, c * lam * xn  # slopes of E leaving to the + / - side
+        ridge = active & (plus < -tol * scale) & (minus < -tol * scale)
+        valley = active & (plus > tol * scale) & (minus > tol * scale)
+        degenerate = active & ~ridge & ~valley
+        du = jax.jacfwd(field)(w)
+        p = pv - jnp.outer(w, w)
+        dim = jnp.round(jnp.trace(p)).astype(jnp.int32)
+        shift = 4.0 * (jnp.linalg.norm(du) + jnp.abs(mu)) + scale
+        jac = p @ (du - mu * jnp.eye(d, dtype=w.dtype)) @ p - shift * (jnp.eye(d, dtype=w.dtype) - p)
+        ev = jnp.linalg.eigvals(jac).real
+        in_t = ev > -0.5 * shift
+        n_up = jnp.sum(in_t & (ev > tol * scale))
+        n_zero = jnp.sum(in_t & (jnp.abs(ev) <= tol * scale))
+        sym = 0.5 * (jac + jac.T)
+        sev, svec = jnp.linalg.eigh(sym)
+        n_valley = jnp.sum(valley)
+        jv = jnp.argmax(jnp.where(valley, xn, -1.0))
+        kink_dir = sphere.normalize(sphere.tangent(w, x[jv]))
+        direction = jnp.where(n_valley > 0, kink_dir, svec[:, -1])
+        z = (x @ w) / jnp.where(valid, xn, 1.0)
+        inactive = valid & ~active
+        closure = jnp.all(~inactive | jnp.where(gates, z >= -plane_tol, z <= plane_tol)) | (not kinked)
+        stray = jnp.any(inactive & (jnp.abs(z) <= plane_tol)) & kinked
+        return {"residual": residual, "jacobian_eigs": jnp.where(in_t, ev, jnp.nan) / scale, "tangent_dim": dim,
+                "n_up": n_up, "n_zero": n_zero, "n_ridge": jnp.sum(ridge), "n_valley": n_valley,
+                "n_degenerate": jnp.sum(degenerate), "index": n_up + n_valley, "closure": closure, "stray": stray,
+                "multipliers": lam, "gate_coefficients": c, "unstable_direction": direction,
+                "energy": dynamics.energy(ds, act, w[None], pw)[0], "scale": scale}
+
+    return jax.vmap(one)(ref["w"], ref["active"], ref["gates"])
+
+
+def certificate(ds64: Dataset, act: Activation, pw: Pairwise, ref: dict, *, tol: float = 1e-8,
+                plane_tol: float = 1e-10, rank_tol: float = 1e-10) -> list:
+    """Certificates of refined saddles (:func:`refine`'s output), float64, one dict per saddle (module
+    docstring, 3): ``certified`` (an index-1 saddle) or ``note`` (why not), with the numbers behind it.
+    ``unstable_direction`` is the direction along which E rises (the eigenvector, or the valley's normal);
+    ``jacobian_eigs`` are relative to ``scale`` = ||u_0|| + |mu|."""
+    out = jax.device_get(_certificate(ds64, act, pw, ref, tol, plane_tol, rank_tol))
+    status = np.asarray(ref["status"])
+    rows = []
+    for i in range(status.shape[0]):
+        g = {k: v[i] for k, v in out.items()}
+        act_idx = np.flatnonzero(np.asarray(ref["active"])[i])
+        note = ""
+        if status[i] != 0:
+            note = f"refinement: {REFINE_STATUS_TEXT[int(status[i])]}"
+        elif not np.isfinite(g["energy"]) or not np.isfinite(g["residual"]):
+            note = "non-finite"
+        elif g["residual"] > 1e3 * tol:
+            note = f"not stationary (residual {g['residual']:.1e})"
+        elif not g["closure"] or g["stray"]:
+            note = "a view outside the active set lies on its hyperplane" if g["stray"] else "outside its region"
+        elif g["n_degenerate"]:
+            note = f"{int(g['n_degenerate'])} active view(s) with a multiplier at 0 or 1 (flat on one side)"
+        elif g["n_zero"]:
+            note = f"{int(g['n_zero'])} zero eigenvalue(s) of the Jacobian on the active intersection"
+        elif g["index"] != 1:
+            note = (f"index {int(g['index'])} ({int(g['n_up'])} rising eigen-direction(s), {int(g['n_valley'])} "
+                    f"valley kink(s)), not 1")
+        eigs = np.asarray(g["jacobian_eigs"])
+        rows.append({"certified": note == "", "note": note, "energy": float(g["energy"]),
+                     "residual": float(g["residual"]), "index": int(g["index"]), "n_up": int(g["n_up"]),
+                     "n_valley": int(g["n_valley"]), "n_ridge": int(g["n_ridge"]),
+                     "kink_rank": int(np.asarray(ref["kink_rank"])[i]), "active_views": act_idx.tolist(),
+                     "multipliers": np.asarray(g["multipliers"])[act_idx].tolist(),
+                     "gate_coefficients": np.asarray(g["gate_coefficients"])[act_idx].tolist(),
+                     "jacobian_eigs": np.sort(eigs[np.isfinite(eigs)])[::-1].tolist(),
+                     "scale": float(g["scale"]), "tangent_dim": int(g["tangent_dim"]), "unstable_direction": np.asarray(g["unstable_direction"]),
+                     "moved": float(np.asarray(ref["moved"])[i])})
+    return rows
+
+
+# --------------------------------------------------------------------------------------------- graph
+def classify_kind(ends, pair) -> str:
+    """How a saddle found for ``pair`` (i, j) joins optima: ``ends`` the optima its two descending
+    (here: ascending) sides reach (-1: none matched)."""
+    a, b = sorted(int(e) for e in ends)
+    if a < 0:
+        return "an end reaches no known optimum"
+    if a == b:
+        return "both ends reach the same optimum"
+    return "direct" if {a, b} == set(int(p) for p in pair) else "joins another pair"
+
+
+def merge_tree(n: int, edges) -> list:
+    """Union-find over ``edges`` [(energy, i, j)] in decreasing energy (Kruskal, maximum spanning forest):
+    the merges [(energy, i, j, members of i's group, members of j's group)] that join two groups."""
+    parent = list(range(n))
+    members = {i: [i] for i in range(n)}
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    merges = []
+    for e, i, j in sorted(edges, key=lambda t: -t[0]):
+        ri, rj = find(i), find(j)
+        if ri == rj:
+            continue
+        merges.append((float(e), int(i), int(j), list(members[ri]), list(members[rj])))
+        parent[rj] = ri
+        members[ri] = members[ri] + members.pop(rj)
+    return merges
+
+
+def barrier_matrix(energies, edges) -> np.ndarray:
+    """(n, n) minimax saddle energy between every two optima over paths through the saddles ``edges``
+    [(energy, i, j)]: the largest e such that i and j are joined by saddles all at energy >= e (NaN: not
+    joined by the saddles found); diagonal: the optima's energies. Barrier from i: E_i - B[i, j]."""
+    e = np.asarray(energies, np.float64)
+    n = e.size
+    b = np.full((n, n), np.nan)
+    np.fill_diagonal(b, e)
+    for en, _, _, gi, gj in merge_tree(n, edges):
+        for a in gi:
+            for c in gj:
+                b[a, c] = b[c, a] = en
+    return b

@@ -1,0 +1,214 @@
+"""Saddles, barriers and the disconnectivity graph of a basins run (docs/saddles.md).
+
+A finished basins run (:mod:`ccdyn.one_layer.basins`: its ``summary.json`` holds the config and the optima)
+in, a plain record out: for every pair of optima (optima with basin fraction >= ``min_fraction``), the
+string path with a climbing image, the refined saddle and its certificate (:mod:`ccdyn.one_layer.saddles`),
+which optima its two sides reach (the run's own dynamics from w +- ``probe_angle`` along the direction in
+which E rises), the minimax barrier matrix over the certified saddles, and the merge tree. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ccdyn import report, sphere
+from ccdyn.data.registry import build_dataset
+from ccdyn.one_layer import engine, saddles
+from ccdyn.one_layer.basins import BasinsConfig
+from ccdyn.one_layer.studies import continuation as continuation_study
+
+__all__ = ["SaddlesConfig", "optima_of", "run", "table", "pair_rows", "PAIR_COLUMNS", "along", "ALONG_COLUMNS",
+           "along_rows"]
+
+
+@dataclasses.dataclass(frozen=True)
+class SaddlesConfig:
+    """The saddle search's settings (``scripts/saddles.py`` flags)."""
+
+    n_images: int = 17
+    n_steps: int = 3000
+    step: float = 0.2
+    min_fraction: float = 0.0
+    probe_angle: float = 1e-3
+    match_tol: float = 1e-2
+
+    def __post_init__(self):
+        checks = [(self.n_images >= 3, "n_images must be >= 3"), (self.n_steps >= 2, "n_steps must be >= 2"),
+                  (0 < self.step <= 1, "step must lie in (0, 1]"), (0 <= self.min_fraction < 1, "min_fraction must lie in [0, 1)"),
+                  (0 < self.probe_angle < 0.1, "probe_angle must lie in (0, 0.1)"),
+                  (0 < self.match_tol < 1, "match_tol must lie in (0, 1)")]
+        for ok, msg in checks:
+            if not ok:
+                raise ValueError(msg)
+
+
+def optima_of(summary: dict, min_fraction: float) -> list:
+    """The optima rows of a basins summary with fraction >= ``min_fraction``, their index in the run kept."""
+    return [dict(r, index=k) for k, r in enumerate(summary["optima"]) if r["fraction"] >= min_fraction]
+
+
+def _match(W, optima, tol: float, odd: bool):
+    """Index of the optimum within ``tol`` of each row of W (-1: none)."""
+    d = np.linalg.norm(W[:, None] - optima[None], axis=-1)
+    if odd:
+        d = np.minimum(d, np.linalg.norm(W[:, None] + optima[None], axis=-1))
+    return np.where(d.min(axis=1) <= tol, d.argmin(axis=1), -1)
+
+
+def run(cfg: SaddlesConfig, summary: dict, *, log=None) -> dict:
+    """The saddle search on a basins run's ``summary`` (module docstring). ``log``: optional progress lines."""
+    bcfg = BasinsConfig.from_dict(summary["config"])
+    act, pw = bcfg.activation, bcfg.pairwise
+    ds64 = build_dataset(bcfg.data, jnp.float64)
+    rows = optima_of(summary, cfg.min_fraction)
+    if len(rows) < 2:
+        raise ValueError(f"{len(rows)} optima with basin fraction >= {cfg.min_fraction}; a saddle needs two")
+    opt = np.array([r["w"] for r in rows], np.float64)
+    pairs = np.array(list(itertools.combinations(range(len(rows)), 2)))
+    say = log or (lambda s: None)
+    timings = {}
+    t0 = time.time()
+    say(f"saddles: {len(pairs)} pairs of {len(rows)} optima, {cfg.n_images} images, {cfg.n_steps} string steps")
+    path = saddles.great_circle_paths(opt[pairs[:, 0]], opt[pairs[:, 1]], cfg.n_images)
+    st = jax.block_until_ready(saddles.string(ds64, act, pw, path, n_steps=cfg.n_steps, step=cfg.step))
+    timings["string"] = time.time() - t0
+    say(f"  string: {timings['string']:.1f} s")
+    t1 = time.time()
+    climb = np.asarray(st.path)[np.arange(len(pairs)), np.asarray(st.climb)]
+    ref = jax.block_until_ready(saddles.refine(ds64, act, pw, climb))
+    timings["refine"] = time.time() - t1
+    t2 = time.time()
+    certs = saddles.certificate(ds64, act, pw, ref)
+    timings["certify"] = time.time() - t2
+    say(f"  refine {timings['refine']:.1f} s, certify {timings['certify']:.1f} s: "
+        f"{sum(c['certified'] for c in certs)}/{len(certs)} certified index-1 saddles")
+    t3 = time.time()
+    w = np.asarray(ref["w"])
+    dirs = np.stack([c["unstable_direction"] for c in certs])
+    starts = np.concatenate([sphere.at_angle(jnp.asarray(wi), jnp.asarray(s * di)[None], cfg.probe_angle)
+                             for wi, di in zip(w, dirs) for s in (1.0, -1.0)])
+    ends = engine.converge(ds64, act, pw, bcfg.dynamics, jnp.asarray(starts))
+    reach = _match(np.asarray(ends["w"], np.float64), opt, cfg.match_tol, act.odd).reshape(-1, 2)
+    timings["connect"] = time.time() - t3
+    say(f"  sides followed to optima: {timings['connect']:.1f} s")
+    records, edges = [], []
+    for k, (i, j) in enumerate(pairs):
+        c = certs[k]
+        kind = saddles.classify_kind(reach[k], (i, j))
+        if c["certified"] and kind in ("direct", "joins another pair"):
+            edges.append((c["energy"], int(reach[k][0]), int(reach[k][1])))
+        records.append({"pair": [int(i), int(j)], "optima_run_index": [rows[i]["index"], rows[j]["index"]],
+                        "saddle": w[k].tolist(), "energy": c["energy"], "certified": c["certified"],
+                        "note": c["note"], "reaches": reach[k].tolist(), "kind": kind,
+                        "certificate": {key: v for key, v in c.items()
+                                        if key not in ("certified", "note", "energy", "unstable_direction")},
+                        "string": {"climbing_image": int(st.climb[k]), "perp_force": float(st.perp_force[k]),
+                                   "climb_force": float(st.climb_force[k])},
+                        "path_energies": np.asarray(st.energy[k]).tolist(),
+                        "path_arc": _arc(np.asarray(st.path[k])).tolist()})
+    energies = np.array([r["energy"] for r in rows])
+    unique = _unique_edges(edges, records)
+    b = saddles.barrier_matrix(energies, [(e, i, j) for e, i, j in unique])
+    timings["total"] = time.time() - t0
+    return {"config": dataclasses.asdict(cfg), "basins_config": summary["config"],
+            "basins_command": summary.get("command"),
+            "optima": [{"optimum": k, "run_index": r["index"], "energy": r["energy"], "fraction": r["fraction"],
+                        "ci95": r["ci95"], "stable": r["stable"], "pattern": r.get("pattern"),
+                        "overlap": r.get("overlap")} for k, r in enumerate(rows)],
+            "pairs": records, "barrier_matrix": b.tolist(),
+            "merges": [list(m) for m in saddles.merge_tree(len(rows), unique)],
+            "n_pairs": len(pairs), "n_certified": sum(c["certified"] for c in certs),
+            "n_direct": sum(r["kind"] == "direct" for r in records),
+            "n_distinct_saddles": len(unique),
+            "timings_s": timings, "per_pair_s": timings["total"] / len(pairs)}
+
+
+def _arc(path):
+    seg = 2 * np.arctan2(np.linalg.norm(path[1:] - path[:-1], axis=1), np.linalg.norm(path[1:] + path[:-1], axis=1))
+    return np.concatenate([[0.0], np.cumsum(seg)])
+
+
+def _unique_edges(edges, records):
+    """One edge per distinct saddle: pairs that found the same saddle (same ends, energy within 1e-12)."""
+    out = []
+    for e, i, j in edges:
+        key = tuple(sorted((i, j)))
+        if not any(tuple(sorted((a, b))) == key and abs(e - f) <= 1e-12 * max(1.0, abs(e)) for f, a, b in out):
+            out.append((e, i, j))
+    return out
+
+
+PAIR_COLUMNS = ["i", "j", "pattern i", "pattern j", "saddle E", "barrier from i", "barrier from j", "kink rank",
+                "index", "certified", "reaches", "kind"]
+
+
+def pair_rows(record: dict) -> list:
+    """One table row per pair (PAIR_COLUMNS)."""
+    opt = record["optima"]
+    out = []
+    for p in record["pairs"]:
+        i, j = p["pair"]
+        out.append([i, j, opt[i]["pattern"], opt[j]["pattern"], f"{p['energy']:.6f}",
+                    f"{opt[i]['energy'] - p['energy']:.6f}", f"{opt[j]['energy'] - p['energy']:.6f}",
+                    p["certificate"]["kink_rank"], p["certificate"]["index"], "yes" if p["certified"] else "no: " + p["note"],
+                    "-".join(map(str, p["reaches"])), p["kind"]])
+    return out
+
+
+def table(record: dict) -> str:
+    t = report.format_table(PAIR_COLUMNS, pair_rows(record))
+    return (f"{t}\n\n{record['n_certified']}/{record['n_pairs']} certified index-1 saddles, {record['n_direct']} "
+            f"join the pair they were searched for, {record['n_distinct_saddles']} distinct saddles in the graph; "
+            f"{record['timings_s']['total']:.1f} s ({record['per_pair_s']:.2f} s per pair)")
+
+
+def along(cfg: SaddlesConfig, record: dict, *, log=None) -> dict:
+    """:func:`run` at every value of a continuation record (``scripts/continuation.py``'s
+    ``continuation.json``: its base config, parameter, values and each value's optima), e.g. the barriers
+    against ``ortho_eps`` (Thm. 3 / Fig. 1) or against tau for Gaussian alpha (Cor. 2). Per value: the
+    optima, the certified saddles, and over the pairs joined by certified saddles the barrier
+    min(E_i, E_j) - E_ij (from the lower optimum of the pair; min / median / max)."""
+    c = record["config"]
+    base = BasinsConfig.from_dict(c["base"])
+    cfgs = continuation_study.configs(base, c["param"], c["values"])
+    say = log or (lambda s: None)
+    per_value = []
+    for value, bcfg, r in zip(c["values"], cfgs, record["runs"]):
+        summ = {"config": dataclasses.asdict(bcfg), "optima": r["optima"], "command": record.get("command")}
+        k = len(optima_of(summ, cfg.min_fraction))
+        row = {"value": value, "n_optima": k}
+        if k < 2:
+            per_value.append({**row, "note": "fewer than two optima: no saddle"})
+            continue
+        say(f"{c['param']}={value}:")
+        rec = run(cfg, summ, log=log)
+        b = np.array(rec["barrier_matrix"])
+        e = np.diag(b)
+        iu = np.triu_indices(k, 1)
+        h = (np.minimum(e[:, None], e[None]) - b)[iu]
+        h = h[np.isfinite(h)]
+        row.update(n_pairs=rec["n_pairs"], n_certified=rec["n_certified"], n_joined=int(h.size),
+                   barrier_min=float(h.min()) if h.size else None, barrier_median=float(np.median(h)) if h.size else None,
+                   barrier_max=float(h.max()) if h.size else None, energy_max=float(e.max()),
+                   notes=sorted({p["note"] for p in rec["pairs"] if not p["certified"]}), record=rec)
+        per_value.append(row)
+    return {"param": c["param"], "values": list(c["values"]), "config": dataclasses.asdict(cfg),
+            "continuation_command": record.get("command"), "per_value": per_value}
+
+
+ALONG_COLUMNS = ["value", "optima", "pairs", "certified", "pairs joined", "barrier min", "barrier median",
+                 "barrier max", "not certified because"]
+
+
+def along_rows(rec: dict) -> list:
+    """One row per value of :func:`along` (ALONG_COLUMNS)."""
+    f = lambda v: "" if v is None else f"{v:.6f}"  # noqa: E731
+    return [[r["value"], r["n_optima"], r.get("n_pairs", 0), r.get("n_certified", 0), r.get("n_joined", 0),
+             f(r.get("barrier_min")), f(r.get("barrier_median")), f(r.get("barrier_max")),
+             "; ".join(r.get("notes", [])) or r.get("note", "")] for r in rec["per_value"]]

@@ -1,0 +1,115 @@
+"""Saddles, barriers and the disconnectivity graph between the optima of a basins run (docs/saddles.md).
+
+    python scripts/basins.py --act=relu --n_init=10000 --output_dir=runs/default
+    python scripts/saddles.py --run=runs/default --output_dir=results/saddles/default
+    python scripts/continuation.py --param=ortho_eps --values=0,0.1,0.2,0.3 --n_init=2000 --output_dir=runs/c
+    python scripts/saddles.py --continuation=runs/c --output_dir=results/saddles/ortho_eps
+
+For every pair of optima (basin fraction >= --min_fraction): a string of --n_images images on the sphere
+with a climbing image (all pairs and images in one jitted program), the exact saddle refined from the
+climbing image (float64; on ReLU kinks by active sets), its certificate (an index-1 saddle, or why not),
+and the optima that its two sides reach under the run's own dynamics. Writes saddles.json (every pair:
+saddle, energy, the optima, certificate, path energies), barriers.csv (the minimax saddle energy between
+every two optima over the certified saddles; diagonal: the optima's energies), disconnectivity.png,
+paths.png, then prints the pair table. With --continuation (a scripts/continuation.py run) the same at
+every value of its parameter: along.json, along.csv, along.png (barriers against the parameter).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+
+from absl import flags
+
+import jax
+
+jax.config.update("jax_enable_x64", True)  # the saddle search runs in float64
+
+from ccdyn import cli, io, report  # noqa: E402
+from ccdyn.one_layer import figures  # noqa: E402
+from ccdyn.one_layer.studies import saddles  # noqa: E402
+
+OUTPUTS = ("saddles.json", "barriers.csv", "disconnectivity.png", "paths.png")
+ALONG_OUTPUTS = ("along.json", "along.csv", "along.png")
+D = saddles.SaddlesConfig()
+FLAGS = flags.FLAGS
+flags.DEFINE_string("run", None, "A finished basins run directory (scripts/basins.py --output_dir).")
+flags.DEFINE_string("continuation", None, "Or a finished continuation run directory (scripts/continuation.py).")
+flags.DEFINE_integer("n_images", D.n_images, "Images per path, >= 3.", lower_bound=3)
+flags.DEFINE_integer("n_steps", D.n_steps, "String steps (the last half with a climbing image), >= 2.", lower_bound=2)
+flags.DEFINE_float("step", D.step, "String step relative to the path's largest ||A(w) w||, in (0, 1].")
+flags.DEFINE_float("min_fraction", D.min_fraction, "Only optima with at least this basin fraction, in [0, 1).")
+flags.DEFINE_float("probe_angle", D.probe_angle, "Each side of a saddle is followed from this angle (rad), in "
+                   "(0, 0.1).")
+flags.DEFINE_float("match_tol", D.match_tol, "An end within this distance of an optimum reaches it, in (0, 1).")
+flags.DEFINE_integer("max_pairs", 2000, "Refuse more pairs than this (pairs = k (k - 1) / 2 for k optima).",
+                     lower_bound=1)
+cli.define_run_flags(None, resume=False, what="Where the outputs go (default <run>/saddles).")
+flags.register_multi_flags_validator(["run", "continuation"], lambda f: (f["run"] is None) != (f["continuation"] is None),
+                                     "give exactly one of --run and --continuation")
+flags.register_validator("step", lambda v: 0 < v <= 1, "--step must lie in (0, 1]")
+flags.register_validator("min_fraction", lambda v: 0 <= v < 1, "--min_fraction must lie in [0, 1)")
+flags.register_validator("probe_angle", lambda v: 0 < v < 0.1, "--probe_angle must lie in (0, 0.1)")
+flags.register_validator("match_tol", lambda v: 0 < v < 1, "--match_tol must lie in (0, 1)")
+
+
+def _along(cfg, t0, continuation: str, output_dir, overwrite: bool):
+    rec = cli.read_run_json(Path(continuation) / "continuation.json", script="scripts/continuation.py",
+                            flag="--continuation", keys=("config", "runs"))
+    run = cli.open_run_dir(output_dir or str(Path(continuation) / "saddles"),
+                           {**dataclasses.asdict(cfg), "continuation": str(continuation)},
+                           script="scripts/saddles.py", outputs=ALONG_OUTPUTS, overwrite=overwrite, can_resume=False)
+    out = cli.or_fail(saddles.along, cfg, rec, log=cli.log)
+    io.write_csv(run.path / "along.csv", saddles.ALONG_COLUMNS, saddles.along_rows(out))
+    io.save_figure(run.path / "along.png", figures.barriers_along_figure(out))
+    keep = ("optima", "barrier_matrix", "merges", "n_certified", "timings_s")
+    for r in out["per_value"]:  # the pairs' saddles and certificates, without their paths
+        if "record" in r:
+            rr = r.pop("record")
+            r.update({k: rr[k] for k in keep}, pairs=[{k: p[k] for k in ("pair", "energy", "certified", "note", "kind",
+                                                                          "reaches", "saddle")} for p in rr["pairs"]])
+    io.write_json(run.path / "along.json", {**cli.with_run_record("scripts/saddles.py", out), "wall_s": time.time() - t0})
+    path = cli.finish(run)
+    print(report.format_table(saddles.ALONG_COLUMNS, saddles.along_rows(out)))
+    print(f"\nwrote {path}/along.json, along.csv, along.png ({time.time() - t0:.1f} s)")
+
+
+def main(argv):
+    del argv
+    t0 = time.time()
+    cfg = saddles.SaddlesConfig(n_images=FLAGS.n_images, n_steps=FLAGS.n_steps, step=FLAGS.step,
+                                min_fraction=FLAGS.min_fraction, probe_angle=FLAGS.probe_angle,
+                                match_tol=FLAGS.match_tol)
+    if FLAGS.continuation:
+        return _along(cfg, t0, FLAGS.continuation, FLAGS.output_dir, FLAGS.overwrite)
+    summary = cli.read_run_json(Path(FLAGS.run) / "summary.json", script="scripts/basins.py", flag="--run",
+                                keys=("config", "optima"))
+    k = len(saddles.optima_of(summary, cfg.min_fraction))
+    if k < 2:
+        cli.fail(f"--run: {FLAGS.run} has {k} optima with basin fraction >= {cfg.min_fraction} (--min_fraction); "
+                 "a saddle needs two")
+    if k * (k - 1) // 2 > FLAGS.max_pairs:
+        cli.fail(f"--max_pairs: {k} optima make {k * (k - 1) // 2} pairs, more than {FLAGS.max_pairs}; raise "
+                 "--min_fraction or --max_pairs")
+    out_name = FLAGS.output_dir or str(Path(FLAGS.run) / "saddles")
+    run = cli.open_run_dir(out_name, {**dataclasses.asdict(cfg), "run": str(FLAGS.run)}, script="scripts/saddles.py",
+                           outputs=OUTPUTS, overwrite=FLAGS.overwrite, can_resume=False)
+    record = cli.or_fail(saddles.run, cfg, summary, log=cli.log)
+    out = run.path
+    n = len(record["optima"])
+    io.write_csv(out / "barriers.csv", ["optimum"] + [str(j) for j in range(n)],
+                 [[i] + [f"{v:.12g}" for v in row] for i, row in enumerate(record["barrier_matrix"])])
+    title = f"{summary['config']['act']}, {summary['config']['data']['data']}: {n} optima"
+    io.save_figure(out / "disconnectivity.png", figures.disconnectivity_figure(record, title))
+    io.save_figure(out / "paths.png", figures.saddle_paths_figure(record, title))
+    io.write_json(out / "saddles.json", {**cli.with_run_record("scripts/saddles.py", record),
+                                         "wall_s": time.time() - t0})
+    out = cli.finish(run)
+    print(saddles.table(record))
+    print(f"\nwrote {out}/saddles.json, barriers.csv, disconnectivity.png, paths.png ({time.time() - t0:.1f} s)")
+
+
+if __name__ == "__main__":
+    cli.start(main)

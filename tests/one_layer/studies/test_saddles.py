@@ -1,0 +1,60 @@
+"""ccdyn.one_layer.studies.saddles on the paper's nine circle points (Fig. 8): every pair of the 9 maxima,
+the barrier matrix against the exact 2-D minimax (over the two arcs between two maxima, the higher of the
+lowest arc minima), neighbours joined directly, the others through the saddles of their neighbours."""
+
+import dataclasses
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from ccdyn.data import models
+from ccdyn.data.registry import DataSpec
+from ccdyn.one_layer import basins, engine, exact2d
+from ccdyn.one_layer.studies import saddles as study
+from ccdyn.stats import wilson_interval
+from tests.one_layer.test_saddles import RELU, UNIFORM, arc_minima
+
+
+def _summary():
+    """A basins summary of the 9 exact maxima (what scripts/basins.py writes, reduced to what the study reads)."""
+    ds = models.circle().astype(jnp.float64)
+    ex = exact2d.circle_basins(exact2d.circle_energy(ds, RELU, UNIFORM, 1 << 16))
+    cfg = basins.BasinsConfig(data=DataSpec(data="circle"), dynamics=engine.Dynamics(method="euler_halving"))
+    counts = np.round(ex["fraction"] * 1000).astype(int)
+    ci = wilson_interval(counts, 1000)
+    rows = [{"w": [float(np.cos(t)), float(np.sin(t))], "energy": float(e), "fraction": float(f), "ci95": ci[k].tolist(),
+             "stable": True, "pattern": None, "overlap": None}
+            for k, (t, e, f) in enumerate(zip(ex["theta"], ex["energy"], ex["fraction"]))]
+    return {"config": dataclasses.asdict(cfg), "optima": rows, "command": "python scripts/basins.py --data=circle"}, ds
+
+
+@pytest.mark.slow  # about 1 min on 2 busy cores
+def test_barrier_matrix_is_the_exact_2d_minimax():
+    summary, ds = _summary()
+    rec = study.run(study.SaddlesConfig(n_steps=600, n_images=13), summary)
+    n = len(summary["optima"])
+    assert rec["n_pairs"] == n * (n - 1) // 2 and len(rec["barrier_matrix"]) == n
+    arcs = arc_minima(ds, RELU, UNIFORM)  # arc k runs from maximum k to maximum k + 1 (by angle)
+    assert len(arcs) == n
+    lows = np.array([a[3] for a in arcs])
+    b = np.array(rec["barrier_matrix"])
+    for i in range(n):
+        for j in range(i + 1, n):
+            one, two = lows[i:j].min(), np.concatenate([lows[j:], lows[:i]]).min()
+            assert abs(b[i, j] - max(one, two)) <= 1e-8, (i, j, b[i, j], max(one, two))
+    kinds = {tuple(p["pair"]): p["kind"] for p in rec["pairs"]}
+    for k in range(n):
+        assert kinds[tuple(sorted((k, (k + 1) % n)))] == "direct"
+    assert all(p["certified"] for p in rec["pairs"])
+    assert n - 1 <= rec["n_distinct_saddles"] <= n  # at most one saddle per arc, enough to join all
+    assert len(rec["merges"]) == n - 1
+    assert len(study.table(rec).splitlines()) == rec["n_pairs"] + 4
+
+
+def test_config_checks():
+    with pytest.raises(ValueError, match="n_images"):
+        study.SaddlesConfig(n_images=2)
+    with pytest.raises(ValueError, match="two"):
+        summary, _ = _summary()
+        study.run(study.SaddlesConfig(min_fraction=0.9), summary)
