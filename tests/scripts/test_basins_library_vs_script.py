@@ -5,6 +5,8 @@ The script turns ``jax_enable_x64`` on for its float64 certificates; a user's no
 off. Before the random draws were made in float32 whatever the mode, the same seed gave other inits
 and other basin counts in the two. Here the library call runs with x64 off in its own process (x64 is
 a process-wide switch; the test process has it on) and the script in another, on the same tiny run.
+Slow: each process compiles the basins engine (the draws themselves are compared fast, in
+tests/test_reproducibility_x64.py).
 """
 
 import json
@@ -14,6 +16,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 N_INIT = 300
@@ -40,6 +43,7 @@ def _relabelled(labels: np.ndarray) -> np.ndarray:
     return np.array([first[int(v)] if v >= 0 else int(v) for v in labels])
 
 
+@pytest.mark.slow
 def test_library_call_without_x64_gives_the_scripts_labels(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "JAX_ENABLE_X64"} | {"PYTHONPATH": str(ROOT)}
     lib = subprocess.run([sys.executable, "-c", _LIBRARY, str(N_INIT)], capture_output=True, text=True, cwd=ROOT,
