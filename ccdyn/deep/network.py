@@ -22,11 +22,14 @@ __all__ = ["init_weights", "forward", "output", "jacobians", "connection", "vec"
 
 def init_weights(key, sizes, scale: float = 1.0) -> tuple:
     """Weights W_1..W_L of an MLP with layer widths ``sizes`` = (n_0, ..., n_L): entries
-    N(0, scale^2 / n_{l-1})."""
+    N(0, scale^2 / n_{l-1}), drawn in float32 whatever the x64 mode and cast to the default float
+    (docs/reproducibility.md)."""
     if len(sizes) < 2 or min(sizes) < 1:
         raise ValueError(f"sizes={sizes!r} must hold at least two widths >= 1")
     keys = jax.random.split(key, len(sizes) - 1)
-    return tuple(scale * jax.random.normal(k, (m, n)) / jnp.sqrt(n) for k, n, m in zip(keys, sizes[:-1], sizes[1:]))
+    dt = jnp.result_type(float)
+    return tuple(scale * jax.random.normal(k, (m, n), jnp.float32).astype(dt) / jnp.sqrt(n)
+                 for k, n, m in zip(keys, sizes[:-1], sizes[1:]))
 
 
 def forward(ws, x):

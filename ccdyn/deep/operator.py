@@ -51,8 +51,9 @@ def noise_population(key, n: int, d: int, n_views: int, sigma: float) -> Populat
     """n Gaussian points in R^d, each with ``n_views`` equally likely views x0 + sigma * noise
     (sigma = 0: no augmentation); uniform p."""
     k1, k2 = jax.random.split(key)
-    x0 = jax.random.normal(k1, (n, d))
-    views = x0[:, None, :] + sigma * jax.random.normal(k2, (n, n_views, d))
+    dt = jnp.result_type(float)  # drawn in float32 whatever the x64 mode, then cast (docs/reproducibility.md)
+    x0 = jax.random.normal(k1, (n, d), jnp.float32).astype(dt)
+    views = x0[:, None, :] + sigma * jax.random.normal(k2, (n, n_views, d), jnp.float32).astype(dt)
     return Population(x0=x0, p=jnp.full((n,), 1.0 / n), views=views, pv=jnp.full((n, n_views), 1.0 / n_views))
 
 

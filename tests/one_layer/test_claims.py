@@ -17,8 +17,10 @@ def test_theorem3_verdict_and_record():
         rows = [[float(r[0]), float(r[1])] + [int(v) for v in r[2:7]] + [float(r[7])] for r in list(csv.reader(f))[1:]]
     assert claims.theorem3_verdict(rows) == rec["verdict"]
     (led,) = claims.theorem3_claims(rec)
-    assert led["verdict"] == "holds" and led["numbers"] == {"certified": 28, "certified_and_all_claims_hold": 28,
-                                                           "uncertified": 52, "uncertified_converged": 40}
+    # README: every certified start keeps every claim; most uncertified starts converge anyway (80 starts)
+    n = led["numbers"]
+    assert led["verdict"] == "holds" and n["certified"] == n["certified_and_all_claims_hold"] > 0
+    assert n["certified"] + n["uncertified"] == 80 and n["uncertified"] / 2 < n["uncertified_converged"] < n["uncertified"]
     assert claims.theorem3_verdict([[0, 5, 3, 0, 0, 3, 3, 0.99]]).startswith("Thm. 3 untested")
     none = {"starts": [dict(rec["starts"][0], gamma_certified=None)]}
     assert claims.theorem3_claims(none)[0]["verdict"] == "not established"
@@ -51,8 +53,10 @@ def test_flow_checks_and_records():
 
 def test_fig1_and_thm1_records():
     (fig1,) = claims.fig1_claims(io.read_json(RESULTS / "theory/fig1/power_iteration.json"))
-    assert fig1["verdict"] == "holds" and fig1["numbers"]["0.2"]["converged"] == 5  # README: 5 / 10 at 0.2
-    assert [fig1["numbers"][e]["stable"] for e in ("0.0", "0.05", "0.1", "0.2")] == [10, 10, 10, 5]
+    # README: every start converges to a stable optimum up to 0.1; at 0.2 some do not, and those that do are stable
+    n = fig1["numbers"]
+    assert fig1["verdict"] == "holds" and [n[e]["stable"] for e in ("0.0", "0.05", "0.1")] == [10, 10, 10]
+    assert n["0.2"]["stable"] == n["0.2"]["converged"] < 10
     assert claims.fig1_claims(io.read_json(RESULTS / "theory/fig1/power_iteration.json"), small_eps=0.2)[0][
         "verdict"] == "partly"
     (thm1,) = claims.thm1_claims(io.read_json(RESULTS / "theory/roughness/table/roughness.json"))

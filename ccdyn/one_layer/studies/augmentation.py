@@ -46,7 +46,7 @@ from ccdyn.one_layer import basins, claims, landscape, symmetry
 from ccdyn.one_layer.figures import orbit_basins_figure, rotation_augmentation_figure
 from ccdyn.one_layer.engine import Dynamics
 
-__all__ = ["AugmentationConfig", "run", "shift_data", "rotation_rows",
+__all__ = ["AugmentationConfig", "run", "shift_data", "engine_config", "row_engine_config", "rotation_rows",
            "shift_rows", "markdown", "figures", "ROUNDING"]
 
 UNIFORM = pairwise.get_pairwise("uniform")
@@ -143,12 +143,26 @@ class AugmentationConfig:
         return max(self.min_views, int(round(a * self.views_per_circle)))
 
 
+def engine_config(config: AugmentationConfig, spec: DataSpec, act: str, n_init: int) -> basins.BasinsConfig:
+    """The basins engine's config on one dataset; the row's ``basins_command`` builds the same one."""
+    return basins.BasinsConfig(data=spec, act=act, dynamics=config.dynamics, n_init=n_init, seed=config.seed,
+                               chunk_size=config.chunk_size, tile=config.tile, cluster_tol=config.cluster_tol)
+
+
+def row_engine_config(config: AugmentationConfig, row: dict, data_path: str) -> basins.BasinsConfig:
+    """:func:`engine_config` of a record's row: a rotation row (``act``, ``a``, ``n_views``) or a shift row
+    (``max_shift``; its signals in ``data_path``)."""
+    if "max_shift" in row:
+        r = row["max_shift"]
+        spec = DataSpec(data="file", data_path=data_path, **({} if r == 0 else {"aug": "shift", "aug_range": r}))
+        return engine_config(config, spec, config.shift_act, config.shift_n_init)
+    return engine_config(config, _circle_spec(row["a"], row["n_views"]), row["act"], config.n_init)
+
+
 def _basins(config: AugmentationConfig, ds64, spec: DataSpec, act: str, n_init: int) -> dict:
     """The basins engine (float32 flow, float64 refinement) on one dataset: ``basins.analyze``'s dict
     with the median step count."""
-    cfg = basins.BasinsConfig(data=spec, act=act, dynamics=config.dynamics, n_init=n_init, seed=config.seed,
-                              chunk_size=config.chunk_size, tile=config.tile, cluster_tol=config.cluster_tol)
-    out = basins.run(cfg, ds64=ds64)
+    out = basins.run(engine_config(config, spec, act, n_init), ds64=ds64)
     return {**out["analysis"], "steps_median": float(np.median(out["result"]["steps"]))}
 
 
