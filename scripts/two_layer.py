@@ -74,6 +74,12 @@ flags.register_multi_flags_validator(["n_fixed", "n_positions"], lambda f: f["n_
                                      "--n_fixed must be <= --n_positions")
 
 OUTPUTS = ("runs", "results.json", "results.csv", "chi_*.png", "weights.*", "table1.*")  # table1: two_layer_table.py
+SIZES = ("n_seeds", "batch_size", "n_positions", "n_tokens", "d_out", "betas", "Ps")  # the flags of the memory estimate
+
+
+def _memory(**f) -> int:  # token_grid.memory_estimate's bytes at these flag values (the largest beta P)
+    width = max(f["--n_tokens"], f["--betas"] * f["--Ps"], f["--d_out"])
+    return 16 * 4 * f["--n_seeds"] * 2 * f["--batch_size"] * f["--n_positions"] * width
 
 
 def _train(cfg, s, i, n, save_weights):
@@ -118,7 +124,7 @@ def main(argv):
         train=two_layer.TrainConfig(tau=FLAGS.tau, normalize=FLAGS.normalize, lr=FLAGS.lr, momentum=FLAGS.momentum,
                                     weight_decay=FLAGS.weight_decay, batch_size=FLAGS.batch_size, steps=FLAGS.steps,
                                     quadratic_form=FLAGS.quadratic_form, on_nonfinite=FLAGS.on_nonfinite))
-    cli.check_memory(*token_grid.memory_estimate(cfg))
+    cli.check_memory_of(_memory, *cli.sizes_of(FLAGS, SIZES), token_grid.memory_estimate(cfg)[2])
     settings = cfg.settings()  # process 0 alone writes; the settings are spread over the processes
     run, _ = cli.open_run_of_process_0(pid, n_proc, FLAGS.output_dir, cfg.run_config(), script="scripts/two_layer.py",
                                        outputs=OUTPUTS, overwrite=FLAGS.overwrite, resume=FLAGS.resume)
