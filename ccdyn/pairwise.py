@@ -78,8 +78,9 @@ def degenerate_tau(g, dtype) -> tuple:
     At one node, a pair of distinct features contributes exp(-delta_ij^2 / 2 tau) delta_ij^2 to the
     energy; it underflows below ``dtype``'s smallest normal number (``tiny``) once delta_ij^2 / 2 tau >
     ln(1 / tiny) (708 in float64, 87 in float32). When that holds for the node's closest distinct pair
-    (delta, the smallest non-zero |g_i - g_j| of the features rounded to ``dtype``) it holds for all: alpha is 1 on equal features and 0
-    elsewhere, the energy and A(w) w are 0 (or rounding noise) and every start looks stationary. Returns
+    (delta, the smallest non-zero |g_i - g_j| of the features rounded to ``dtype``) it holds for all:
+    alpha is 1 on equal features and 0 elsewhere, the energy and A(w) w are 0 (or rounding noise) and
+    every start looks stationary. Returns
     the median over the rows of delta^2 / (2 ln(1 / tiny)) and the median delta (rows with all features
     equal are left out; (0, 0) if all are)."""
     g = np.sort(np.asarray(g).astype(np.dtype(dtype)).astype(np.float64), axis=-1).reshape(-1, np.shape(g)[-1])

@@ -12,6 +12,7 @@ operator.csv (every row) and prints the largest relative difference per (loss, b
 
 from __future__ import annotations
 
+import math
 import time
 
 import jax
@@ -47,6 +48,11 @@ def main(argv):
     out = run.path
     rows = operator.residue_study(jax.random.PRNGKey(FLAGS.seed), tuple(config["sizes"]), FLAGS.n, FLAGS.n_views,
                                   FLAGS.tau, config["sigmas"], config["betas"])
+    bad = sorted({r["loss"] for r in rows if not math.isfinite(r["rel"])})  # never a table of inf / nan
+    if bad:
+        cli.fail(f"--tau={FLAGS.tau:g}: the descent of {', '.join(bad)} is not finite (exp(-d^2 / tau) beyond float64's "
+                 "range); use a larger --tau" if set(bad) - {"simp"} else f"the descent of {', '.join(bad)} is not "
+                 "finite for this network; use another --seed or smaller --sizes")
     keys = ["loss", "beta", "sigma", "layer", "branch", "rel", "sigma_aug2"]
     io.write_csv(out / "operator.csv", keys, [[r[k] for k in keys] for r in rows])
     worst = {}

@@ -137,9 +137,9 @@ def main(argv):
 
     record = mnist.run(images, cfg, block=FLAGS.block, on_block=progress)
     summary = _write(run.path, record, cfg, data)
-    for c in mnist.CONDITIONS:
-        for s in np.flatnonzero(~record["finite"][c]):
-            cli.log(f"WARNING {c} seed {s} went non-finite at step {record['stopped_at'][c][s]}; left out")
+    for c in mnist.CONDITIONS:  # one line per seed that a score leaves out, never averaged in
+        for s, why in mnist.left_out_seeds(record, c):
+            cli.log(f"WARNING {c} seed {s} {why} (left out of those scores); use a smaller --lr")
     out = cli.finish(run)
     print(report.format_table(*claims.mnist_summary_table(record)))
     print(claims.mnist_summary_key() + "\n\n" + verdicts.claims_text(summary["claims"]))

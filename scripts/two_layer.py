@@ -93,7 +93,8 @@ def _train(cfg, s, i, n, save_weights):
     r = token_grid.run_setting(s, cfg.train, n_seeds=cfg.n_seeds, seed=cfg.seed, spec=cfg.spec, d_out=cfg.d_out,
                                block=cfg.block, on_block=progress)
     for k, step in token_grid.nonfinite_seeds(r):
-        cli.log(f"  WARNING {s.tag} seed {k} went non-finite at step {step} (--on_nonfinite={cfg.train.on_nonfinite})")
+        cli.log(f"  WARNING {s.tag} seed {k} went non-finite at step {step} (--on_nonfinite={cfg.train.on_nonfinite}); "
+                "use a smaller --lr")
     return token_grid.setting_result(s, r), token_grid.token_coords(r) if save_weights else None
 
 
