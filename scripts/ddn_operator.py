@@ -31,7 +31,7 @@ flags.DEFINE_integer("n_views", 3, "Views per point.", lower_bound=1)
 flags.DEFINE_float("tau", 0.5, "Temperature of L_tri / L_nce (> 0).")
 cli.define_seed("seed", 0, "Seed of the network and the population.")
 cli.define_run_flags("runs/ddn_operator", resume=False, what="Output directory.")
-cli.register_numbers("sizes", int, 1, min_len=2)
+cli.register_numbers("sizes", int, 1, min_len=2, unique=False)  # layers may have equal widths
 cli.register_numbers("sigmas", float, 0)
 cli.register_numbers("betas", float)
 flags.register_validator("tau", lambda v: v > 0, "--tau must be > 0")

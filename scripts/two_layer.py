@@ -121,7 +121,8 @@ def main(argv):
         acts=tuple(FLAGS.acts), betas=cli.ints(FLAGS.betas), ps=cli.ints(FLAGS.Ps), losses=tuple(FLAGS.losses),
         bns=tuple(FLAGS.bn), zetas=cli.floats(FLAGS.zeta), n_seeds=FLAGS.n_seeds, seed=FLAGS.seed, d_out=FLAGS.d_out,
         block=FLAGS.block, spec=tokens.TokenSpec(n_generators=FLAGS.n_generators, n_positions=FLAGS.n_positions,
-                                                 n_tokens=FLAGS.n_tokens, n_fixed=FLAGS.n_fixed),
+                                                 n_tokens=FLAGS.n_tokens, n_fixed=FLAGS.n_fixed,  # P: per setting
+                                                 n_candidates=min(_S.n_candidates, FLAGS.n_tokens)),
         train=two_layer.TrainConfig(tau=FLAGS.tau, normalize=FLAGS.normalize, lr=FLAGS.lr, momentum=FLAGS.momentum,
                                     weight_decay=FLAGS.weight_decay, batch_size=FLAGS.batch_size, steps=FLAGS.steps,
                                     quadratic_form=FLAGS.quadratic_form, on_nonfinite=FLAGS.on_nonfinite))

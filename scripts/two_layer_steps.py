@@ -53,11 +53,8 @@ OUTPUTS = ("results.json", "results.csv", "steps.md")
 def _reference(reference, loss, bn):
     if reference is None:
         return [], "–"
-    path = Path(reference)
-    if not path.is_file():
-        cli.fail(f"--reference={reference} is not a file (a scripts/two_layer.py results.json)")
-    res = cli.or_fail(io.read_json, path)
-    rows = [r for r in res.get("rows", []) if r["loss"] == loss and r["bn"] == bn]
+    res = cli.read_run_json(Path(reference), script="scripts/two_layer.py", flag="--reference", keys=("rows", "config"))
+    rows = [r for r in res["rows"] if isinstance(r, dict) and r.get("loss") == loss and r.get("bn") == bn]
     if not rows:
         cli.fail(f"--reference={reference} has no rows with loss {loss} and bn {bn}")
     return rows, f"lr {res['config']['train']['lr']:g}, {res['config']['train']['steps']} steps"
