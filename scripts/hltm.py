@@ -66,7 +66,7 @@ def _train(cfg, s, i, n):
 
     r = hltm_grid.run_setting(s, cfg, on_epoch=progress)
     for k in [k for k, ok in enumerate(r["finite"]) if not ok]:  # left out of the means, never averaged in
-        cli.log(f"WARNING {s.tag} seed {k} went non-finite (left out of the means); use a smaller --lr")
+        cli.log(f"WARNING {s.tag} seed {k} went non-finite (left out of the means); lower --lr or raise --tau")
     return r, None
 
 

@@ -139,7 +139,7 @@ def main(argv):
     summary = _write(run.path, record, cfg, data)
     for c in mnist.CONDITIONS:  # one line per seed that a score leaves out, never averaged in
         for s, why in mnist.left_out_seeds(record, c):
-            cli.log(f"WARNING {c} seed {s} {why} (left out of those scores); use a smaller --lr")
+            cli.log(f"WARNING {c} seed {s} {why} (left out of those scores); lower --lr or raise --tau")
     out = cli.finish(run)
     print(report.format_table(*claims.mnist_summary_table(record)))
     print(claims.mnist_summary_key() + "\n\n" + verdicts.claims_text(summary["claims"]))

@@ -94,7 +94,7 @@ def _train(cfg, s, i, n, save_weights):
                                block=cfg.block, on_block=progress)
     for k, step in token_grid.nonfinite_seeds(r):
         cli.log(f"  WARNING {s.tag} seed {k} went non-finite at step {step} (--on_nonfinite={cfg.train.on_nonfinite}); "
-                "use a smaller --lr")
+                "lower --lr or raise --tau")
     return token_grid.setting_result(s, r), token_grid.token_coords(r) if save_weights else None
 
 
