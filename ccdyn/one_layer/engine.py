@@ -531,8 +531,8 @@ def range_problems(ds64: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, 
         "use --x64 or rescale the data (--data_path / the data flags)"
     problems = []
     if np.max(u_ref) > 0 and not np.all(np.isfinite(u_dt)) or scale > info.max / 1e3:
-        size = "overflows" if scale == np.inf else f"reaches {scale:.1e},"
-        problems.append(f"||A(w) w|| {size} beyond {name}'s range (the data's largest entry is {top:.1e}): {fix}")
+        size = f"overflows (the data's largest entry is {top:.1e})" if scale == np.inf else f"reaches {scale:.1e}"
+        problems.append(f"||A(w) w|| {size}, beyond {name}'s range: {fix}")
     elif np.max(u_ref) > 0 and np.all(u_dt[u_ref > 0] < info.tiny if wide else u_dt[u_ref > 0] == 0):
         size = f"is about {scale:.1e}" if scale > 0 else f"vanishes (the data's largest entry is {top:.1e})"
         problems.append(f"||A(w) w|| {size}, which is 0 in {name}: " + (fix if scale > 0 else fix.split("use --x64 or ")[-1]))
