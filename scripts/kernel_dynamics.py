@@ -95,6 +95,11 @@ def main(argv):
     io.save_figure(out / "mc_rate.png", figures.mc_rate_figure(mc["Ms"], mc["rms"], mc["fit"]))
     cli.log("Figs. 5-6 (float32) ...")
     crec = clusters.cluster_study(cc, log=cli.log)
+    for name, k, n in [(nm, r["non_finite_seeds"], r["n"]) for nm, r in crec["summaries"].items()] + [
+            (f"grid {g['vary']} = {g['value']:g}, {g['model']}", g["non_finite_seeds"], g["n"]) for g in crec["grid"]]:
+        if k:  # left out of the means and intervals (NaN-aware), named here
+            cli.log(f"WARNING {name}: {k} of {n} seeds went non-finite (left out of the means); raise --tau / --taus "
+                    "or lower the step sizes")
     io.write_json(out / "clusters.json", {**run, **{k: v for k, v in crec.items() if k not in ("curves", "snapshots")}})
     for dim in cc.dims:
         cur = {k[4:]: v for k, v in crec["curves"].items() if k.startswith(f"{dim}-D ")}

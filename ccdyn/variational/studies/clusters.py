@@ -8,6 +8,7 @@ config's fields, explained in docs/variational.md.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 import numpy as np
 
@@ -54,8 +55,10 @@ def _curves(res):
     out = {}
     for k in ("ratio", "silhouette", "uniformity"):
         x = res[k]
-        m = np.nanmean(x, 0)
-        h = 1.96 * np.nanstd(x, 0, ddof=1) / np.sqrt(np.sum(np.isfinite(x), 0))
+        with warnings.catch_warnings():  # a record with fewer than 2 finite seeds has a NaN mean or interval
+            warnings.simplefilter("ignore", RuntimeWarning)
+            m = np.nanmean(x, 0)
+            h = 1.96 * np.nanstd(x, 0, ddof=1) / np.sqrt(np.sum(np.isfinite(x), 0))
         out[k] = {"mean": m, "lo": m - h, "hi": m + h}
     return out
 
