@@ -133,8 +133,7 @@ def main(argv):
         if done == cfg.train.steps or done % max(FLAGS.block, cfg.train.steps // 10) == 0:
             m = [v[np.isfinite(v)].mean() if np.isfinite(v).any() else np.nan  # over the finite runs, no warning
                  for v in np.asarray(losses).reshape(-1, 2).T]
-            cli.log(f"  step {done}/{cfg.train.steps}  mean loss no_aug {m[0]:.4f}  aug {m[1]:.4f}  "
-                    f"{time.time() - t0:.0f} s")
+            cli.log(f"  step {done}/{cfg.train.steps}  mean loss no_aug {m[0]:.4f}  aug {m[1]:.4f}  {time.time() - t0:.0f} s")
 
     record = mnist.run(images, cfg, block=FLAGS.block, on_block=progress)
     summary = _write(run.path, record, cfg, data)
