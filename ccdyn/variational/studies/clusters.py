@@ -51,6 +51,12 @@ def _name(model, start, act, signed=False):
     return model + tag
 
 
+def _finite_mean(x) -> float:
+    """Mean of the finite entries of ``x`` (NaN, without a warning, when there are none)."""
+    x = np.asarray(x, float)
+    return float(x[np.isfinite(x)].mean()) if np.isfinite(x).any() else float("nan")
+
+
 def _curves(res):
     out = {}
     for k in ("ratio", "silhouette", "uniformity"):
@@ -80,7 +86,7 @@ def cluster_study(c: ClusterStudyConfig = ClusterStudyConfig(), log=None) -> dic
             log(f"  {name}: {c.n_seeds} seeds x {c.steps} steps")
             res = cl.run(cfg)
             summaries[name] = {"config": dataclasses.asdict(cfg), **cl.kept_summary(res, refs[dim], c.at),
-                               "loss_mean": {t: float(np.nanmean(res["loss"][:, int(np.argmin(np.abs(res["iters"] - t)))]))
+                               "loss_mean": {t: _finite_mean(res["loss"][:, int(np.argmin(np.abs(res["iters"] - t)))])
                                              for t in c.at},
                                "positive_orthant_share_end_seed0": float(np.mean(np.all(res["snapshots"][-1] >= 0, 1)))}
             curves[name] = {"iters": res["iters"], **_curves(res)}
