@@ -18,8 +18,9 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-__all__ = ["Pairwise", "get_pairwise", "uniform", "gaussian", "infonce", "sq_dists", "KINDS"]
+__all__ = ["Pairwise", "get_pairwise", "uniform", "gaussian", "infonce", "sq_dists", "degenerate_tau", "KINDS"]
 
 KINDS = ("uniform", "gaussian")
 
@@ -68,6 +69,28 @@ def infonce(f, tau: float):
     logits = -0.5 * sq_dists(f) / tau
     logits = jnp.where(jnp.eye(n, dtype=bool), -jnp.inf, logits)
     return jax.lax.stop_gradient(jax.nn.softmax(logits, axis=1))
+
+
+def degenerate_tau(g, dtype) -> tuple:
+    """(tau_min, delta): below ``tau_min`` the Gaussian alpha of Lemma 1 is 0 or 1 in ``dtype`` at most
+    of the nodes whose 1-D features are the rows of ``g`` (k, n) (g = h(w^T x0) at k probe w, Cor. 2).
+
+    At one node, a pair of distinct features contributes exp(-delta_ij^2 / 2 tau) delta_ij^2 to the
+    energy; it underflows below ``dtype``'s smallest normal number (``tiny``) once delta_ij^2 / 2 tau >
+    ln(1 / tiny) (708 in float64, 87 in float32). When that holds for the node's closest distinct pair
+    (delta, the smallest non-zero |g_i - g_j| of the features rounded to ``dtype``) it holds for all:
+    alpha is 1 on equal features and 0 elsewhere, the energy and A(w) w are 0 (or rounding noise) and
+    every start looks stationary. Returns
+    the median over the rows of delta^2 / (2 ln(1 / tiny)) and the median delta (rows with all features
+    equal are left out; (0, 0) if all are)."""
+    g = np.sort(np.asarray(g).astype(np.dtype(dtype)).astype(np.float64), axis=-1).reshape(-1, np.shape(g)[-1])
+    gaps = np.diff(g, axis=1)
+    gaps = np.where(gaps > 0, gaps, np.inf).min(axis=1)
+    gaps = gaps[np.isfinite(gaps)]
+    if gaps.size == 0:
+        return 0.0, 0.0
+    delta = float(np.median(gaps))
+    return delta ** 2 / (2.0 * -np.log(np.finfo(np.dtype(dtype)).tiny)), delta
 
 
 @dataclasses.dataclass(frozen=True)

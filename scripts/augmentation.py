@@ -13,6 +13,7 @@ that scripts/basins.py --data=file --data_path=... --aug=shift reproduces a row)
 from __future__ import annotations
 
 import dataclasses
+import fractions
 import time
 
 from absl import flags
@@ -58,11 +59,25 @@ flags.DEFINE_enum("shift_act", "gelu", activations.ACTIVATIONS, "Activation of t
 flags.DEFINE_list("shift_ranges", ["0", "1", "4"], "Largest shifts r of the shift study (0: none; integers >= 0).")
 cli.define_seed("data_seed", 0, "Seed of the shift-study patterns.")
 cli.define_run_flags("results/theory/augmentation", resume=False, what="Where the outputs go.")
+cli.register_unique("ranges", fractions.Fraction)  # the config checks the entries; 1/2 and 0.5 repeat
+cli.register_subset("acts", activations.ACTIVATIONS)
+cli.register_unique("basin_acts", allow_empty=True)  # none: no basins engine
+cli.register_numbers("ripple_views", int, 2, min_len=2)
+cli.register_numbers("shift_ranges", int, 0)
+SIZES = ("n_grid", "views_per_circle", "ripple_views", "min_views", "tile", "n_init", "shift_n_init", "shift_m", "shift_d")
+
+
+def _memory(**f) -> int:  # float64 bytes: 8 arrays of grid (or tile) x the 9 circle points x views; the shift tiles
+    views, tile = max(f["--views_per_circle"], f["--ripple_views"], f["--min_views"]), f["--tile"]
+    shift = 2 ** f["--shift_m"] * f["--shift_d"] ** 2 * min(tile, f["--shift_n_init"])
+    return 64 * (9 * views * (f["--n_grid"] + min(tile, f["--n_init"])) + shift)
 
 
 def main(argv):
     del argv
     t_start = time.time()
+    cli.check_memory_of(_memory, *cli.sizes_of(FLAGS, SIZES), "8 float64 arrays of (n_grid + tile) x 9 points x "
+                        "max(views_per_circle, ripple_views) + of tile x 2^shift_m x shift_d^2")
     values = {f.name: FLAGS[f.name].value for f in dataclasses.fields(augmentation.AugmentationConfig)}
     values.update(ripple_views=cli.ints(FLAGS.ripple_views), shift_ranges=cli.ints(FLAGS.shift_ranges))
     try:  # the config validates every flag; its message names the flag

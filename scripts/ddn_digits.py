@@ -51,6 +51,8 @@ def main(argv):
         t1 = time.time()
         rows += digits.run_variants([v], FLAGS.n_seeds, FLAGS.seed, config["checkpoints"], base)
         cli.log(f"{v}: {time.time() - t1:.0f} s")
+        for k in rows[-1].get("nonfinite_seeds", []):  # left out of the means, never averaged in
+            cli.log(f"WARNING {v} seed {k} went non-finite (left out of the means); lower --lr or raise --tau")
     header = ["variant"] + [f"step {c}" for c in rows[0]["checkpoints"]]
     body = [[r["variant"]] + [f"{100 * m:.1f} ± {100 * s:.1f}" for m, s in zip(r["mean"], r["std"])] for r in rows]
     io.write_json(out / "digits.json", {**cli.run_record("scripts/ddn_digits.py"), "config": config, "rows": rows,

@@ -11,6 +11,7 @@ delta_lower, |N_mu|) with the other two held at a reference. The medians are in 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from absl import flags
@@ -26,16 +27,19 @@ flags.DEFINE_list("readings", ["paper"], f"Readings to draw, from {', '.join(hlt
 flags.DEFINE_enum("arrangement", "op", ["op", "op_authors"], "||OP||_F as the paper arranges it, or the authors'.")
 cli.define_run_flags("runs/ddn_figures", resume=False, what="Output directory.")
 cli.register_subset("readings", hltm.READINGS)
+cli.register_unique("run_dirs", os.path.realpath)
 
 
 def main(argv):
     del argv
     records = []
-    for d in FLAGS.run_dirs:
+    for d in FLAGS.run_dirs:  # each a finished hltm run (checked before anything is written)
+        cli.read_run_json(Path(d) / "results.json", script="scripts/hltm.py", flag="--run_dirs", keys=("rows",))
         runs = sorted((Path(d) / "runs").glob("*.json"))
         if not runs:
             cli.fail(f"--run_dirs: {d} has no runs/*.json")
-        records += [io.read_json(p) for p in runs]
+        records += [cli.read_run_json(p, script="scripts/hltm.py", flag="--run_dirs", keys=("setting", "nc", "op", "op_authors"))
+                    for p in runs]
     config = {"run_dirs": list(FLAGS.run_dirs), "readings": list(FLAGS.readings), "arrangement": FLAGS.arrangement}
     run = cli.open_run_dir(FLAGS.output_dir, config, script="scripts/ddn_figures.py", outputs=OUTPUTS,
                            overwrite=FLAGS.overwrite, can_resume=False)

@@ -12,6 +12,7 @@ operator.csv (every row) and prints the largest relative difference per (loss, b
 
 from __future__ import annotations
 
+import math
 import time
 
 import jax
@@ -30,7 +31,7 @@ flags.DEFINE_integer("n_views", 3, "Views per point.", lower_bound=1)
 flags.DEFINE_float("tau", 0.5, "Temperature of L_tri / L_nce (> 0).")
 cli.define_seed("seed", 0, "Seed of the network and the population.")
 cli.define_run_flags("runs/ddn_operator", resume=False, what="Output directory.")
-cli.register_numbers("sizes", int, 1, min_len=2)
+cli.register_numbers("sizes", int, 1, min_len=2, unique=False)  # layers may have equal widths
 cli.register_numbers("sigmas", float, 0)
 cli.register_numbers("betas", float)
 flags.register_validator("tau", lambda v: v > 0, "--tau must be > 0")
@@ -47,6 +48,11 @@ def main(argv):
     out = run.path
     rows = operator.residue_study(jax.random.PRNGKey(FLAGS.seed), tuple(config["sizes"]), FLAGS.n, FLAGS.n_views,
                                   FLAGS.tau, config["sigmas"], config["betas"])
+    bad = sorted({r["loss"] for r in rows if not math.isfinite(r["rel"])})  # never a table of inf / nan
+    if bad:
+        cli.fail(f"--tau={FLAGS.tau:g}: the descent of {', '.join(bad)} is not finite (exp(-d^2 / tau) beyond float64's "
+                 "range); use a larger --tau" if set(bad) - {"simp"} else f"the descent of {', '.join(bad)} is not "
+                 "finite for this network; use another --seed or smaller --sizes")
     keys = ["loss", "beta", "sigma", "layer", "branch", "rel", "sigma_aug2"]
     io.write_csv(out / "operator.csv", keys, [[r[k] for k in keys] for r in rows])
     worst = {}

@@ -53,7 +53,6 @@ flags.register_multi_flags_validator(["batch_size", "samples_per_epoch"],
                                      lambda f: f["samples_per_epoch"] >= f["batch_size"],
                                      "--samples_per_epoch must be >= --batch_size")
 
-
 OUTPUTS = ("runs", "results.json", "results.csv", "table6_*.md", "table4_*.md", "op_*.png")
 
 
@@ -65,7 +64,10 @@ def _train(cfg, s, i, n):
         if epoch in shown:
             cli.log(f"[{i + 1}/{n}] {s.tag}: epoch {epoch}/{cfg.epochs}  loss {loss:.4f}  {time.time() - t1:.0f} s")
 
-    return hltm_grid.run_setting(s, cfg, on_epoch=progress), None
+    r = hltm_grid.run_setting(s, cfg, on_epoch=progress)
+    for k in [k for k, ok in enumerate(r["finite"]) if not ok]:  # left out of the means, never averaged in
+        cli.log(f"WARNING {s.tag} seed {k} went non-finite (left out of the means); lower --lr or raise --tau")
+    return r, None
 
 
 def _verdicts(rows, readings):
@@ -96,10 +98,8 @@ def main(argv):
         widths=cli.ints(FLAGS.widths), deltas_lower=cli.floats(FLAGS.deltas_lower), n_seeds=FLAGS.n_seeds,
         seed=FLAGS.seed, tau=FLAGS.tau, lr=FLAGS.lr, batch_size=FLAGS.batch_size,
         samples_per_epoch=FLAGS.samples_per_epoch, epochs=FLAGS.epochs, n_eval=FLAGS.n_eval, eval_every=FLAGS.eval_every)
-    sizes = [{"--depths": max(c.depths), "--widths": max(c.widths), "--n_seeds": c.n_seeds,
-              "--batch_size": c.batch_size, "--n_eval": c.n_eval} for c in (cfg, _G)]
-    cli.check_memory_of(_memory, *sizes, "float32 n_seeds x (3 x the parameters + the activations of 3 batch_size "
-                        "+ n_eval samples, 2^L (|N| + 1) each)")
+    cli.check_memory_of(_memory, *cli.sizes_of(FLAGS, ("depths", "widths", "n_seeds", "batch_size", "n_eval")),
+                        "float32 n_seeds x (3 x the parameters + the activations of 3 batch_size + n_eval samples)")
     settings = cfg.settings()  # process 0 alone writes; the settings are spread over the processes
     run, _ = cli.open_run_of_process_0(pid, n_proc, FLAGS.output_dir, cfg.run_config(), script="scripts/hltm.py",
                                        outputs=OUTPUTS, overwrite=FLAGS.overwrite, resume=FLAGS.resume)

@@ -65,8 +65,17 @@ def _curves_csv(curves):
     return head, rows
 
 
+def _memory(**f) -> int:  # bytes: every seed's records, net (weights, gradients) and n x n scores; the MC
+    n, w = 4 * _C.per_cluster, max(max(m[3] for m in _C.models), f["--widths"])
+    records = max(f["--steps"], f["--grid_steps"]) // f["--record_every"] + 1
+    return 4 * f["--n_seeds"] * (4 * n * records + 12 * w * w + 8 * n * w + 4 * n * n) + 8 * 24 * f["--mc_seeds"] * f["--mc_Ms"]
+
+
 def main(argv):
     del argv
+    sizes = cli.sizes_of(FLAGS, ("n_seeds", "steps", "grid_steps", "record_every", "widths", "mc_seeds", "mc_Ms"))
+    cli.check_memory_of(_memory, *sizes, f"float32 n_seeds x (4 n (steps / record_every + 1) + 12 M^2 + 8 n M + 4 n^2) "
+                        f"for n = {4 * _C.per_cluster} points and width M, + float64 24 mc_seeds x max mc_Ms")
     kc = kernel.KernelConfig(mc_Ms=cli.ints(FLAGS.mc_Ms), mc_seeds=FLAGS.mc_seeds, seed=FLAGS.seed)
     cc = clusters.ClusterStudyConfig(dims=cli.ints(FLAGS.dims), steps=FLAGS.steps, record_every=FLAGS.record_every,
                                   tau=FLAGS.tau, n_seeds=FLAGS.n_seeds, grid_steps=FLAGS.grid_steps,
@@ -86,6 +95,11 @@ def main(argv):
     io.save_figure(out / "mc_rate.png", figures.mc_rate_figure(mc["Ms"], mc["rms"], mc["fit"]))
     cli.log("Figs. 5-6 (float32) ...")
     crec = clusters.cluster_study(cc, log=cli.log)
+    for name, k, n in [(nm, r["non_finite_seeds"], r["n"]) for nm, r in crec["summaries"].items()] + [
+            (f"grid {g['vary']} = {g['value']:g}, {g['model']}", g["non_finite_seeds"], g["n"]) for g in crec["grid"]]:
+        if k:  # left out of the means and intervals (NaN-aware), named here
+            cli.log(f"WARNING {name}: {k} of {n} seeds went non-finite (left out of the means); raise --tau / --taus "
+                    "or lower the step sizes")
     io.write_json(out / "clusters.json", {**run, **{k: v for k, v in crec.items() if k not in ("curves", "snapshots")}})
     for dim in cc.dims:
         cur = {k[4:]: v for k, v in crec["curves"].items() if k.startswith(f"{dim}-D ")}

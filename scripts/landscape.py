@@ -18,12 +18,13 @@ import time
 from absl import flags
 
 import jax
+import jax.numpy as jnp
 
 jax.config.update("jax_enable_x64", True)
 
 from ccdyn import activations, cli, data, io, pairwise  # noqa: E402
 from ccdyn.data import files  # noqa: E402
-from ccdyn.one_layer import figures  # noqa: E402
+from ccdyn.one_layer import engine, figures  # noqa: E402
 from ccdyn.one_layer.studies import landscape_fig8  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -62,6 +63,11 @@ def main(argv):
     user = cli.or_fail(files.load_dataset, cfg.data_path) if cfg.data_path else None
     cli.check_memory(*landscape_fig8.memory_estimate(cfg, None if user is None else user.n))
     ds = cli.or_fail(landscape_fig8.points, cfg, user)
+    pw = cli.or_fail(pairwise.get_pairwise, cfg.alpha, cfg.tau)
+    for name in cfg.acts:  # the data's scale against float64, and a Gaussian alpha that is not 0 / 1
+        act = activations.get_activation(name, cfg.leaky_slope)
+        for problem in engine.range_problems(ds, act, pw, engine.Dynamics(), jnp.float64):
+            cli.fail(f"{problem} (--acts={name})" if problem.startswith("--") else f"--data_path={cfg.data_path}: {problem}")
     run = cli.open_run_dir(FLAGS.output_dir, dataclasses.asdict(cfg), script="scripts/landscape.py",
                            outputs=OUTPUTS, overwrite=FLAGS.overwrite, can_resume=False)
     out = run.path

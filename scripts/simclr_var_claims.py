@@ -28,9 +28,6 @@ cli.define_overwrite("--output and the .csv beside it")
 
 def main(argv):
     del argv
-    missing = [p for p in (FLAGS.sphere, FLAGS.kernel, FLAGS.clusters) if not Path(p).is_file()]
-    if missing:
-        cli.fail(f"missing {', '.join(missing)}: run scripts/ntxent_sphere.py and scripts/kernel_dynamics.py first")
     sphere = cli.read_run_json(FLAGS.sphere, script="scripts/ntxent_sphere.py", flag="--sphere",
                                keys=("prop21", "fig3", "thm32", "propA1", "lemmaA2"))
     kernel, clusters = (cli.read_run_json(p, script="scripts/kernel_dynamics.py", flag=f, keys=("verdicts",))

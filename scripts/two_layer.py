@@ -74,6 +74,12 @@ flags.register_multi_flags_validator(["n_fixed", "n_positions"], lambda f: f["n_
                                      "--n_fixed must be <= --n_positions")
 
 OUTPUTS = ("runs", "results.json", "results.csv", "chi_*.png", "weights.*", "table1.*")  # table1: two_layer_table.py
+SIZES = ("n_seeds", "batch_size", "n_positions", "n_tokens", "d_out", "betas", "Ps")  # the flags of the memory estimate
+
+
+def _memory(**f) -> int:  # token_grid.memory_estimate's bytes at these flag values (the largest beta P)
+    width = max(f["--n_tokens"], f["--betas"] * f["--Ps"], f["--d_out"])
+    return 16 * 4 * f["--n_seeds"] * 2 * f["--batch_size"] * f["--n_positions"] * width
 
 
 def _train(cfg, s, i, n, save_weights):
@@ -87,7 +93,8 @@ def _train(cfg, s, i, n, save_weights):
     r = token_grid.run_setting(s, cfg.train, n_seeds=cfg.n_seeds, seed=cfg.seed, spec=cfg.spec, d_out=cfg.d_out,
                                block=cfg.block, on_block=progress)
     for k, step in token_grid.nonfinite_seeds(r):
-        cli.log(f"  WARNING {s.tag} seed {k} went non-finite at step {step} (--on_nonfinite={cfg.train.on_nonfinite})")
+        cli.log(f"  WARNING {s.tag} seed {k} went non-finite at step {step} (--on_nonfinite={cfg.train.on_nonfinite}); "
+                "lower --lr or raise --tau")
     return token_grid.setting_result(s, r), token_grid.token_coords(r) if save_weights else None
 
 
@@ -114,11 +121,12 @@ def main(argv):
         acts=tuple(FLAGS.acts), betas=cli.ints(FLAGS.betas), ps=cli.ints(FLAGS.Ps), losses=tuple(FLAGS.losses),
         bns=tuple(FLAGS.bn), zetas=cli.floats(FLAGS.zeta), n_seeds=FLAGS.n_seeds, seed=FLAGS.seed, d_out=FLAGS.d_out,
         block=FLAGS.block, spec=tokens.TokenSpec(n_generators=FLAGS.n_generators, n_positions=FLAGS.n_positions,
-                                                 n_tokens=FLAGS.n_tokens, n_fixed=FLAGS.n_fixed),
+                                                 n_tokens=FLAGS.n_tokens, n_fixed=FLAGS.n_fixed,  # P: per setting
+                                                 n_candidates=min(_S.n_candidates, FLAGS.n_tokens)),
         train=two_layer.TrainConfig(tau=FLAGS.tau, normalize=FLAGS.normalize, lr=FLAGS.lr, momentum=FLAGS.momentum,
                                     weight_decay=FLAGS.weight_decay, batch_size=FLAGS.batch_size, steps=FLAGS.steps,
                                     quadratic_form=FLAGS.quadratic_form, on_nonfinite=FLAGS.on_nonfinite))
-    cli.check_memory(*token_grid.memory_estimate(cfg))
+    cli.check_memory_of(_memory, *cli.sizes_of(FLAGS, SIZES), token_grid.memory_estimate(cfg)[2])
     settings = cfg.settings()  # process 0 alone writes; the settings are spread over the processes
     run, _ = cli.open_run_of_process_0(pid, n_proc, FLAGS.output_dir, cfg.run_config(), script="scripts/two_layer.py",
                                        outputs=OUTPUTS, overwrite=FLAGS.overwrite, resume=FLAGS.resume)

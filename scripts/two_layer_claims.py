@@ -34,6 +34,8 @@ def main(argv):
     if not root.is_dir():
         cli.fail(f"--root={FLAGS.root} is not a directory")
     found = sorted(root.glob("*/results.json")) + sorted(root.glob("*/*/results.json"))
+    if not found:
+        cli.fail(f"--root={FLAGS.root} holds no grid (no */results.json); run scripts/two_layer.py first")
     grids = {p.parent.relative_to(root).as_posix(): cli.read_run_json(p, script=GRID_SCRIPTS, flag="--root",
                                                                       keys=("config", "rows")) for p in found}
     cli.check_new_files([root / n for n in ("claims.md", "claims.json", "summary.md")], overwrite=FLAGS.overwrite,

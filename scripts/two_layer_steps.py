@@ -53,11 +53,8 @@ OUTPUTS = ("results.json", "results.csv", "steps.md")
 def _reference(reference, loss, bn):
     if reference is None:
         return [], "–"
-    path = Path(reference)
-    if not path.is_file():
-        cli.fail(f"--reference={reference} is not a file (a scripts/two_layer.py results.json)")
-    res = cli.or_fail(io.read_json, path)
-    rows = [r for r in res.get("rows", []) if r["loss"] == loss and r["bn"] == bn]
+    res = cli.read_run_json(Path(reference), script="scripts/two_layer.py", flag="--reference", keys=("rows", "config"))
+    rows = [r for r in res["rows"] if isinstance(r, dict) and r.get("loss") == loss and r.get("bn") == bn]
     if not rows:
         cli.fail(f"--reference={reference} has no rows with loss {loss} and bn {bn}")
     return rows, f"lr {res['config']['train']['lr']:g}, {res['config']['train']['steps']} steps"
@@ -71,7 +68,13 @@ def main(argv):
     grid = token_grid.GridConfig(acts=tuple(FLAGS.acts), betas=cli.ints(FLAGS.betas), ps=cli.ints(FLAGS.Ps),
                                  losses=(FLAGS.loss,), bns=(FLAGS.bn,), n_seeds=FLAGS.n_seeds, seed=FLAGS.seed,
                                  block=FLAGS.block, train=two_layer.TrainConfig(lr=FLAGS.lr, steps=checkpoints[-1]))
-    cli.check_memory(*token_grid.memory_estimate(grid))
+    def memory(**f):  # token_grid.memory_estimate's bytes at these flag values (the largest beta P)
+        width = max(grid.spec.n_tokens, f["--betas"] * f["--Ps"], grid.d_out)
+        return 16 * 4 * f["--n_seeds"] * 2 * grid.train.batch_size * grid.spec.n_positions * width
+
+    cli.check_memory_of(memory, *[{"--n_seeds": n, "--betas": max(cli.ints(b)), "--Ps": max(cli.ints(p))} for n, b, p in
+                                  ((FLAGS.n_seeds, FLAGS.betas, FLAGS.Ps), (3, ["5"], ["10"]))],
+                        token_grid.memory_estimate(grid)[2])
     config = {**grid.run_config(), "acts": grid.acts, "betas": grid.betas, "ps": grid.ps, "loss": FLAGS.loss,
               "bn": FLAGS.bn, "checkpoints": checkpoints, "reference": FLAGS.reference}
     run = cli.open_run_dir(FLAGS.output_dir, config, script="scripts/two_layer_steps.py", outputs=OUTPUTS,

@@ -25,10 +25,12 @@ flags.DEFINE_string("act", "relu", "Activation whose rows are tabulated.")
 
 def main(argv):
     del argv
-    run = Path(FLAGS.run)
-    if not (run / "results.json").exists():
-        cli.fail(f"--run={FLAGS.run}: no results.json there (run scripts/two_layer.py first)")
-    cells = claims.table1_cells(io.read_json(run / "results.json")["rows"], FLAGS.act)
+    run = Path(FLAGS.run)  # a finished two_layer grid, checked before anything is written
+    rows = cli.read_run_json(run / "results.json", script="scripts/two_layer.py", flag="--run", keys=("rows",))["rows"]
+    if not all(isinstance(r, dict) and {"act", "bn", "beta", "chi_plus", "n_candidates"} <= set(r) for r in rows):
+        cli.fail(f"--run: {run / 'results.json'} has rows without act, bn, beta, chi_plus or n_candidates; "
+                 "re-run scripts/two_layer.py")
+    cells = claims.table1_cells(rows, FLAGS.act)
     if not cells:
         cli.fail(f"--act={FLAGS.act}: no rows of that activation in {run / 'results.json'}")
     md = claims.table1_markdown(cells)

@@ -40,3 +40,32 @@ def test_pairwise_choice_validates():
         pairwise.get_pairwise("gaussian", 0.0)
     with pytest.raises(ValueError, match="tau=-1"):
         pairwise.infonce(jnp.ones((3, 2)), -1)
+
+
+@pytest.mark.parametrize("dtype", [jnp.float32, jnp.float64])
+def test_degenerate_tau_is_where_the_gaussian_alpha_turns_0_or_1(dtype):
+    """Against the alpha matrix itself, computed in ``dtype`` (data of another scale and shape than any
+    the threshold was looked at on): below tau_min / 2 most nodes have no pair of distinct features
+    with 0 < alpha < 1, above 2 tau_min most have one."""
+    rng = np.random.default_rng(11)
+    x = np.concatenate([rng.normal(size=(40, 3)) * 7.3, rng.normal(size=(25, 3)) * 0.02 + 1.0])
+    w = rng.normal(size=(31, 3))
+    g = np.tanh((w / np.linalg.norm(w, axis=1, keepdims=True)) @ x.T)
+    tau_min, delta = pairwise.degenerate_tau(g, dtype)
+    gaps = [np.min(np.diff(np.unique(row.astype(dtype)))) for row in g]  # the closest distinct pair, another route
+    assert delta == pytest.approx(np.median(gaps), rel=1e-12) and tau_min > 0
+
+    def informative_nodes(tau):
+        count = 0
+        for row in g:
+            r = jnp.asarray(row, dtype)
+            a = np.asarray(pairwise.gaussian(r, tau))
+            distinct = np.asarray(r)[:, None] != np.asarray(r)[None, :]
+            count += bool(np.any(distinct & (a > 0) & (a < 1)))
+        return count
+
+    with jax.enable_x64(dtype == jnp.float64):
+        assert informative_nodes(tau_min / 2) <= len(g) // 2
+        assert informative_nodes(2 * tau_min) > len(g) // 2
+        assert informative_nodes(1.0) == len(g)
+    assert pairwise.degenerate_tau(np.zeros((4, 5)), dtype) == (0.0, 0.0)  # no distinct features: nothing to say

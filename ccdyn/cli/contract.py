@@ -33,7 +33,7 @@ from absl import app, flags
 
 from ccdyn import parallel, rundir
 
-__all__ = ["start", "fail", "or_fail", "check_memory", "check_memory_of", "driving_flag", "check_tolerance", "interrupted", "install_signal_handlers"]
+__all__ = ["start", "fail", "or_fail", "check_memory", "check_memory_of", "sizes_of", "driving_flag", "check_tolerance", "interrupted", "install_signal_handlers"]
 
 ACTIVE_RUNS: list = []  # the run directories this process opened (marked failed by start() on an error)
 
@@ -148,6 +148,15 @@ def check_memory_of(estimate, values: dict, defaults: dict, formula: str) -> Non
     need = estimate(**values)
     if need > parallel.device_memory():
         check_memory(need, driving_flag(estimate, values, defaults), formula)
+
+
+def sizes_of(values, names) -> tuple:
+    """(``{"--name": value}``, ``{"--name": default}``) of the integer flags ``names`` in ``values`` (the
+    scripts' ``FLAGS``); a list flag counts by its largest entry: the two dicts :func:`check_memory_of` takes."""
+    def size(v):
+        return max(int(x) for x in v) if isinstance(v, (list, tuple)) else v
+
+    return tuple({f"--{k}": size(getattr(values[k], which)) for k in names} for which in ("value", "default"))
 
 
 def check_tolerance(value: float, flag: str, dtype) -> None:

@@ -1,7 +1,7 @@
 """List flags and their validators: :func:`floats` / :func:`ints` parse a list flag;
 :func:`register_numbers` and :func:`register_subset` register a validator whose one-line message names
 the flag and the accepted range (an empty list, or an entry listed twice, is refused unless the flag
-asks otherwise); :func:`define_seed` is every script's seed flag, bounded to [0, :data:`SEED_MAX`]."""
+asks otherwise); :func:`register_unique` is that refusal alone (for lists of paths or fractions); :func:`define_seed` is every script's seed flag, bounded to [0, :data:`SEED_MAX`]."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import math
 
 from absl import flags
 
-__all__ = ["SEED_MAX", "floats", "ints", "register_numbers", "register_subset", "define_seed", "seed_range"]
+__all__ = ["SEED_MAX", "floats", "ints", "register_numbers", "register_subset", "register_unique", "define_seed",
+           "seed_range"]
 
 # The flags that define_seed defines belong to the script calling it (its --helpshort lists them).
 flags.disclaim_key_flags()
@@ -91,6 +92,15 @@ def register_subset(name: str, allowed) -> None:
     _register_unique(name, str)
 
 
+def register_unique(name: str, kind=str, *, allow_empty: bool = False) -> None:
+    """Validators of a list flag whose entries other validators (or the script's config) check: each entry
+    once (as ``kind``: ``fractions.Fraction`` makes ``1/2,0.5`` a repeat; entries ``kind`` cannot
+    parse are left to those checks) and, unless ``allow_empty``, at least one."""
+    if not allow_empty:
+        flags.register_validator(name, bool, f"--{name} must not be empty (a comma-separated list)")
+    _register_unique(name, kind)
+
+
 def _register_unique(name: str, kind) -> None:
     """A validator refusing a list flag that names an entry twice (``--betas=2,2`` would train twice);
     its message names the repeated entries."""
@@ -98,7 +108,7 @@ def _register_unique(name: str, kind) -> None:
         v = _parse(values or (), kind)
         rep = _repeated(v) if v is not None else []
         if rep:
-            text = ", ".join(f"{x:g}" if isinstance(x, float) else str(x) for x in rep)
+            text = ", ".join(f"{x:g}" if isinstance(x, float) else str(x) for x in rep)  # a Fraction as 1/2
             raise flags.ValidationError(f"--{name} lists {text} more than once; give each value once")
         return True
 

@@ -509,22 +509,41 @@ def range_problems(ds64: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, 
     """Start-up check of the run's dtype against the problem's scale: one line per problem (naming the
     flag to change), empty if none. A(w) w is evaluated at ``n_probe`` random unit w in float64 and in
     ``dtype``: its float64 size must be representable in ``dtype`` with room for the step
-    (``step_size * max ||A(w) w||`` squared must not overflow) and must not vanish there."""
-    if np.dtype(dtype) == np.float64:
-        return []
+    (``step_size * max ||A(w) w||`` squared must not overflow) and must not vanish there (0, or in
+    float64 below its normal range). Where float64 itself gives 0 or inf, A(w) w on the data scaled to
+    max |x| = 1 says whether it should be non-zero (float64 has no wider reference). A Gaussian alpha
+    must not be 0 / 1 to ``dtype``'s precision at most w (:func:`ccdyn.pairwise.degenerate_tau`)."""
+    from ccdyn.pairwise import degenerate_tau  # noqa: PLC0415 -- the check of a Gaussian alpha
+
+    name, info, wide = np.dtype(dtype).name, np.finfo(np.dtype(dtype)), np.dtype(dtype) == np.float64
     W = parallel.init_weights(jax.random.PRNGKey(seed), 0, n_probe, ds64.dim, jnp.float64)
-    u64 = np.linalg.norm(np.asarray(dynamics.ascent(ds64, act, W, pw)), axis=1)
-    u32 = np.linalg.norm(np.asarray(dynamics.ascent(ds64.astype(dtype), act, W.astype(dtype), pw), np.float64), axis=1)
-    info, scale = np.finfo(np.dtype(dtype)), float(np.max(u64))
+    top = float(np.max(np.abs(np.asarray(ds64.x))))
+    with np.errstate(all="ignore"):
+        u64 = np.linalg.norm(np.asarray(dynamics.ascent(ds64, act, W, pw)), axis=1)
+        u_ref = u64  # where A(w) w is non-zero: on the data scaled to max |x| = 1 when float64 gave 0 or inf
+        if not np.all(np.isfinite(u64) & (u64 > 0)) and 0 < top < np.inf:
+            ref = dataclasses.replace(ds64, x=ds64.x / top, x_aug=None if ds64.x_aug is None else ds64.x_aug / top)
+            u_ref = np.linalg.norm(np.asarray(dynamics.ascent(ref, act, W, pw)), axis=1)
+        u_dt = u64 if wide else np.linalg.norm(np.asarray(
+            dynamics.ascent(ds64.astype(dtype), act, W.astype(dtype), pw), np.float64), axis=1)
+    scale = float(np.max(u64)) if np.all(np.isfinite(u64)) else np.inf
+    fix = "rescale the data (--data_path / the data flags)" if wide else \
+        "use --x64 or rescale the data (--data_path / the data flags)"
     problems = []
-    if scale > 0 and not np.all(np.isfinite(u32)) or scale > info.max / 1e3:
-        problems.append(f"||A(w) w|| reaches {scale:.1e}, beyond {np.dtype(dtype).name}'s range: use --x64 or rescale "
-                        "the data (--data_path / the data flags)")
-    elif scale > 0 and np.all(u32[u64 > 0] == 0):
-        problems.append(f"||A(w) w|| is about {scale:.1e}, which is 0 in {np.dtype(dtype).name}: use --x64 or rescale "
-                        "the data (--data_path / the data flags)")
+    if np.max(u_ref) > 0 and not np.all(np.isfinite(u_dt)) or scale > info.max / 1e3:
+        size = f"overflows (the data's largest entry is {top:.1e})" if scale == np.inf else f"reaches {scale:.1e}"
+        problems.append(f"||A(w) w|| {size}, beyond {name}'s range: {fix}")
+    elif np.max(u_ref) > 0 and np.all(u_dt[u_ref > 0] < info.tiny if wide else u_dt[u_ref > 0] == 0):
+        size = f"is about {scale:.1e}" if scale > 0 else f"vanishes (the data's largest entry is {top:.1e})"
+        problems.append(f"||A(w) w|| {size}, which is 0 in {name}: " + (fix if scale > 0 else fix.split("use --x64 or ")[-1]))
     elif dyn.method == "euler_halving" and dyn.step_size * scale > np.sqrt(info.max) / 1e3:
         problems.append(f"--step_size={dyn.step_size:g} times ||A(w) w|| (up to {scale:.1e}) overflows "
-                        f"{np.dtype(dtype).name} in the retraction; use --step_size <= "
-                        f"{np.sqrt(info.max) / 1e3 / scale:.1e} or --x64")
+                        f"{name} in the retraction; use --step_size <= "
+                        f"{np.sqrt(info.max) / 1e3 / scale:.1e}" + ("" if wide else " or --x64"))
+    if pw.kind == "gaussian" and not problems:
+        tau_min, delta = degenerate_tau(act.h(np.asarray(W) @ np.asarray(ds64.x).T), dtype)
+        if pw.tau < tau_min:
+            problems.append(f"--tau={pw.tau:g} makes the Gaussian alpha 0 or 1 in {name} at most w (the closest "
+                            f"distinct features h(w^T x) are about {delta:.1e} apart): every start would look "
+                            f"stationary; use --tau >= {tau_min:.1e} or rescale the data")
     return problems

@@ -85,7 +85,8 @@ def local_maxima(ds: Dataset, act: Activation, pairwise: Pairwise, n_grid: int =
       kink_tol: angular distance (radians) under which a maximum is said to sit on a kink.
 
     Returns:
-      (theta_grid, energy_grid, Maxima) with numpy arrays.
+      (theta_grid, energy_grid, Maxima) with numpy arrays; ``ValueError`` when the energy on the grid
+      is not finite (the data beyond the dtype's range).
     """
     if ds.dim != 2:
         raise ValueError(f"the landscape needs 2-D data, got dimension {ds.dim}")
@@ -94,6 +95,10 @@ def local_maxima(ds: Dataset, act: Activation, pairwise: Pairwise, n_grid: int =
     dtype = ds.x.dtype
     theta = jnp.linspace(-np.pi, np.pi, n_grid + 1, dtype=dtype)[:-1]
     e = np.asarray(energy_on_circle(ds, act, pairwise, theta))
+    if not np.all(np.isfinite(e)):  # no maxima to find: say so rather than "0 maxima"
+        raise ValueError(f"the energy is not finite on {np.sum(~np.isfinite(e))} of the {n_grid} grid angles "
+                         f"(the data's largest entry is {float(np.max(np.abs(np.asarray(ds.x)))):.1e}): "
+                         f"rescale the data")
     idx = _grid_maxima(e, rtol)
     h = 2.0 * np.pi / n_grid
     lo = jnp.asarray(np.asarray(theta)[idx] - h, dtype)

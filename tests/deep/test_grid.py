@@ -64,3 +64,18 @@ def test_figure_panels_hold_the_other_factors_fixed():
     assert set(panels["|N_mu| (depth L 5, delta_lower 0.8)"]) == {"|N_mu| = 2", "|N_mu| = 10"}
     ep, med = panels["delta_lower (depth L 5, |N_mu| 10)"]["delta_lower = 0.9"]["s0"]
     assert list(ep) == [0, 1, 5] and np.allclose(med, 1.0)
+
+
+def test_a_seed_that_went_non_finite_is_left_out_and_counted():
+    """A record whose seed 1 has NaN scores (run_setting's ``finite`` False): the Table 6 means and the
+    figure medians are those of the other seeds, the row counts it; an old record (no ``finite``) is as before."""
+    rec = _record(10, 0.8, _paper_like(10, 0.8))
+    nc = np.asarray(rec["nc"])
+    bad = dict(rec, nc=np.where(np.arange(3)[:, None, None] == 1, np.nan, nc).tolist(), finite=[True, False, True])
+    row, old = hltm_grid.table6_rows([bad])[0], hltm_grid.table6_rows([rec])[0]
+    assert row["n_seeds"] == 2 and row["nonfinite_seeds"] == 1 and "nonfinite_seeds" not in old
+    np.testing.assert_allclose(row["init"]["mean"], np.mean(nc[[0, 2], 0, 0]))
+    np.testing.assert_allclose(old["init"]["mean"], np.mean(nc[:, 0, 0]))
+    curves = hltm_grid.op_curves([dict(bad, op=bad["nc"])], "op")
+    assert all(np.all(np.isfinite(v[1])) for v in curves.values())
+    assert hltm_grid.finite_seeds(rec).tolist() == [True] * 3

@@ -7,7 +7,7 @@ import numpy as np
 
 from ccdyn import activations, data, pairwise
 from ccdyn.data.registry import DataSpec, build_dataset
-from ccdyn.one_layer import basins, engine
+from ccdyn.one_layer import basins, dynamics, engine
 
 UNIFORM = pairwise.get_pairwise("uniform")
 
@@ -84,6 +84,30 @@ def test_underflow_is_told_apart_from_dead_in_float64():
     assert "0 in float32" in engine.range_problems(ds64, act, UNIFORM, dyn, jnp.float32)[0]
     dead = {"w": -np.ones((1, 3), np.float32) / np.sqrt(3), "status": np.array([engine.Status.DEAD], np.int8)}
     assert engine.recheck_dead(data.make_dataset(x64), act, UNIFORM, dead)["status"][0] == engine.Status.DEAD
+
+
+def test_float64_runs_are_checked_against_float64s_range():
+    """Data of size 1e200 / 1e-200 in float64: A(w) w (~ s^2 for ReLU, uniform alpha: 1e400 / 1e-400) is inf /
+    0 there, as A(w) w on the unit-scale data times s^2 predicts; the start-up check names both, without the
+    --x64 hint, and passes the unit-scale data. A Gaussian alpha with tau far below the closest features'
+    spacing is named by --tau, one at the spacing's scale is not."""
+    x = np.random.default_rng(5).normal(size=(12, 3))
+    act, dyn = activations.get_activation("relu"), engine.Dynamics()
+    w = jnp.asarray([[0.6, 0.8, 0.0]])
+    unit = float(jnp.linalg.norm(dynamics.ascent(data.make_dataset(x), act, w)))
+    for s, what in ((1e200, "beyond float64's range"), (1e-200, "which is 0 in float64")):
+        assert np.log10(unit) + 2 * np.log10(s) > 308 if s > 1 else np.log10(unit) + 2 * np.log10(s) < -308
+        ds = data.make_dataset(x * s)
+        u = float(jnp.linalg.norm(dynamics.ascent(ds, act, w)))
+        assert u == 0.0 if s < 1 else not np.isfinite(u)
+        (problem,) = engine.range_problems(ds, act, UNIFORM, dyn, jnp.float64)
+        assert what in problem and "rescale the data" in problem and "--x64" not in problem, problem
+    assert engine.range_problems(data.make_dataset(x), act, UNIFORM, dyn, jnp.float64) == []
+    ds = data.make_dataset(x)
+    spacing = pairwise.degenerate_tau(act.h(np.asarray(x) @ np.eye(3)), jnp.float64)[1]
+    (problem,) = engine.range_problems(ds, act, pairwise.get_pairwise("gaussian", 1e-6 * spacing ** 2), dyn, jnp.float64)
+    assert problem.startswith("--tau=") and "use --tau >= " in problem, problem
+    assert engine.range_problems(ds, act, pairwise.get_pairwise("gaussian", spacing ** 2), dyn, jnp.float64) == []
 
 
 def test_status_enum_is_the_one_vocabulary():

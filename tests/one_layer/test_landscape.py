@@ -43,3 +43,11 @@ def test_maxima_are_local_maxima(name):
     if name == "quadratic":  # smooth activation: every maximum is a critical point of the flow
         assert not m.at_kink.any()
         np.testing.assert_allclose(m.residual, 0.0, atol=1e-9)
+
+
+def test_energy_beyond_float64_is_refused_not_zero_maxima():
+    """Data of size 1e200: E ~ 1e400 is inf on the grid; local_maxima says so instead of finding 0 maxima."""
+    x = np.array([[1.0, 0.2], [-0.3, 1.0], [0.5, -0.8]]) * 1e200
+    with pytest.raises(ValueError, match="energy is not finite on .* rescale the data"):
+        landscape.local_maxima(data.make_dataset(x), activations.get_activation("relu"), pairwise.get_pairwise(),
+                               n_grid=64)

@@ -45,9 +45,10 @@ def test_augmentation_script_end_to_end(tmp_path):
 def test_bad_flags_end_the_script_in_one_line_naming_the_flag(tmp_path):
     with inprocess.script("augmentation") as script:
         for flag, message in [("--ranges=0,1.5", "error: --ranges must be numbers or fractions in [0, 1]"),
-                              ("--basin_acts=gelu", "error: --basin_acts must be a subset of --acts"),
-                              ("--ripple_views=8,a", "error: --ripple_views must be at least two integers >= 2")]:
+                              ("--basin_acts=gelu", "error: --basin_acts must be a subset of --acts")]:
             assert message in inprocess.main_exit(script, flag, f"--output_dir={tmp_path / 'o'}")
+        assert "--ripple_views must be a comma-separated list of at least 2 integers >= 2" in \
+            inprocess.flag_error(script, "--ripple_views=8,a")  # a flag error now, before main
     assert not (tmp_path / "o").exists()
 
 

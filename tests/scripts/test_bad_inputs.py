@@ -19,6 +19,9 @@ def files(tmp_path_factory):
     x = np.random.default_rng(0).normal(size=(40, 4))
     np.savez(d / "small.npz", x=x * 1e-30)
     np.savez(d / "big.npz", x=x * 1e20)
+    for name, scale in (("big200", 1e200), ("tiny200", 1e-200)):  # beyond float64: A(w) w ~ scale^2
+        np.savez(d / f"{name}.npz", x=x * scale)
+        np.savez(d / f"{name}_2d.npz", x=x[:12, :2] * scale)
     np.savez(d / "d1.npz", x=x[:, :1])
     np.savez(d / "nan.npz", x=np.where(np.arange(40)[:, None] * 4 + np.arange(4) == 5, np.nan, x))
     np.save(d / "a.npy", x)
@@ -78,10 +81,15 @@ BASINS = [
     ("--aug=noise --aug_views=1000000", "needs about"),
     ("--resume --overwrite", "--resume and --overwrite exclude each other"),
     ("--target_unseen=1.5", "--target_unseen must lie in (0, 1)"),
+    ("--x64 --data=file --data_path={d}/big200.npz", "overflows (the data's largest entry is 2.4e+200), beyond float64's range: rescale"),
+    ("--x64 --data=file --data_path={d}/tiny200.npz", "vanishes (the data's largest entry is"),
+    *[pytest.param(a, m, marks=pytest.mark.slow) for a, m in (  # compiles A(w) w with a Gaussian alpha (~10 s)
+        ("--alpha=gaussian --tau=1e-12 --d=4 --m=4 --x64", "--tau=1e-12 makes the Gaussian alpha 0 or 1 in float64"),
+        ("--alpha=gaussian --tau=1e-12 --d=4 --m=4", "--tau=1e-12 makes the Gaussian alpha 0 or 1 in float32"))],
 ]
 
 
-@pytest.mark.parametrize("args, message", BASINS, ids=[a for a, _ in BASINS])
+@pytest.mark.parametrize("args, message", BASINS, ids=[getattr(c, "values", c)[0] for c in BASINS])
 def test_basins_bad_inputs(files, tmp_path, args, message):
     out = tmp_path / "out"
     with inprocess.script("basins") as script:
@@ -100,6 +108,20 @@ def test_output_paths_that_cannot_be_run_directories(files, where, message):
 
 OTHERS = [
     ("two_layer", "--batch_size=10000000", "--batch_size needs about"),
+    ("two_layer", "--n_seeds=100000000", "--n_seeds needs about"),  # the flag that drives it (was --batch_size)
+    ("two_layer", "--n_tokens=1 --Ps=1 --n_seeds=1000000000", "--n_seeds needs about"),  # was a ValueError on P
+    ("two_layer_steps", "--n_seeds=100000000", "--n_seeds needs about"),
+    ("kernel_dynamics", "--n_seeds=1000000000", "--n_seeds needs about"),  # these four aborted (SIGABRT) or ran on
+    ("kernel_dynamics", "--mc_seeds=100000000000", "--mc_seeds needs about"),
+    ("power_iteration", "--d=1000000000 --m=2", "--d needs about"),
+    ("augmentation", "--n_grid=1000000000000", "--n_grid needs about"),
+    ("augmentation", "--tile=100000000000 --n_init=100000000000", "--tile needs about"),
+    ("modulation", "--n_mc=1000000000000", "--n_mc needs about"),
+    ("mnist", "--mnist_dir={d}/mnist_ok --batch_size=2 --n_filters=100000000", "--n_filters needs about"),
+    ("landscape", "--acts=relu --data_path={d}/big200_2d.npz", "big200_2d.npz: ||A(w) w|| overflows (the data's"),
+    ("landscape", "--acts=relu --data_path={d}/tiny200_2d.npz", "which is 0 in float64: rescale the data"),
+    pytest.param("landscape", "--acts=relu --alpha=gaussian --tau=1e-12", "--tau=1e-12 makes the Gaussian alpha 0 or 1 "
+                 "in float64", marks=pytest.mark.slow),
     ("hltm", "--depths=3 --widths=10000000", "--widths needs about"),
     ("hltm", "--depths=40", "--depths needs about"),
     ("hltm", "--depths=3 --n_seeds=100000000", "--n_seeds needs about"),
@@ -136,7 +158,8 @@ OTHERS = [
 ]
 
 
-@pytest.mark.parametrize("name, args, message", OTHERS, ids=[f"{n} {a}" for n, a, _ in OTHERS])
+@pytest.mark.parametrize("name, args, message", OTHERS,
+                         ids=[" ".join(getattr(c, "values", c)[:2]) for c in OTHERS])
 def test_two_layer_and_landscape_bad_inputs(files, tmp_path, name, args, message):
     out = tmp_path / "out"
     with inprocess.script(name) as script:
@@ -212,6 +235,16 @@ FLAG_ERRORS = [
     ("kernel_dynamics", "--taus=0.5,0.5", "--taus lists 0.5 more than once"),
     ("ntxent_sphere", "--Ks=3,4,3", "--Ks lists 3 more than once"),
     ("simclr_var_claims", "--output=o/claims.csv", "--output must not end in .csv"),
+    ("augmentation", "--ranges=0,1/2,0.5", "--ranges lists 1/2 more than once"),
+    ("augmentation", "--acts=relu,relu", "--acts lists relu more than once"),
+    ("augmentation", "--acts=", "--acts must be a comma-separated list from"),
+    ("augmentation", "--basin_acts=relu,relu", "--basin_acts lists relu more than once"),
+    ("augmentation", "--ripple_views=8,8", "--ripple_views lists 8 more than once"),
+    ("augmentation", "--shift_ranges=", "--shift_ranges must be a comma-separated list of integers >= 0"),
+    ("ddn_figures", "--run_dirs=", "--run_dirs must not be empty"),
+    ("ddn_figures", "--run_dirs=a,a/", "more than once"),
+    ("roughness", "--runs=", "--runs must not be empty"),
+    ("roughness", "--runs=a,b/../a", "more than once"),
 ]
 
 
@@ -222,7 +255,8 @@ def test_flag_errors_name_the_flag(name, args, message):
     assert error is not None and message in error, error
 
 
-@pytest.mark.parametrize("name, args", [("mnist", "--scale=0.5,0.5"), ("mnist", "--ratio=1,1"),
+@pytest.mark.parametrize("name, args", [("mnist", "--scale=0.5,0.5"), ("mnist", "--ratio=1,1"), ("ddn_operator", "--sizes=4,4,4"),
+                                        ("augmentation", "--basin_acts="),
                                         ("basins", "--data=latent_categorical --probs=0.5,0.5"), ("basins", "--q=0.5,0.5")])
 def test_lists_whose_entries_may_repeat(name, args):
     with inprocess.script(name) as script:
@@ -240,6 +274,8 @@ def test_readers_check_their_input_runs_before_writing(tmp_path):
     _finished_run(tmp_path / "g" / "hltm", "hltm", {"results.json": {"config": {"readings": []}, "rows": []}})
     _finished_run(tmp_path / "b", "two_layer", {"summary.json": {"config": {}, "optima": []}})
     _finished_run(tmp_path / "s", "ntxent_sphere", {"sphere.json": {"fig3": {}}})
+    _finished_run(tmp_path / "t", "two_layer", {"results.json": {"config": {}, "rows": []}})
+    (tmp_path / "empty").mkdir()
     (tmp_path / "plain").mkdir()
     io.write_json(tmp_path / "plain" / "summary.json", {"config": {}})  # no manifest, no command, no optima
     cases = [("two_layer_claims", [f"--root={tmp_path / 'g'}"], "--root: ", "hltm/results.json was written by "
@@ -250,7 +286,20 @@ def test_readers_check_their_input_runs_before_writing(tmp_path):
              ("basins_table", [f"--runs={tmp_path / 'nowhere'}"], "--runs: ", "nowhere/summary.json is not a file"),
              ("simclr_var_claims", [f"--sphere={tmp_path / 's' / 'sphere.json'}", f"--kernel={tmp_path / 's' / 'sphere.json'}",
                                     f"--clusters={tmp_path / 's' / 'sphere.json'}", f"--output={tmp_path / 'c.md'}"],
-              "--sphere: ", "sphere.json has no 'prop21', 'thm32', 'propA1', 'lemmaA2'")]
+              "--sphere: ", "sphere.json has no 'prop21', 'thm32', 'propA1', 'lemmaA2'"),
+             ("simclr_var_claims", [f"--sphere={tmp_path / 'none.json'}", f"--output={tmp_path / 'c.md'}"], "--sphere: ",
+              "none.json is not a file"),
+             ("two_layer_table", [f"--run={tmp_path / 'g' / 'hltm'}"], "--run: ",  # was KeyError: 'act'
+              "hltm/results.json was written by scripts/hltm.py, not scripts/two_layer.py"),
+             ("two_layer_steps", [f"--reference={tmp_path / 'g' / 'hltm' / 'results.json'}",
+                                  f"--output_dir={tmp_path / 'out'}"], "--reference: ", "was written by scripts/hltm.py"),
+             ("two_layer_steps", [f"--reference={inprocess.ROOT / 'results' / 'basins' / 'relu' / 'optima.npz'}",
+                                  f"--output_dir={tmp_path / 'out'}"], "--reference: ", "optima.npz is not readable JSON"),
+             ("ddn_figures", [f"--run_dirs={tmp_path / 't'}", f"--output_dir={tmp_path / 'out'}"], "--run_dirs: ",
+              "t/results.json was written by scripts/two_layer.py, not scripts/hltm.py"),
+             ("two_layer_claims", [f"--root={tmp_path / 'empty'}"], "--root=", "holds no grid (no */results.json)"),
+             ("roughness", [f"--runs={tmp_path / 'b'},{tmp_path / 'g' / 'b'}", f"--output_dir={tmp_path / 'out'}"],
+              "--runs: ", "two run directories are named b")]
     for name, args, flag, message in cases:
         with inprocess.script(name) as script:
             error = inprocess.main_exit(script, *args)
@@ -299,3 +348,14 @@ def test_a_coordinator_that_does_not_answer_ends_with_one_line(tmp_path):
     lines = [e for e in r.stderr.splitlines() if e.startswith("error")]
     assert r.returncode == 2 and len(lines) == 1 and "did not all join within --coordinator_timeout=2 s" in lines[0], r.stderr
     assert "Fatal" not in r.stderr and not (tmp_path / "out").exists() and time.time() - t0 < 60
+
+
+def test_two_layer_memory_is_the_token_grid_estimate():
+    """scripts/two_layer.py's estimate (by flag, to name the one that drives it) is token_grid's, by another route."""
+    from ccdyn.two_layer.studies import token_grid
+
+    cfg = token_grid.GridConfig(n_seeds=7, betas=(2, 9), ps=(1, 4), d_out=40)
+    with inprocess.script("two_layer") as script:
+        assert script._memory(**{"--n_seeds": 7, "--batch_size": cfg.train.batch_size, "--n_positions": cfg.spec.n_positions,
+                                 "--n_tokens": cfg.spec.n_tokens, "--d_out": 40, "--betas": 9, "--Ps": 4}) == \
+            token_grid.memory_estimate(cfg)[0]

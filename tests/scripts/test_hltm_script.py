@@ -86,7 +86,7 @@ def test_progress_has_a_line_at_every_scored_epoch(monkeypatch, capsys):
     def fake_run_setting(s, config, on_epoch=None):  # the epochs of a run, without training
         for epoch in range(1, config.epochs + 1):
             on_epoch(epoch, 0.5)
-        return {}
+        return {"finite": [True, True]}
 
     monkeypatch.setattr(hltm_grid, "run_setting", fake_run_setting)
     setting = type("Setting", (), {"tag": "tiny"})()
@@ -95,3 +95,13 @@ def test_progress_has_a_line_at_every_scored_epoch(monkeypatch, capsys):
             m._train(hltm_grid.GridConfig(epochs=7, eval_every=eval_every), setting, 0, 1)
             lines = capsys.readouterr().err.splitlines()
             assert [int(line.split("epoch ")[1].split("/")[0]) for line in lines] == epochs, (eval_every, lines)
+
+
+def test_a_seed_that_went_non_finite_is_named_with_the_flags_to_change(monkeypatch, capsys):
+    from ccdyn.deep.studies import hltm_grid
+
+    monkeypatch.setattr(hltm_grid, "run_setting", lambda s, config, on_epoch=None: {"finite": [True, False, True]})
+    with inprocess.script("hltm") as m:
+        m._train(hltm_grid.GridConfig(epochs=1), type("Setting", (), {"tag": "tiny"})(), 0, 1)
+    lines = [line for line in capsys.readouterr().err.splitlines() if "WARNING" in line]
+    assert lines == ["WARNING tiny seed 1 went non-finite (left out of the means); lower --lr or raise --tau"]

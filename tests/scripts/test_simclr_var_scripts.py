@@ -29,4 +29,4 @@ def test_kernel_dynamics_flags(tmp_path):
 def test_claims_script_needs_its_inputs(tmp_path):
     with inprocess.script("simclr_var_claims") as m:
         msg = inprocess.main_exit(m, f"--sphere={tmp_path / 'no.json'}")
-        assert msg.startswith("error: missing") and "no.json" in msg
+        assert msg.startswith("error: --sphere: ") and "no.json is not a file" in msg

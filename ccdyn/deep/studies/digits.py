@@ -133,7 +133,8 @@ def probe_accuracy(params, x_train, y_train, x_test, y_test, ridge: float):
 
 def train(cfg: DigitsConfig, seed_keys, data, checkpoints) -> dict:
     """Trains one encoder per seed key (vmapped); probe accuracy (n_seeds, len(checkpoints)) at the given
-    step counts (0 = untrained)."""
+    step counts (0 = untrained), NaN from the checkpoint where a seed's loss or parameters went
+    non-finite (``finite``: per seed, False then)."""
     x_train, y_train, x_test, y_test = (jnp.asarray(a) for a in data)
     opt = optax.adam(cfg.lr)
     n = x_train.shape[0]
@@ -156,15 +157,18 @@ def train(cfg: DigitsConfig, seed_keys, data, checkpoints) -> dict:
     params = jax.vmap(lambda k: init_mlp(k, cfg.hidden, cfg.out))(k_init)
     state = jax.vmap(opt.init)(params)
     acc, losses, done = [], [], 0
+    finite = np.ones(len(seed_keys), bool)
     for c in sorted(checkpoints):
         if c > done:
             keys = jax.vmap(lambda k: jax.random.fold_in(k, c))(seed_keys)
             block = jax.jit(jax.vmap(lambda p, s, k: run_block(p, s, k, c - done)))
             params, state, ls = block(params, state, keys)
             losses.append(np.asarray(ls))
+            finite &= np.all(np.isfinite(losses[-1]), 1) & np.all(
+                [np.all(np.isfinite(leaf), axis=tuple(range(1, leaf.ndim))) for leaf in jax.tree_util.tree_leaves(params)], 0)
             done = c
-        acc.append(np.asarray(probe(params)))
-    return {"checkpoints": sorted(checkpoints), "accuracy": np.stack(acc, 1),
+        acc.append(np.where(finite, np.asarray(probe(params)), np.nan))  # a non-finite seed has no accuracy
+    return {"checkpoints": sorted(checkpoints), "accuracy": np.stack(acc, 1), "finite": finite,
             "final_loss": np.concatenate(losses, 1)[:, -50:].mean(1) if losses else None}
 
 
@@ -173,7 +177,8 @@ VARIANTS = {"nce": ("nce", 0.0), "nce_exact": ("nce_exact", 0.0), "beta-0.5": ("
 
 
 def run_variants(variants, n_seeds: int, seed: int, checkpoints, base: DigitsConfig = DigitsConfig()) -> list:
-    """Rows {variant, loss, beta, checkpoints, accuracy (n_seeds x checkpoints), mean, std} per variant of
+    """Rows {variant, loss, beta, checkpoints, accuracy (n_seeds x checkpoints), mean, std (over the seeds
+    still finite), nonfinite_seeds (only when some went non-finite)} per variant of
     :data:`VARIANTS`; every variant sees the same split, initializations and minibatch keys."""
     data = load_digits(seed=seed)
     keys = jax.vmap(lambda s: jax.random.fold_in(jax.random.PRNGKey(seed), s))(np.arange(n_seeds))
@@ -181,7 +186,10 @@ def run_variants(variants, n_seeds: int, seed: int, checkpoints, base: DigitsCon
     for v in variants:
         loss, beta = VARIANTS[v]
         r = train(dataclasses.replace(base, loss=loss, beta=beta), keys, data, checkpoints)
-        acc = r["accuracy"]
+        acc, n = r["accuracy"], np.sum(np.isfinite(r["accuracy"]), 0)  # means over the seeds still finite
+        mean = np.where(n > 0, np.nansum(acc, 0) / np.maximum(n, 1), np.nan)
+        std = np.where(n > 0, np.sqrt(np.nansum((acc - mean) ** 2, 0) / np.maximum(n, 1)), np.nan)
         rows.append({"variant": v, "loss": loss, "beta": beta, "checkpoints": r["checkpoints"],
-                     "accuracy": acc.tolist(), "mean": acc.mean(0).tolist(), "std": acc.std(0).tolist()})
+                     "accuracy": acc.tolist(), "mean": mean.tolist(), "std": std.tolist(),
+                     **({"nonfinite_seeds": np.flatnonzero(~r["finite"]).tolist()} if not r["finite"].all() else {})})
     return rows

@@ -8,7 +8,8 @@ are paired: the same uniform draws make its polarities rho = delta_lower + (1 - 
 same evaluation and data streams. :func:`run_setting` returns the per-setting record (the unit of
 ``--resume``); :func:`table6_rows`
 reduces records to mean and std over seeds of NC at initialization, after epoch 1 and at the last
-epoch; :func:`op_curves` gives the median ||OP_mu||_F over seeds per evaluated epoch (Figs. 13-14).
+epoch (a seed whose losses or scores went non-finite, :func:`finite_seeds`, is left out and counted);
+:func:`op_curves` gives the median ||OP_mu||_F over seeds per evaluated epoch (Figs. 13-14).
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from ccdyn import grid
 from ccdyn.data import hltm as tree_data
 from ccdyn.deep import hltm
 
-__all__ = ["TABLE6_LATENTS", "FIGURE_LATENTS", "PHASES", "Setting", "GridConfig", "run_setting", "table6_rows",
-           "op_curves", "figure_panels", "results_csv", "results_table"]
+__all__ = ["TABLE6_LATENTS", "FIGURE_LATENTS", "PHASES", "Setting", "GridConfig", "run_setting", "finite_seeds",
+           "table6_rows", "op_curves", "figure_panels", "results_csv", "results_table"]
 
 TABLE6_LATENTS = ("s", "s0", "s1", "s101", "s0111")
 FIGURE_LATENTS = ("s0", "s1", "s010", "s1100")
@@ -96,9 +97,16 @@ def run_setting(s: Setting, config: GridConfig, on_epoch=None) -> dict:
     cfg = config.hltm_config(s)
     r = hltm.train(cfg, grid.seed_keys(config.seed, config.n_seeds), eval_epochs=config.eval_epochs(),
                    on_epoch=on_epoch)
+    finite = np.all(np.isfinite(r["loss"]), 1) & np.all(np.isfinite(r["nc"]), (1, 2)) & np.all(np.isfinite(r["op"]), (1, 2))
     return {"setting": dataclasses.asdict(s), "latents": hltm.latent_names(s.depth),
             "seed_steps": config.n_seeds * cfg.epochs * cfg.steps_per_epoch,
-            **{k: np.asarray(v).tolist() for k, v in r.items()}}
+            **{k: np.asarray(v).tolist() for k, v in r.items()}, "finite": finite.tolist()}
+
+
+def finite_seeds(record: dict) -> np.ndarray:
+    """Per seed of a :func:`run_setting` record: no NaN / inf in its losses and scores (records written
+    before this flag existed count as finite)."""
+    return np.asarray(record.get("finite", [True] * len(record["nc"])), bool)
 
 
 def _phase_index(epochs):
@@ -112,15 +120,19 @@ def table6_rows(records) -> list:
     rows = []
     for rec in records:
         s, idx = rec["setting"], _phase_index(rec["epochs"])
-        nc = np.asarray(rec["nc"])
+        ok = finite_seeds(rec)
+        nc = np.asarray(rec["nc"], float)[ok]  # a seed that went non-finite is left out, never averaged in
         for name in TABLE6_LATENTS:
             if name not in rec["latents"]:
                 continue
             j = rec["latents"].index(name)
             row = {**s, "latent": name, "n_seeds": nc.shape[0], "converged_epoch": rec["epochs"][-1]}
+            if not ok.all():
+                row["nonfinite_seeds"] = int((~ok).sum())
             for ph, e in idx.items():
                 v = nc[:, e, j]
-                row[ph] = {"mean": float(np.mean(v)), "std": float(np.std(v))}
+                row[ph] = ({"mean": float(np.mean(v)), "std": float(np.std(v))} if v.size else
+                           {"mean": float("nan"), "std": float("nan")})
             rows.append(row)
     return rows
 
@@ -133,7 +145,8 @@ def op_curves(records, key: str = "op") -> dict:
         v = np.asarray(rec[key])
         for name in FIGURE_LATENTS:
             if name in rec["latents"]:
-                out[(tag, name)] = (np.asarray(rec["epochs"]), np.median(v[:, :, rec["latents"].index(name)], 0))
+                out[(tag, name)] = (np.asarray(rec["epochs"]),
+                                    np.median(v[finite_seeds(rec)][:, :, rec["latents"].index(name)], 0))
     return out
 
 

@@ -51,7 +51,7 @@ from ccdyn.two_layer.claims import CONDITIONS
 from ccdyn.two_layer import network as net_lib
 
 __all__ = ["MnistConfig", "network", "run_keys", "minibatch", "train", "filter_scores",
-           "run", "CONDITIONS"]
+           "left_out_seeds", "run", "CONDITIONS"]
 
 
 
@@ -184,6 +184,20 @@ def filter_scores(w, side: int, x, signed: bool = True) -> dict:
     return {"hf": np.asarray(hf.mean(axis=(-2, -1))), "max_cos": np.asarray(mc.mean(axis=(-2, -1))),
             "dead": np.asarray(dead.mean(axis=(-2, -1))), "max_cos_live": np.asarray(jnp.nanmean(live, axis=(-2, -1))),
             "hf_rf": np.asarray(hf.mean(axis=-1)), "max_cos_rf": np.asarray(mc.mean(axis=-1))}
+
+
+def left_out_seeds(record: dict, cond: str) -> list:
+    """[(seed, why)] of the seeds of condition ``cond`` of a :func:`run` record that its scores leave out:
+    one that went non-finite (and the step), or one still finite whose final scores are NaN (a score
+    undefined for its filters, e.g. the high-frequency fraction 0 / 0 of filters that vanished)."""
+    out = []
+    for s, ok in enumerate(record["finite"][cond]):
+        bad = [k for k, v in record["final"][cond].items() if not np.all(np.isfinite(v[s]))]
+        if not ok:
+            out.append((s, f"went non-finite at step {record['stopped_at'][cond][s]}"))
+        elif bad:
+            out.append((s, f"has NaN scores ({', '.join(bad)})"))
+    return out
 
 
 def run(images, cfg: MnistConfig, block: int = 1000, on_block=None) -> dict:

@@ -8,6 +8,7 @@ config's fields, explained in docs/variational.md.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 import numpy as np
 
@@ -50,12 +51,20 @@ def _name(model, start, act, signed=False):
     return model + tag
 
 
+def _finite_mean(x) -> float:
+    """Mean of the finite entries of ``x`` (NaN, without a warning, when there are none)."""
+    x = np.asarray(x, float)
+    return float(x[np.isfinite(x)].mean()) if np.isfinite(x).any() else float("nan")
+
+
 def _curves(res):
     out = {}
     for k in ("ratio", "silhouette", "uniformity"):
         x = res[k]
-        m = np.nanmean(x, 0)
-        h = 1.96 * np.nanstd(x, 0, ddof=1) / np.sqrt(np.sum(np.isfinite(x), 0))
+        with warnings.catch_warnings():  # a record with fewer than 2 finite seeds has a NaN mean or interval
+            warnings.simplefilter("ignore", RuntimeWarning)
+            m = np.nanmean(x, 0)
+            h = 1.96 * np.nanstd(x, 0, ddof=1) / np.sqrt(np.sum(np.isfinite(x), 0))
         out[k] = {"mean": m, "lo": m - h, "hi": m + h}
     return out
 
@@ -77,7 +86,7 @@ def cluster_study(c: ClusterStudyConfig = ClusterStudyConfig(), log=None) -> dic
             log(f"  {name}: {c.n_seeds} seeds x {c.steps} steps")
             res = cl.run(cfg)
             summaries[name] = {"config": dataclasses.asdict(cfg), **cl.kept_summary(res, refs[dim], c.at),
-                               "loss_mean": {t: float(np.nanmean(res["loss"][:, int(np.argmin(np.abs(res["iters"] - t)))]))
+                               "loss_mean": {t: _finite_mean(res["loss"][:, int(np.argmin(np.abs(res["iters"] - t)))])
                                              for t in c.at},
                                "positive_orthant_share_end_seed0": float(np.mean(np.all(res["snapshots"][-1] >= 0, 1)))}
             curves[name] = {"iters": res["iters"], **_curves(res)}

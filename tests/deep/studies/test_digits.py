@@ -40,3 +40,14 @@ def test_views_are_one_pixel_shifts():
     v = np.asarray(jax.jit(digits.augment, static_argnums=2)(jax.random.PRNGKey(0), x, 0.0)).reshape(3, 8, 8)
     for a, b in zip(img, v):
         assert any(np.array_equal(np.roll(np.roll(a, dy, 0), dx, 1), b) for dy in (-1, 0, 1) for dx in (-1, 0, 1))
+
+
+@pytest.mark.slow  # trains (compiles) the encoder
+def test_a_seed_that_diverges_is_left_out_of_the_means_and_named():
+    """tau 1e-320 (subnormal in float64, 0 in float32): d^2 / tau overflows, the runs go non-finite; their
+    accuracy is NaN from that checkpoint, the means are over the finite seeds only (NaN when none is left),
+    and the row names them."""
+    (row,) = digits.run_variants(["nce"], 2, 0, [0, 5], digits.DigitsConfig(lr=1e-2, tau=1e-320, batch_size=16))
+    acc = np.asarray(row["accuracy"])
+    assert row["nonfinite_seeds"] == [0, 1] and np.all(np.isfinite(acc[:, 0])) and np.all(np.isnan(acc[:, 1]))
+    assert row["mean"][0] == pytest.approx(acc[:, 0].mean()) and np.isnan(row["mean"][1]) and np.isnan(row["std"][1])

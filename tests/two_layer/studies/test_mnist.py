@@ -110,3 +110,11 @@ def test_verdicts_on_paired_differences():
     assert not mc["holds"] and mc["numbers"]["seeds"] == 2 and mc["numbers"]["seeds_dropped"] == 1
     assert live["parts"] == {"lower with augmentation on average": True, "95% interval over seeds below 0": False}
     assert stats.t_interval([0.3]) == (0.3, -np.inf, np.inf) and np.all(np.isnan(stats.t_interval([])))
+
+
+def test_left_out_seeds_names_non_finite_runs_and_nan_scores():
+    """Seed 0 fine, seed 1 went non-finite at step 7, seed 2 finite with a NaN score (0 / 0 of vanished filters)."""
+    final = {"hf": np.array([0.3, np.nan, np.nan]), "max_cos": np.array([[0.5], [np.nan], [0.0]])}
+    record = {"finite": {"aug": np.array([True, False, True])}, "stopped_at": {"aug": np.array([-1, 7, -1])},
+              "final": {"aug": final}}
+    assert mnist.left_out_seeds(record, "aug") == [(1, "went non-finite at step 7"), (2, "has NaN scores (hf)")]
