@@ -136,8 +136,9 @@ CATALOGUE = (
        Tested("closed form", (_T2 + "test_theorem4_linear_filters_get_colinear_gradients",),
               note="part (1) with a fast top layer V = v s^T only; part (2) is not checked")),
     _c("core-lemma5", "core", "Lemma 5 (Assumption 2)", "closed form of V[x~] and V[f_1] under conditional "
-       "independence (Eq. 120, 138)", Tested("enumeration", (_TM + "test_lemma5_variance_decomposition",),
-                                             note="C = 2, M = 1 only")),
+       "independence (Eq. 120, 138)", Records(r"core-lemma5-general", reading="docs/independent_checks.md#core-lemma-5",
+                                              note="Eq. 120 for C = 2 to 5 and M = 1 to 4 (C = 2, M = 1 with Eq. 138 "
+                                                   "in tests/two_layer/test_modulation.py)")),
     _c("core-thm5", "core", "Thm. 5 (Eq. 15)", "w_k' under conditional independence (C = 2, M = 1)",
        Records(r"core-thm5")),
     _c("core-fig7", "core", "Fig. 7 (Eq. 146-150)", "y' = (y + b) y: stable point -b, blow-up at t* when y(0) > 0",
@@ -344,6 +345,7 @@ SOURCES = (
     Source((f"{_R}ddn/thm5_remark/thm5_remark.json",), lambda f: deep.thm5_remark_claims(f[0])),
     Source((f"{_R}simclr_var/thm42_moving/thm42_moving.json",), lambda f: var.thm42_moving_claims(f[0])),
     Source((f"{_R}theory/modulation_bounds/modulation_bounds.json",), lambda f: two.modulation_bounds_claims(f[0])),
+    Source((f"{_R}theory/lemma5_general/lemma5_general.json",), lambda f: two.lemma5_general_claims(f[0])),
     Source((f"{_R}ddn/operator/operator.json",), lambda f: deep.operator_claims(f[0], command=f[0]["command"])),
     Source((f"{_R}ddn/digits/digits.json",), lambda f: deep.digits_claims(f[0], command=f[0]["command"])),
     _ddn_table("table6", "paper"),

@@ -39,7 +39,7 @@ __all__ = ["verdict", "verdict_word", "check_p1", "check_relu_beats_linear", "ch
            "table1_cells", "table1_markdown", "table1_csv",
            "check_more_steps", "steps_markdown", "mnist_claims", "mnist_scores_csv",
            "mnist_summary_table", "mnist_summary_key", "mnist_summary", "grid_claims", "mnist_ledger",
-           "modulation_bounds_claims",
+           "modulation_bounds_claims", "lemma5_general_claims",
            "modulation_claims", "CONDITIONS", "eq15_verdict", "fig7_verdict", "eq155_verdict", "thm6_verdict",
            "cor3_verdict", "modulation_verdicts", "EQ15_TOLERANCE", "FIG7_TOLERANCE", "EQ155_ALPHA"]
 
@@ -680,3 +680,25 @@ def modulation_bounds_claims(record: dict, *, result: str = "results/theory/modu
             verdicts.claim_record("core-eq156-157", "core", "Eq. 156-157 (App. C.3)", "general modulation: P[E_c(1)] "
                                   ">= (eps_c(1) - eps_c(2))/2 and P[E_c(r)] <= min_r' (1 - gap/2)^(r'+1) / (r'+1)",
                                   v2, n2, "closed form", result=result, command=command, note=note)]
+
+
+def lemma5_general_claims(record: dict, *, result: str = "results/theory/lemma5_general", command: str | None = None,
+                          rel_tol: float = 1e-12) -> list:
+    """Lemma 5 (Eq. 120) beyond C = 2, M = 1 (``studies.lemma5_general.run``'s record or ``lemma5_general.json``):
+    the closed form equals the enumerated V[x~] to ``rel_tol`` (relative to the largest entry) in every shape
+    with C > 2 or M > 1, and the between-class term has rank <= C (the paper's "at most rank C")."""
+    command = record.get("command") or command or "python scripts/lemma5_general.py --overwrite"
+    rows = [r for r in record["rows"] if r["C"] > 2 or r["M"] > 1]
+    numbers = {"shapes_beyond_C2_M1": len(rows), "max_rel_diff": max((r["max_rel_diff"] for r in rows), default=None),
+               "C_M": [[r["C"], r["M"]] for r in rows], "between_rank": [r["between_rank"] for r in rows]}
+    v = verdict("Lemma 5", {f"Eq. 120 = enumeration (rel. {rel_tol:g}) for every C > 2 or M > 1 shape":
+                            bool(rows) and all(r["max_rel_diff"] < rel_tol for r in rows),
+                            "between-class term of rank <= C": bool(rows) and all(max(r["between_rank"]) <= r["C"]
+                                                                                  for r in rows)}, numbers)
+    note = None
+    if v["holds"] and all(max(r["between_rank"]) <= r["C"] - 1 for r in rows):
+        note = "the between-class term has rank C - 1 (its C terms sum to zero), one below the stated bound"
+    return [verdicts.claim_record("core-lemma5-general", "core", "Lemma 5 (Eq. 120), C > 2 or M > 1",
+                                  "V[x~] = diag_k L_k + sum_c p_c (1 - p_c)^2 Delta(c) Delta(c)^T under conditional "
+                                  "independence", v, numbers, "enumeration", result=result, command=command,
+                                  note=note)]

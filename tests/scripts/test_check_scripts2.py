@@ -45,3 +45,18 @@ def test_modulation_bounds_bad_flags():
     with inprocess.script("modulation_bounds") as script:
         assert "--ds" in (inprocess.flag_error(script, "--ds=1") or "")
         assert "--scales" in (inprocess.flag_error(script, "--scales=0") or "")
+
+
+@pytest.mark.slow  # the study is tested in tests/two_layer/test_lemma5_exact.py; this is the wiring
+def test_lemma5_general_script(tmp_path):
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "lemma5_general.py"), "--shapes=3x2x2x2x2",
+                        "--draws=1", "--output_dir=l5"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stderr
+    out = json.loads((tmp_path / "l5" / "lemma5_general.json").read_text())
+    assert out["claims"][0]["id"] == "core-lemma5-general" and out["claims"][0]["verdict"] == "holds"
+
+
+def test_lemma5_general_bad_flags():
+    with inprocess.script("lemma5_general") as script:
+        assert "--shapes must be" in (inprocess.flag_error(script, "--shapes=1x2x3x4x5") or "")
+        assert "--shapes must be" in (inprocess.flag_error(script, "--shapes=2x9x1x1x4") or "")
