@@ -135,6 +135,9 @@ CATALOGUE = (
     _c("core-thm4", "core", "Thm. 4", "linear 2-layer network: the filters' gradients are co-linear (rank 1 per RF)",
        Tested("closed form", (_T2 + "test_theorem4_linear_filters_get_colinear_gradients",),
               note="part (1) with a fast top layer V = v s^T only; part (2) is not checked")),
+    _c("core-sec4-rank1-s", "core", "Sec. 4 (after Lemma 4)", "a stationary top layer is V = v s^T with s the "
+       "maximal eigenvector of C_alpha[f_1], so S = s s^T is rank 1",
+       Records(r"core-sec4-rank1-s", reading="docs/independent_checks.md#core-sec-4-rank-1-s")),
     _c("core-lemma5", "core", "Lemma 5 (Assumption 2)", "closed form of V[x~] and V[f_1] under conditional "
        "independence (Eq. 120, 138)", Records(r"core-lemma5-general", reading="docs/independent_checks.md#core-lemma-5",
                                               note="Eq. 120 for C = 2 to 5 and M = 1 to 4 (C = 2, M = 1 with Eq. 138 "
@@ -346,6 +349,7 @@ SOURCES = (
     Source((f"{_R}simclr_var/thm42_moving/thm42_moving.json",), lambda f: var.thm42_moving_claims(f[0])),
     Source((f"{_R}theory/modulation_bounds/modulation_bounds.json",), lambda f: two.modulation_bounds_claims(f[0])),
     Source((f"{_R}theory/lemma5_general/lemma5_general.json",), lambda f: two.lemma5_general_claims(f[0])),
+    Source((f"{_R}theory/top_layer/top_layer.json",), lambda f: two.top_layer_claims(f[0])),
     Source((f"{_R}ddn/operator/operator.json",), lambda f: deep.operator_claims(f[0], command=f[0]["command"])),
     Source((f"{_R}ddn/digits/digits.json",), lambda f: deep.digits_claims(f[0], command=f[0]["command"])),
     _ddn_table("table6", "paper"),

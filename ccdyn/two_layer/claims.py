@@ -39,7 +39,7 @@ __all__ = ["verdict", "verdict_word", "check_p1", "check_relu_beats_linear", "ch
            "table1_cells", "table1_markdown", "table1_csv",
            "check_more_steps", "steps_markdown", "mnist_claims", "mnist_scores_csv",
            "mnist_summary_table", "mnist_summary_key", "mnist_summary", "grid_claims", "mnist_ledger",
-           "modulation_bounds_claims", "lemma5_general_claims",
+           "modulation_bounds_claims", "lemma5_general_claims", "top_layer_claims",
            "modulation_claims", "CONDITIONS", "eq15_verdict", "fig7_verdict", "eq155_verdict", "thm6_verdict",
            "cor3_verdict", "modulation_verdicts", "EQ15_TOLERANCE", "FIG7_TOLERANCE", "EQ155_ALPHA"]
 
@@ -702,3 +702,35 @@ def lemma5_general_claims(record: dict, *, result: str = "results/theory/lemma5_
                                   "V[x~] = diag_k L_k + sum_c p_c (1 - p_c)^2 Delta(c) Delta(c)^T under conditional "
                                   "independence", v, numbers, "enumeration", result=result, command=command,
                                   note=note)]
+
+
+def top_layer_claims(record: dict, *, result: str = "results/theory/top_layer", command: str | None = None,
+                     tol: float = 1e-12, rate_tol: float = 1e-4) -> list:
+    """Sec. 4 after Lemma 4 (``studies.top_layer.run``'s record or ``top_layer.json``), V on ||V||_F = 1: the flow
+    from random starts reaches S = s_max s_max^T (to ``tol``; the exact flow matches RK4), every V = v s_i^T is
+    stationary (residual < ``tol``: rank-1 S at every stationary point), and only s_max is stable (the other
+    ones grow toward s_max at lambda_max - lambda_i, to ``rate_tol`` relative to the spread of C's spectrum, > 0). The paper's "necessary condition"
+    names s_max; the saddles v s_i^T (i not max) are stationary too."""
+    command = record.get("command") or command or "python scripts/top_layer.py --overwrite"
+    rows = record["rows"]
+    numbers = {"draws": len(rows), "max_S_minus_top_outer": max(r["S_minus_top_outer"] for r in rows),
+               "max_rk4_vs_exact": max(r["rk4_vs_exact"] for r in rows),
+               "max_residual_v_si": max(r["max_residual_v_si"] for r in rows),
+               "min_start_residual": min(r["start_residual"] for r in rows),
+               "max_rate_rel_err": max(r["rate_rel_err"] for r in rows),
+               "min_rate_non_top": min(r["min_rate_non_top"] for r in rows),
+               "min_eig_gap_top": min(r["eig_gap_top"] for r in rows)}
+    v = verdict("rank-1 S", {
+        f"the flow reaches S = s_max s_max^T (< {tol:g}) and the exact flow matches RK4 (< 1e-9)":
+            numbers["max_S_minus_top_outer"] < tol and numbers["max_rk4_vs_exact"] < 1e-9,
+        f"every v s_i^T is stationary (< {tol:g}) and random starts are not": numbers["max_residual_v_si"] < tol
+            and numbers["min_start_residual"] > 1e-3,
+        "only v s_max^T is stable (others grow at lambda_max - lambda_i > 0)":
+            numbers["max_rate_rel_err"] < rate_tol and numbers["min_rate_non_top"] > 0,
+        "as stated: every stationary V has s = s_max (no stationary v s_i^T with i not max)":
+            not (numbers["max_residual_v_si"] < tol)}, numbers)
+    return [verdicts.claim_record("core-sec4-rank1-s", "core", "Sec. 4 (after Lemma 4)",
+                                  "a stationary V is v s^T with s the maximal eigenvector of C_alpha[f_1]: S = s s^T "
+                                  "is rank 1", v, numbers, "closed form", result=result, command=command,
+                                  note=None if v["holds"] else "S is rank 1 at every stationary V (v s_i^T); s is "
+                                  "the maximal eigenvector only at the stable one, the others are saddles")]

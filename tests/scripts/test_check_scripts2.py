@@ -60,3 +60,18 @@ def test_lemma5_general_bad_flags():
     with inprocess.script("lemma5_general") as script:
         assert "--shapes must be" in (inprocess.flag_error(script, "--shapes=1x2x3x4x5") or "")
         assert "--shapes must be" in (inprocess.flag_error(script, "--shapes=2x9x1x1x4") or "")
+
+
+@pytest.mark.slow  # the study is tested in tests/two_layer/test_top_layer.py; this is the wiring
+def test_top_layer_script(tmp_path):
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "top_layer.py"), "--draws=1", "--output_dir=tl"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stderr
+    out = json.loads((tmp_path / "tl" / "top_layer.json").read_text())
+    assert out["claims"][0]["id"] == "core-sec4-rank1-s" and len(out["rows"]) == 1
+
+
+def test_top_layer_bad_flags():
+    with inprocess.script("top_layer") as script:
+        assert "--n_points must exceed --hidden" in (inprocess.flag_error(script, "--n_points=4") or "")
+        assert "--t_end must be > 0" in (inprocess.flag_error(script, "--t_end=0") or "")
