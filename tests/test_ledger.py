@@ -108,6 +108,8 @@ def test_verdicts_equal_the_ones_their_records_hold(rows):
     sim_stored = [sim[0][k]["verdict"] for k in ("prop21", "fig3", "thm32", "propA1", "lemmaA2")]
     sim_stored += sim[1]["verdicts"] + sim[2]["verdicts"]
     want = {tuple(v["claim"].split(": ", 1)): _word(v) for v in sim_stored}
+    for c in io.read_json(ROOT / "results/simclr_var/thm42_moving/thm42_moving.json")["claims"]:
+        want[(c["location"], c["statement"])] = c["verdict"]
     got = {(r["location"], r["statement"]): r["record_verdict"] for r in rows
            if r["paper"] == "SimCLR-var" and r["result"] and r["result"].startswith("results/")}
     assert got == want

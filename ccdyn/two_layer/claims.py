@@ -39,6 +39,7 @@ __all__ = ["verdict", "verdict_word", "check_p1", "check_relu_beats_linear", "ch
            "table1_cells", "table1_markdown", "table1_csv",
            "check_more_steps", "steps_markdown", "mnist_claims", "mnist_scores_csv",
            "mnist_summary_table", "mnist_summary_key", "mnist_summary", "grid_claims", "mnist_ledger",
+           "modulation_bounds_claims", "lemma5_general_claims", "top_layer_claims",
            "modulation_claims", "CONDITIONS", "eq15_verdict", "fig7_verdict", "eq155_verdict", "thm6_verdict",
            "cor3_verdict", "modulation_verdicts", "EQ15_TOLERANCE", "FIG7_TOLERANCE", "EQ155_ALPHA"]
 
@@ -638,3 +639,98 @@ def modulation_claims(verdicts_by_check: dict, *, result: str = "results/theory/
             out.append(verdicts.claim_record(cid, "core", where, v["claim"], v, v["numbers"], kind, result=result,
                                              command=command))
     return out
+
+
+def modulation_bounds_claims(record: dict, *, result: str = "results/theory/modulation_bounds",
+                             command: str | None = None, rel_tol: float = 1e-8) -> list:
+    """Eq. 151 and Eq. 156-157 (``studies.modulation_bounds.run``'s record or ``modulation_bounds.json``).
+    Eq. 151: the printed dt*/db equals float64 autodiff of Eq. 150 to ``rel_tol`` (the printed bracket
+    cancels to ~x^2/2 at small x = b/y0) and is negative on the whole grid. Eq. 156-157: the exact P[E_l]
+    against the bounds, split by regime (Eq. 156 top gap <= 1; Eq. 157 gaps <= 2), and the corrected
+    forms min(gap, 1)/2 and max(0, bound) in every case."""
+    command = record.get("command") or command or "python scripts/modulation_bounds.py --overwrite"
+    e, rows = record["eq151"], record["rows"]
+    n1 = {k: e[k] for k in ("x_range", "points", "max_rel_diff_autodiff", "max_value")}
+    v1 = verdict("Eq. 151", {f"printed dt*/db = autodiff of Eq. 150 (rel. {rel_tol:g})": e["max_rel_diff_autodiff"] < rel_tol,
+                             "dt*/db < 0 at every grid point": e["max_value"] < 0}, n1)
+    tot = lambda key, regime: sum(r[key][regime] for r in rows)  # noqa: E731
+    n2 = {"eq156_draws_gap_le_1": tot("eq156_draws", "small"), "eq156_violations_gap_le_1": tot("eq156_violations", "small"),
+          "eq156_draws_gap_gt_1": tot("eq156_draws", "large"), "eq156_violations_gap_gt_1": tot("eq156_violations", "large"),
+          "eq157_cases_gaps_le_2": tot("eq157_cases", "small"), "eq157_violations_gaps_le_2": tot("eq157_violations", "small"),
+          "eq157_cases_gap_gt_2": tot("eq157_cases", "large"), "eq157_violations_gap_gt_2": tot("eq157_violations", "large"),
+          "eq156_min_slack_gap_le_1": min(r["eq156_min_slack_gap_le_1"] for r in rows
+                                          if r["eq156_min_slack_gap_le_1"] is not None),
+          "worst_miss_eq156": max(r["worst_miss"]["eq156"] for r in rows),
+          "worst_miss_eq157": max(r["worst_miss"]["eq157"] for r in rows),
+          "max_p_at_eq157_violation": max(r["max_p_at_eq157_violation"] for r in rows),
+          "corrected_violations": sum(r["corrected_violations"]["eq156"] + r["corrected_violations"]["eq157"]
+                                      for r in rows)}
+    v2 = verdict("Eq. 156-157", {
+        "Eq. 156 holds where the top gap <= 1": n2["eq156_draws_gap_le_1"] > 0 and n2["eq156_violations_gap_le_1"] == 0,
+        "Eq. 157 holds where the gaps <= 2": n2["eq157_cases_gaps_le_2"] > 0 and n2["eq157_violations_gaps_le_2"] == 0,
+        "Eq. 156 and 157 as printed hold at every gap": n2["eq156_violations_gap_gt_1"] + n2["eq157_violations_gap_gt_2"] == 0,
+        "min(gap, 1)/2 and max(0, Eq. 157) hold in every case": n2["corrected_violations"] == 0}, n2)
+    note = None
+    if not v2["holds"]:
+        note = ("as printed, Eq. 156 exceeds 1/2 >= P for a top gap > 1 and Eq. 157 turns negative (P = 0) for "
+                "gaps > 2; min(gap, 1)/2 and max(0, .) hold in every case")
+    return [verdicts.claim_record("core-eq151", "core", "Eq. 151 (App. C.3)", "dt*/db < 0: a larger b_l blows up "
+                                  "sooner (the printed derivative of Eq. 150)", v1, n1, "autodiff",
+                                  result=result, command=command),
+            verdicts.claim_record("core-eq156-157", "core", "Eq. 156-157 (App. C.3)", "general modulation: P[E_c(1)] "
+                                  ">= (eps_c(1) - eps_c(2))/2 and P[E_c(r)] <= min_r' (1 - gap/2)^(r'+1) / (r'+1)",
+                                  v2, n2, "closed form", result=result, command=command, note=note)]
+
+
+def lemma5_general_claims(record: dict, *, result: str = "results/theory/lemma5_general", command: str | None = None,
+                          rel_tol: float = 1e-12) -> list:
+    """Lemma 5 (Eq. 120) beyond C = 2, M = 1 (``studies.lemma5_general.run``'s record or ``lemma5_general.json``):
+    the closed form equals the enumerated V[x~] to ``rel_tol`` (relative to the largest entry) in every shape
+    with C > 2 or M > 1, and the between-class term has rank <= C (the paper's "at most rank C")."""
+    command = record.get("command") or command or "python scripts/lemma5_general.py --overwrite"
+    rows = [r for r in record["rows"] if r["C"] > 2 or r["M"] > 1]
+    numbers = {"shapes_beyond_C2_M1": len(rows), "max_rel_diff": max((r["max_rel_diff"] for r in rows), default=None),
+               "C_M": [[r["C"], r["M"]] for r in rows], "between_rank": [r["between_rank"] for r in rows]}
+    v = verdict("Lemma 5", {f"Eq. 120 = enumeration (rel. {rel_tol:g}) for every C > 2 or M > 1 shape":
+                            bool(rows) and all(r["max_rel_diff"] < rel_tol for r in rows),
+                            "between-class term of rank <= C": bool(rows) and all(max(r["between_rank"]) <= r["C"]
+                                                                                  for r in rows)}, numbers)
+    note = None
+    if v["holds"] and all(max(r["between_rank"]) <= r["C"] - 1 for r in rows):
+        note = "the between-class term has rank C - 1 (its C terms sum to zero), one below the stated bound"
+    return [verdicts.claim_record("core-lemma5-general", "core", "Lemma 5 (Eq. 120), C > 2 or M > 1",
+                                  "V[x~] = diag_k L_k + sum_c p_c (1 - p_c)^2 Delta(c) Delta(c)^T under conditional "
+                                  "independence", v, numbers, "enumeration", result=result, command=command,
+                                  note=note)]
+
+
+def top_layer_claims(record: dict, *, result: str = "results/theory/top_layer", command: str | None = None,
+                     tol: float = 1e-12, rate_tol: float = 1e-4) -> list:
+    """Sec. 4 after Lemma 4 (``studies.top_layer.run``'s record or ``top_layer.json``), V on ||V||_F = 1: the flow
+    from random starts reaches S = s_max s_max^T (to ``tol``; the exact flow matches RK4), every V = v s_i^T is
+    stationary (residual < ``tol``: rank-1 S at every stationary point), and only s_max is stable (the other
+    ones grow toward s_max at lambda_max - lambda_i, to ``rate_tol`` relative to the spread of C's spectrum, > 0). The paper's "necessary condition"
+    names s_max; the saddles v s_i^T (i not max) are stationary too."""
+    command = record.get("command") or command or "python scripts/top_layer.py --overwrite"
+    rows = record["rows"]
+    numbers = {"draws": len(rows), "max_S_minus_top_outer": max(r["S_minus_top_outer"] for r in rows),
+               "max_rk4_vs_exact": max(r["rk4_vs_exact"] for r in rows),
+               "max_residual_v_si": max(r["max_residual_v_si"] for r in rows),
+               "min_start_residual": min(r["start_residual"] for r in rows),
+               "max_rate_rel_err": max(r["rate_rel_err"] for r in rows),
+               "min_rate_non_top": min(r["min_rate_non_top"] for r in rows),
+               "min_eig_gap_top": min(r["eig_gap_top"] for r in rows)}
+    v = verdict("rank-1 S", {
+        f"the flow reaches S = s_max s_max^T (< {tol:g}) and the exact flow matches RK4 (< 1e-9)":
+            numbers["max_S_minus_top_outer"] < tol and numbers["max_rk4_vs_exact"] < 1e-9,
+        f"every v s_i^T is stationary (< {tol:g}) and random starts are not": numbers["max_residual_v_si"] < tol
+            and numbers["min_start_residual"] > 1e-3,
+        "only v s_max^T is stable (others grow at lambda_max - lambda_i > 0)":
+            numbers["max_rate_rel_err"] < rate_tol and numbers["min_rate_non_top"] > 0,
+        "as stated: every stationary V has s = s_max (no stationary v s_i^T with i not max)":
+            not (numbers["max_residual_v_si"] < tol)}, numbers)
+    return [verdicts.claim_record("core-sec4-rank1-s", "core", "Sec. 4 (after Lemma 4)",
+                                  "a stationary V is v s^T with s the maximal eigenvector of C_alpha[f_1]: S = s s^T "
+                                  "is rank 1", v, numbers, "closed form", result=result, command=command,
+                                  note=None if v["holds"] else "S is rank 1 at every stationary V (v s_i^T); s is "
+                                  "the maximal eigenvector only at the stable one, the others are saddles")]

@@ -20,7 +20,7 @@ from ccdyn.variational import clusters as cl
 from ccdyn.verdicts import verdict
 
 __all__ = ["prop21_verdict", "fig3_verdict", "thm32_verdict", "propA1_verdict", "lemmaA2_verdict", "kernel_verdicts",
-           "cluster_verdicts", "ledger"]
+           "cluster_verdicts", "ledger", "thm42_moving_claims"]
 
 
 def prop21_verdict(r: dict) -> dict:
@@ -209,3 +209,36 @@ def ledger(sphere: dict | None = None, kernel: dict | None = None, clusters: dic
                                          v["numbers"], "sampled estimate", reading=reading, result=f"{result}/kernel",
                                          command=kernel_cmd))
     return out
+
+
+def thm42_moving_claims(record: dict, *, result: str = "results/simclr_var/thm42_moving", command: str | None = None,
+                        tol: float = 1e-12, rel_tol: float = 1e-9, min_gap: float = 1e-6) -> list:
+    """Thm. 4.2 with T x != x (``studies.thm42_moving.run``'s record or ``thm42_moving.json``). Parts: with
+    the hypothesis (T x = c x, normalized map) the Jacobians agree and the gap stays below ``tol`` over every
+    step while the points move; without it (T x = x + s n, B n = 0, n generic) the gap after one step is
+    above ``min_gap`` and equals Eq. 15's closed form to ``rel_tol`` (no gate flips); "only if": grad_w f
+    differs (n orthogonal to the inputs) and the gap stays below ``tol``, which breaks the necessity."""
+    command = record.get("command") or command or "python scripts/thm42_moving.py --overwrite"
+    a, b, o = record["scaling"], record["generic"], record["orthogonal"]
+    moves = min(a["min_move_of_T"], b["min_move_of_T"], o["min_move_of_T"])
+    parts = {
+        f"T x = c x (normalized map): grad_w f invariant and the gap < {tol:g} at every step while the points move":
+            a["jacobian_gap"] < tol and max(a["gaps"]) < tol and a["moved"] > 1e3 * tol,
+        f"T x = x + s n (B n = 0, n generic): gap > {min_gap:g} after one step, = Eq. 15 closed form (rel. {rel_tol:g})":
+            b["gap_start"] < tol and b["gap_one_step"] > min_gap and b["gate_flips_one_step"] == 0
+            and b["eq15_abs_diff"] <= rel_tol * b["gap_one_step"],
+        "the condition is necessary (no case keeps invariance with grad_w f not invariant)":
+            not (o["jacobian_gap"] > min_gap and max(o["gaps"]) < tol)}
+    numbers = {"min_move_of_T": moves, "scaling_jacobian_gap": a["jacobian_gap"], "scaling_max_gap": max(a["gaps"]),
+               "scaling_moved": a["moved"], "generic_gap_one_step": b["gap_one_step"],
+               "generic_eq15_abs_diff": b["eq15_abs_diff"], "generic_gap_last_step": b["gaps"][-1],
+               "orthogonal_jacobian_gap": o["jacobian_gap"], "orthogonal_max_gap": max(o["gaps"]),
+               "orthogonal_one_step_condition": o["one_step_condition"], "steps": len(a["gaps"])}
+    v = verdict("Thm. 4.2 (T x != x): the network keeps invariance if grad_w f is invariant, and only then",
+                parts, numbers)
+    note = "sufficient, not necessary: invariance is kept exactly when (grad_w f(Tx) - grad_w f(x)) . grad_w L = 0"
+    return [verdicts.claim_record("simclr-thm-4.2-moving-t", "SimCLR-var", "Thm. 4.2 (Eq. 15, App. A.5)",
+                                  "with T x != x: the network keeps invariance if and only if grad_w f is invariant",
+                                  v, numbers, "closed form", reading="docs/independent_checks.md#simclr-var-thm-42",
+                                  result=result, command=command,
+                                  note=None if v["holds"] else note)]

@@ -1,0 +1,54 @@
+"""Core Sec. 4 after Lemma 4: at a stationary top layer V (on ||V||_F = 1), S = V^T V is rank 1, and s is the
+maximal eigenvector of C_alpha[f_1] at the stable one (ccdyn.two_layer.studies.top_layer).
+
+    python scripts/top_layer.py --overwrite        # -> results/theory/top_layer
+
+Writes top_layer.json (the rows, the claim record, the command) and top_layer.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from absl import flags
+
+from ccdyn import cli, io, report, verdicts
+from ccdyn.two_layer import claims
+from ccdyn.two_layer.studies import top_layer
+
+FLAGS = flags.FLAGS
+OUTPUTS = ("top_layer.json", "top_layer.md")
+_C = top_layer.TopLayerConfig()
+flags.DEFINE_integer("d_in", _C.d_in, "Input dimension of the ReLU bottom layer.", lower_bound=1)
+flags.DEFINE_integer("hidden", _C.hidden, "Length of f_1 (K M).", lower_bound=2)
+flags.DEFINE_integer("d_out", _C.d_out, "Rows of V.", lower_bound=1)
+flags.DEFINE_integer("n_points", _C.n_points, "Points of the population (> --hidden).", lower_bound=3)
+flags.DEFINE_integer("draws", _C.draws, "Populations and bottom layers.", lower_bound=1)
+flags.DEFINE_float("t_end", _C.t_end, "Time of the flow from the random starts (> 0).")
+cli.define_seed("seed", _C.seed, "Seed.")
+cli.define_run_flags("results/theory/top_layer", resume=False, what="Where the JSON and table go.")
+flags.register_validator("t_end", lambda v: v > 0, "--t_end must be > 0")
+flags.register_multi_flags_validator(["n_points", "hidden"], lambda f: f["n_points"] > f["hidden"],
+                                     "--n_points must exceed --hidden")
+
+
+def main(argv):
+    del argv
+    cfg = top_layer.TopLayerConfig(d_in=FLAGS.d_in, hidden=FLAGS.hidden, d_out=FLAGS.d_out, n_points=FLAGS.n_points,
+                                   draws=FLAGS.draws, t_end=FLAGS.t_end, seed=FLAGS.seed)
+    run = cli.open_run_dir(FLAGS.output_dir, dataclasses.asdict(cfg), script="scripts/top_layer.py",
+                           outputs=OUTPUTS, overwrite=FLAGS.overwrite, can_resume=False)
+    record = top_layer.run(cfg)
+    saved = cli.with_run_record("scripts/top_layer.py", record)
+    saved["claims"] = claims.top_layer_claims(saved, result=str(FLAGS.output_dir))
+    keys = list(record["rows"][0])
+    table = report.markdown_table(keys, [[f"{r[k]:.3g}" for k in keys] for r in record["rows"]])
+    md = "# Rank-1 S at the stationary top layer\n\n" + table + "\n\n" + verdicts.ledger_markdown(saved["claims"])
+    io.atomic_write_bytes(run.path / "top_layer.md", md.encode())
+    io.write_json(run.path / "top_layer.json", saved)
+    out = cli.finish(run)
+    print(md + "\n" + "\n".join(f"{c['id']}: {c['verdict']}" for c in saved["claims"]) + f"\nwrote {out}/top_layer.json")
+
+
+if __name__ == "__main__":
+    cli.start(main)
