@@ -12,7 +12,9 @@ and ``${NAME}``. Each command is then one of:
 Anything else fails the test.
 
 A script command whose comment states its time (``# 21 s``, ``# ~4 min``, ``(12.9 min)``; the comment on a
-loop's ``done`` line covers the loop's commands) is *long*: the slow test runs it. A command without a
+loop's ``done`` line covers the loop's commands) is *long*: the slow test runs it. So is every command
+of results/README.md (:data:`ALL_LONG`): each makes a committed result; and so is a `python scripts/...`
+span in the prose (a mention: the blocks hold the commands to run). A command without a
 stated time must be quick: the fast test runs it. Either run uses the sizes of :data:`SHRINK` (each flag
 there that the script defines is set to the small value, whatever the command says), in a temporary
 directory standing for the repository root; a relative input path (a flag's value or default) that the
@@ -27,7 +29,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib.util
-import io
 import os
 import re
 import shlex
@@ -44,7 +45,11 @@ from absl import flags
 import ccdyn.cli  # noqa: F401 -- the scripts' shared flags exist before a script is loaded
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = ("README.md", "results/README.md")
+DOCS = ("README.md", "docs/guide.md", "results/README.md")
+# Every command of results/README.md makes a committed result: long by that file's definition (the slow
+# test runs them all, the fast one parses their flags). In the other documents a command without a
+# stated time must be quick.
+ALL_LONG = ("results/README.md",)
 FLAGS = flags.FLAGS
 
 # The small sizes of the runs: flag -> value, set wherever the script defines the flag.
@@ -74,6 +79,7 @@ class Command:
     argv: tuple            # the words after the shell's expansion
     comment: str           # the comment of its line (and of the loop's ``done`` line)
     launcher: str = ""     # ``srun`` when the command is started by it
+    inline: bool = False   # a `python ...` span in the prose, not in a bash block
 
     @property
     def kind(self) -> str:
@@ -86,7 +92,7 @@ class Command:
 
     @property
     def long(self) -> bool:
-        return bool(_TIME.search(self.comment))
+        return self.inline or self.doc in ALL_LONG or bool(_TIME.search(self.comment))
 
     @property
     def runnable(self) -> bool:
@@ -194,8 +200,8 @@ def doc_commands(doc: str) -> list:
     fenced = {c.argv for c in out}
     for m in re.finditer(r"`(python (?:scripts|benchmarks)/[^`]+)`", text):
         words = tuple(shlex.split(m.group(1)))
-        if words not in fenced:  # inline spans in the prose
-            out.append(Command(doc, text.count("\n", 0, m.start()) + 1, words, ""))
+        if words not in fenced:  # inline spans in the prose: mentions, run by the slow test only
+            out.append(Command(doc, text.count("\n", 0, m.start()) + 1, words, "", inline=True))
     return out
 
 
@@ -253,7 +259,7 @@ def test_the_reader_sees_loops_variables_continuations_and_comments():
 def test_the_documents_have_commands():
     for doc in DOCS:
         n = sum(c.doc == doc and c.kind == "script" for c in COMMANDS)
-        assert n >= 5, f"{doc}: only {n} script commands found: is the reader broken?"
+        assert n >= 4, f"{doc}: only {n} script commands found: is the reader broken?"
 
 
 @pytest.mark.parametrize("cmd", [c for c in COMMANDS if c.kind != "script"], ids=str)
@@ -350,26 +356,6 @@ def _prepare(cmd: Command, where: Path) -> list | None:
             FLAGS.unparse_flags()
 
 
-def _run_in_process(cmd: Command, where: Path, monkeypatch) -> str | None:
-    """Runs a script command (shrunk) in this process with ``where`` as the working directory; the failure
-    text or None."""
-    from ccdyn import cli
-
-    argv = _prepare(cmd, where)
-    if argv is None:
-        return None
-    monkeypatch.chdir(where)
-    out = io.StringIO()
-    with loaded(cmd.argv[1]) as module:
-        try:
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-                cli.start(module.main, argv=[module.__file__, *argv])
-        except SystemExit as e:
-            if e.code not in (0, None):
-                return f"{cmd}\n  shrunk: {shlex.join(argv)}\n  exit {e.code}:\n{out.getvalue()[-3000:]}"
-    return None
-
-
 def _run_subprocess(cmd: Command, where: Path) -> str | None:
     argv = _prepare(cmd, where)
     if argv is None:
@@ -382,8 +368,9 @@ def _run_subprocess(cmd: Command, where: Path) -> str | None:
     return None
 
 
-def test_commands_without_a_stated_time_run_at_small_sizes(tmp_path, monkeypatch):
-    """The quick commands (no time in their comment), each document's in order in one directory."""
+def test_commands_without_a_stated_time_run_at_small_sizes(tmp_path):
+    """The quick commands (no time in their comment), each document's in order in one directory, as
+    subprocesses (a script's own dtype and XLA settings, not this session's)."""
     failures = []
     for doc in DOCS:
         where = tmp_path / doc.replace("/", "_")
@@ -393,7 +380,7 @@ def test_commands_without_a_stated_time_run_at_small_sizes(tmp_path, monkeypatch
             if cmd.argv in seen:
                 continue
             seen.add(cmd.argv)
-            failures.append(_run_in_process(cmd, where, monkeypatch))
+            failures.append(_run_subprocess(cmd, where))
     failures = [f for f in failures if f]
     assert not failures, "\n\n".join(failures)
 
