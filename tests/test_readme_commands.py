@@ -397,3 +397,23 @@ def test_long_commands_run_at_small_sizes(tmp_path, doc):
             failures.append(_run_subprocess(cmd, tmp_path))
     failures = [f for f in failures if f]
     assert not failures, "\n\n".join(failures)
+
+
+def _python_blocks(doc: str) -> list:
+    text = (ROOT / doc).read_text()
+    return [m.group(1) for m in re.finditer(r"^```python\n(.*?)^```", text, re.S | re.M)]
+
+
+def test_the_readme_has_library_snippets():
+    assert len(_python_blocks("README.md")) >= 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("i", range(len(_python_blocks("README.md"))))
+def test_readme_library_snippet_runs_as_written(tmp_path, i):
+    """Each ```python block of README.md, as written, in a fresh interpreter."""
+    code = _python_blocks("README.md")[i]
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.strip(), "the snippet prints its result"
