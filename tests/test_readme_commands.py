@@ -272,18 +272,17 @@ def test_every_other_command_is_set_up_or_cp(cmd):
         assert extras.group(1) is None or extras.group(1) in opt, f"{cmd}: no such extra in pyproject.toml"
 
 
-def test_every_script_command_exists_and_its_flags_parse():
-    """Each command's flags against its script's absl flags (one import per script)."""
-    problems = []
-    by_script = {}
-    for c in SCRIPTS:
+def flag_problems(cmds) -> list:
+    """One line per script command whose file is missing or whose flags do not parse (one import per script)."""
+    problems, by_script = [], {}
+    for c in cmds:
         by_script.setdefault(c.argv[1], []).append(c)
-    for path, cmds in by_script.items():
+    for path, group in by_script.items():
         if not (ROOT / path).is_file():
-            problems += [f"{c}: no file {path}" for c in cmds]
+            problems += [f"{c}: no file {path}" for c in group]
             continue
         with loaded(path) as module:
-            for c in cmds:
+            for c in group:
                 try:
                     rest = FLAGS([module.__file__, *c.argv[2:]])
                     if rest[1:]:
@@ -292,7 +291,24 @@ def test_every_script_command_exists_and_its_flags_parse():
                     problems.append(f"{c}: {e}")
                 finally:
                     FLAGS.unparse_flags()
+    return problems
+
+
+def test_every_script_command_exists_and_its_flags_parse():
+    """Each command's flags against its script's absl flags."""
+    problems = flag_problems(SCRIPTS)
     assert not problems, "\n".join(problems)
+
+
+def test_the_flag_check_sees_a_missing_script_an_unknown_flag_a_bad_value_and_a_stray_word():
+    cmds = [Command("d", 1, ("python", "scripts/no_such_script.py"), ""),
+            Command("d", 2, ("python", "scripts/basins_table.py", "--runs=a", "--no_such_flag=1"), ""),
+            Command("d", 3, ("python", "scripts/basins.py", "--act=sigmoid"), ""),
+            Command("d", 4, ("python", "scripts/basins.py", "--act=relu", "extra"), ""),
+            Command("d", 5, ("python", "scripts/basins.py", "--act=relu", "--n_init=64"), "")]
+    problems = flag_problems(cmds)
+    assert len(problems) == 4 and [p.split(":")[1] for p in problems] == ["1", "2", "3", "4"], problems
+    assert "no file" in problems[0] and "no_such_flag" in problems[1] and "positional" in problems[3]
 
 
 # ---------------------------------------------------------------------------------------------- the runs
