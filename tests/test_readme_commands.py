@@ -17,7 +17,8 @@ of results/README.md (:data:`ALL_LONG`): each makes a committed result; and so i
 span in the prose (a mention: the blocks hold the commands to run). A command without a
 stated time must be quick: the fast test runs it. Either run uses the sizes of :data:`SHRINK` (each flag
 there that the script defines is set to the small value, whatever the command says), in a temporary
-directory standing for the repository root; a relative input path (a flag's value or default) that the
+directory standing for the repository root (a run directory named after the config gets a name of
+its own: the small sizes of two commands could give the same one); a relative input path (a flag's value or default) that the
 commands before it did not make there is copied in from the checkout, so nothing the commands write
 lands in the checkout. Not run, flags parsed only: a command for several hosts (``srun``, or a
 ``--coordinator_address`` other than localhost; that path has its own slow tests in tests/scripts) and a
@@ -365,7 +366,11 @@ def _prepare(cmd: Command, where: Path) -> list | None:
         FLAGS([module.__file__, *cmd.argv[2:]])
         try:
             _copy_in(_inputs(cmd.argv[2:], module), where)
-            return shrunk(list(cmd.argv[2:]), set(FLAGS))
+            argv = shrunk(list(cmd.argv[2:]), set(FLAGS))
+            if "output_dir" in FLAGS and FLAGS["output_dir"].default is None and "output_dir" not in _flag_names(argv):
+                # the default name comes from the config, where the small sizes of two commands can meet
+                argv.append(f"--output_dir=runs/{Path(cmd.doc).stem}_line{cmd.line}")
+            return argv
         finally:
             FLAGS.unparse_flags()
 
