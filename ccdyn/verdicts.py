@@ -34,7 +34,10 @@ def verdict(claim, parts, numbers) -> dict:
 
 
 def verdict_word(v) -> str:
-    """'holds', 'partly' (some parts hold) or 'fails'."""
+    """'holds', 'partly' (some parts hold), 'fails', or 'not established' when there was nothing to judge
+    (``holds`` None: e.g. a claim about an iteration beyond the run's horizon)."""
+    if v["holds"] is None:
+        return "not established"
     if v["holds"]:
         return "holds"
     return "partly" if any(v["parts"].values()) else "fails"

@@ -11,7 +11,7 @@ Default data: latent summation (Eq. 9), d = M = 10, q = 0.2, ||U^T U - I||_2 = 0
 population (2^10 points), uniform alpha. Several hosts: run one process per host with
 --coordinator_address=HOST:PORT --num_processes=P --process_id=I (or --coordinator_address=auto under
 SLURM / Open MPI / a TPU pod); the init axis is sharded over every device of every process, and
-process 0 alone writes --output_dir (no shared file system is needed): see README.md, "Several hosts".
+process 0 alone writes --output_dir (no shared file system is needed): see docs/guide.md, "Several hosts".
 
 Writes <output_dir>/optima.npz, basins.png, then summary.json (last: its presence means complete),
 keeps chunks/ for --resume, and prints a table of the optima. The run directory is ccdyn's own

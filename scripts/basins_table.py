@@ -1,9 +1,10 @@
-"""Side-by-side table of several basins runs (reads each run's summary.json).
+r"""Side-by-side table of several basins runs (reads each run's summary.json).
 
     python scripts/basins_table.py --runs=results/basins/relu,results/basins/linear \
-        --output_prefix=results/basins/activations
+        --output_prefix=runs/activations
 
-Prints the table and writes <output_prefix>.md and <output_prefix>.csv.
+Prints the table (the data column names the data by what it is: d, M of the latent models, the circle's
+points, a data file's name) and writes <output_prefix>.md and <output_prefix>.csv.
 """
 
 from __future__ import annotations

@@ -120,8 +120,9 @@ def main(argv):
             for name, s in crec["summaries"].items()]
     first = next(iter(crec["summaries"].values()))
     print(report.format_table(["run"] + [f"kept@{t}" for t in first["at"]] + ["median t_off"], rows))
-    print(report.format_table(["claim", "verdict"], [[v["claim"], verdict_word(v)]
-                                                     for v in krec["verdicts"] + crec["verdicts"]]))
+    print(report.format_table(["claim", "verdict", "why (one line)"], [[v["claim"], verdict_word(v), v.get("reason") or (
+        "not: " + "; ".join(k for k, ok in v["parts"].items() if not ok) if not v["holds"] else "all parts hold")]
+        for v in krec["verdicts"] + crec["verdicts"]]))
     print(f"\nwrote {cli.finish(run_dir)}")
 
 

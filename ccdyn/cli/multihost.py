@@ -1,4 +1,4 @@
-"""A script's run over several processes or hosts (README.md, "Several hosts").
+"""A script's run over several processes or hosts (docs/guide.md, "Several hosts").
 
 :func:`define_multihost_flags` defines ``--coordinator_address``, ``--num_processes`` and
 ``--process_id``; :func:`start_processes` joins the processes before any JAX work;
@@ -28,7 +28,7 @@ flags.disclaim_key_flags()
 
 def define_multihost_flags() -> None:
     """``--coordinator_address``, ``--num_processes``, ``--process_id`` of a run over several hosts
-    (README.md, "Several hosts"), with their validators; :func:`start_processes` uses them."""
+    (docs/guide.md, "Several hosts"), with their validators; :func:`start_processes` uses them."""
     flags.DEFINE_string("coordinator_address", None, "Multi-host: HOST:PORT of process 0, or 'auto' (read from the "
                         "cluster's environment: SLURM, Open MPI, TPU pods).")
     flags.DEFINE_integer("num_processes", 1, "Multi-host: number of processes.", lower_bound=1)

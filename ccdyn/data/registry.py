@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import jax
 
 from ccdyn.data import files, models
 from ccdyn.data.dataset import Dataset
 
-__all__ = ["DataSpec", "DATA_MODELS", "AUGMENTATIONS", "augment", "build_dataset", "spec_from_dict", "support_shape"]
+__all__ = ["DataSpec", "DATA_MODELS", "AUGMENTATIONS", "augment", "build_dataset", "spec_from_dict", "support_shape",
+           "describe"]
 
 DATA_MODELS = ("latent_summation", "latent_categorical", "circle", "gaussian_mixture", "file")
 AUGMENTATIONS = ("none", "noise", "rotation", "shift")
@@ -128,3 +130,34 @@ def spec_from_dict(fields: dict) -> DataSpec:
     if unknown:
         raise ValueError(f"unknown data fields {unknown}; known: {sorted(known)}")
     return DataSpec(**{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
+
+
+def describe(fields) -> str:
+    """A short label of the data a spec (or its dict, e.g. a ``summary.json`` config) describes, by what
+    it is: the latent and mixture models by d, M (and ||U^T U - I||_2, sampled size, std), the circle by
+    its points (the paper's Fig. 8 angles or their count), a file by its name; then the augmentation."""
+    f = {**dataclasses.asdict(DataSpec()), **(dataclasses.asdict(fields) if isinstance(fields, DataSpec) else fields)}
+    g = lambda v: f"{float(v):g}"  # noqa: E731
+    kind = f["data"]
+    if kind == "circle":
+        angles = tuple(float(a) for a in f["angles"])
+        pts = "Fig. 8's 9 points" if angles == tuple(models.PAPER_ANGLES) else f"{len(angles)} points"
+        text = f"circle, {pts}"
+    elif kind == "file":
+        text = f"file {Path(str(f['data_path'])).name}"
+    else:
+        text = f"{kind} d={f['d']} m={f['m']}"
+        if kind in ("latent_summation", "latent_categorical", "gaussian_mixture") and f["ortho_eps"]:
+            text += f" eps={g(f['ortho_eps'])}"
+        if kind == "gaussian_mixture":
+            text += f" std={g(f['std'])} n={f['n_samples'] or 2000}"
+        elif kind == "latent_summation" and (f["n_samples"] is not None or f["m"] > models.MAX_EXACT_M):
+            text += f" n={f['n_samples'] or 20000}"
+    aug = f["aug"]
+    if aug == "noise":
+        text += f", noise views {f['aug_views']} x std {g(f['aug_std'])}"
+    elif aug == "rotation":
+        text += f", rotations |t| <= {g(f['aug_range'])} pi ({f['aug_views']} views)"
+    elif aug == "shift":
+        text += f", cyclic shifts |s| <= {int(f['aug_range'])}"
+    return text

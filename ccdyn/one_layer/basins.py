@@ -19,7 +19,7 @@ import numpy as np
 from ccdyn import activations, io, pairwise, parallel, report
 from ccdyn.activations import Activation
 from ccdyn.data.dataset import Dataset
-from ccdyn.data.registry import DataSpec, build_dataset, spec_from_dict
+from ccdyn.data.registry import DataSpec, build_dataset, describe, spec_from_dict
 from ccdyn.one_layer import certify, engine, kinks
 from ccdyn.one_layer.engine import Dynamics, Status
 from ccdyn.pairwise import Pairwise
@@ -448,7 +448,7 @@ def comparison_rows(named_summaries) -> list:
     for name, s in named_summaries:
         c = s["config"]
         rows.append([name, c["act"], c["alpha"], c["tau"] if c["alpha"] == "gaussian" else "-",
-                     c["dynamics"]["method"], f"{c['data']['data']} d={c['data']['d']} m={c['data']['m']}",
+                     c["dynamics"]["method"], describe(c["data"]),
                      s["n_init"], s["n_optima"], s["n_stable_optima"],
                      sum(o["stable"] and o["smooth"] for o in s["optima"]),
                      sum(o["stable"] and not o["smooth"] for o in s["optima"]),

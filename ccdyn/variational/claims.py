@@ -128,10 +128,23 @@ def kernel_verdicts(r: dict) -> list:
                 {"rel_err": dict(zip(map(str, cor_Ms), cor)), "slope_in_M": cor_slope})]
 
 
+def _in_horizon(iteration: int, *summaries):
+    """The identity on a verdict when every run of ``summaries`` recorded ``iteration`` (its
+    ``config["steps"]`` reach it); otherwise a function turning the verdict into "not established" (``holds``
+    None, no parts) with its ``reason``: a score at the nearest recorded iteration says nothing about a
+    later one."""
+    horizon = min(int(s["config"]["steps"]) for s in summaries)
+    if iteration <= horizon:
+        return lambda v: v
+    reason = f"beyond the run's horizon: it stops at iteration {horizon}, the claim is about iteration {iteration}"
+    return lambda v: {**v, "holds": None, "parts": {}, "reason": reason,
+                      "numbers": {**v["numbers"], "steps": horizon, "claim_iteration": iteration}}
+
+
 def cluster_verdicts(c, summaries, grid) -> list:
     """Figs. 5-6 and Remark 4.4 from the study's summaries (name -> ``clusters.kept_summary`` + config) and
     grid rows; ``c``: the :class:`~ccdyn.variational.studies.clusters.ClusterStudyConfig` (``dims``, ``at``,
-    ``share``)."""
+    ``share``). A claim about an iteration the runs did not reach is "not established" (:func:`_in_horizon`)."""
     out = []
     for dim in c.dims:
         S = lambda name: summaries[f"{dim}-D {name}"]  # noqa: E731
@@ -144,19 +157,21 @@ def cluster_verdicts(c, summaries, grid) -> list:
                 continue
             net, gd = S(net_name), S(gd_name)
             n1000, g1000 = cl.at_iteration(net, 1000)["ratio"], cl.at_iteration(gd, 1000)["ratio"]
-            out.append(verdict(f"{dim}-D {fig}: {net_name} keeps the clusters from iteration ~15 to ~200",
+            out.append(_in_horizon(200, net)(verdict(
+                               f"{dim}-D {fig}: {net_name} keeps the clusters from iteration ~15 to ~200",
                                {f"kept at 15 in >= {c.share:.0%} of seeds": cl.kept_share(net, 15) >= c.share,
                                 f"kept at 200 in >= {c.share:.0%} of seeds": cl.kept_share(net, 200) >= c.share},
                                {"kept_share": {t: cl.kept_share(net, t) for t in c.at},
                                 "ratio_mean": {t: cl.at_iteration(net, t)["ratio"]["mean"] for t in c.at},
-                                "median_t_off": net["median_t_off"], "kept_to_end": f"{net['kept_to_end']}/{net['n']}"}))
-            out.append(verdict(f"{dim}-D {fig}: plain GD from {net_name}'s start spreads the clusters by ~1000",
+                                "median_t_off": net["median_t_off"], "kept_to_end": f"{net['kept_to_end']}/{net['n']}"})))
+            out.append(_in_horizon(1000, net, gd)(verdict(
+                               f"{dim}-D {fig}: plain GD from {net_name}'s start spreads the clusters by ~1000",
                                {f"not kept at 1000 in >= {c.share:.0%} of seeds": 1 - cl.kept_share(gd, 1000) >= c.share,
                                 "ratio at 1000 below its start's": g1000["mean"] < cl.at_iteration(gd, 0)["ratio"]["mean"],
                                 f"ratio at 1000 below {net_name}'s (95% intervals apart)": g1000["ci"][1] < n1000["ci"][0]},
                                {"kept_share": {t: cl.kept_share(gd, t) for t in c.at},
                                 "ratio_mean": {t: cl.at_iteration(gd, t)["ratio"]["mean"] for t in c.at},
-                                "network_ratio_at_1000": n1000["mean"]}))
+                                "network_ratio_at_1000": n1000["mean"]})))
         out.append(verdict(f"{dim}-D Fig. 5: plain GD from a random start ignores the clusters",
                            {"never kept (iterations 0 .. end)": max(cl.kept_share(rnd, t) for t in c.at) == 0},
                            {"ratio_mean": {t: cl.at_iteration(rnd, t)["ratio"]["mean"] for t in c.at}}))

@@ -36,7 +36,7 @@ def _docstring_lines(text: str) -> tuple:
     return node.end_lineno - node.lineno + 1, node.value.value.count("\n") + 1
 
 
-_COLLAPSED = {"basins_table.py"}  # still collapsed: strict, so the fix there must drop it from this set
+_COLLAPSED = set()  # scripts whose docstring is still collapsed (xfail, strict: a fix must drop it from the set)
 
 
 @pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xfail(strict=True)) if p.name in _COLLAPSED else p

@@ -71,3 +71,31 @@ def test_lemmaA2_verdict_counts_resolved_signs_not_a_fixed_cut(key):
     assert (noise["numbers"]["stable_cells"], noise["numbers"]["unresolved_eig_cells"]) == (0, 1)
     # nothing tested: nothing earned
     assert claims.lemmaA2_verdict({"rows": [rows[1]]})["holds"] is False
+
+
+def test_cluster_claims_beyond_the_runs_horizon_are_not_established(records):
+    """A run of 20 iterations says nothing about iterations 200 and 1000: those claims are "not
+    established" with the reason (the nearest recorded iteration would otherwise stand in for them);
+    the claims the run reaches keep their verdicts."""
+    from ccdyn import verdicts
+
+    clusters = records[2]
+    c = clusters["config"]
+    cfg = SimpleNamespace(dims=tuple(c["dims"]), at=tuple(c["at"]), share=c["share"])
+    full = claims.cluster_verdicts(cfg, clusters["summaries"], clusters["grid"])
+    n200 = sum("~200" in v["claim"] for v in full)
+    assert n200 == 8
+    for steps, n_out in ((20, 0), (500, n200)):  # 500 reaches the ~200 claims, not the ~1000 ones
+        short = {k: {**s, "config": {**s["config"], "steps": steps}} for k, s in clusters["summaries"].items()}
+        again = claims.cluster_verdicts(cfg, short, clusters["grid"])
+        assert [v["claim"] for v in again] == [v["claim"] for v in full]
+        for v, w in zip(again, full):
+            late = "~1000" in v["claim"] or ("~200" in v["claim"] and steps < 200)
+            if late:
+                assert v["holds"] is None and v["parts"] == {} and verdicts.verdict_word(v) == "not established"
+                assert v["reason"].startswith(f"beyond the run's horizon: it stops at iteration {steps}")
+                assert verdicts.claim_record("x", "SimCLR-var", "Fig. 5", "s", v, v["numbers"], "visual")["verdict"] \
+                    == "not established"
+            else:
+                assert v == w
+        assert sum("~200" in v["claim"] and v["holds"] is not None for v in again) == n_out

@@ -5,7 +5,7 @@ The question behind Cor. 2 (how the optima change with the Gaussian alpha's temp
 Tian, *Understanding the Role of Nonlinearity in Training Dynamics of Contrastive Learning*: run the
 basins job (:mod:`ccdyn.one_layer.basins`) at each value v_0, v_1, ... of one parameter with the SAME
 seed, so init i is the same point of the sphere at every value, then follow each optimum from one
-value to the next (README.md, "The main job: scripts/basins.py", describes the basins job).
+value to the next (docs/guide.md, "The main job: scripts/basins.py", describes the basins job).
 
 Matching between neighbouring values v_k -> v_{k+1} (:func:`match`). With labels L_k (the optimum of
 each init, or -status when it did not converge) the overlap matrix is O[a, b] = #{i : L_k[i] = a,
