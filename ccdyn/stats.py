@@ -14,7 +14,7 @@ import jax.scipy.stats
 import numpy as np
 
 __all__ = ["wilson_interval", "intervals_overlap", "covering_intervals", "equal_counts_pvalue", "unseen_mass",
-           "t_interval", "miss_bound", "inits_for_miss", "miss_phrase", "simultaneous_intervals", "richness",
+           "t_interval", "miss_bound", "inits_for_miss", "round_up", "miss_phrase", "simultaneous_intervals", "richness",
            "basin_statistics"]
 
 
@@ -150,7 +150,7 @@ def inits_for_miss(eps: float, confidence: float = 0.95) -> int:
     return n
 
 
-def _round_up(x: float, digits: int = 2) -> float:
+def round_up(x: float, digits: int = 2) -> float:
     """x rounded up to ``digits`` significant digits (a stated bound is never below the true one by more
     than 1e-12 relative, the slack that keeps 0.1 from printing as 0.11)."""
     if x <= 0:
@@ -161,7 +161,7 @@ def _round_up(x: float, digits: int = 2) -> float:
 
 def miss_phrase(n: int, confidence: float = 0.95) -> str:
     """The per-basin bound in words, e.g. 'no optimum with a basin >= 0.076% of inits was missed (95%)'."""
-    pct = _round_up(100.0 * miss_bound(n, confidence))
+    pct = round_up(100.0 * miss_bound(n, confidence))
     return f"no optimum with a basin >= {pct:g}% of inits was missed ({100 * confidence:g}%)"
 
 

@@ -78,6 +78,9 @@ BASINS = [
     ("--aug=noise --aug_views=1000000", "needs about"),
     ("--resume --overwrite", "--resume and --overwrite exclude each other"),
     ("--target_unseen=1.5", "--target_unseen must lie in (0, 1)"),
+    ("--target_miss=0", "--target_miss must lie in (0, 1)"),
+    ("--target_halfwidth=1", "--target_halfwidth must lie in (0, 1)"),
+    ("--target_unseen=0.1 --target_miss=0.01", "--target_unseen cannot be combined with --target_miss"),
 ]
 
 
