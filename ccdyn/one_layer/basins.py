@@ -29,7 +29,7 @@ from ccdyn.stats import (basin_statistics, inits_for_miss, miss_bound, miss_phra
 __all__ = ["BasinsConfig", "memory_estimate", "sized", "sizing", "precise_enough", "IncrementalClusters", "stop_plan",
            "StopRule", "stop_rule", "analyze_result", "statistics", "run", "cluster", "refine", "describe_optima", "merge_duplicates",
            "basin_mass_on_patterns", "analyze", "summary", "write_summary", "read_summary", "table_key", "statistics_lines", "table",
-           "COMPARISON_COLUMNS", "comparison_rows"]
+           "STATISTICS_COLUMNS", "COMPARISON_COLUMNS", "comparison_rows"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -676,9 +676,13 @@ def table(s: dict) -> str:
 _COMPARED = (Status.CONVERGED, Status.NOT_CONVERGED, Status.CYCLING, Status.DEAD, Status.NONFINITE, Status.OVERFLOW,
              Status.UNDERFLOW)
 _COMPARED += tuple(st for st in engine.FINAL_STATUSES if st not in _COMPARED)  # the sliding flow's
+# the statistics of docs/statistics.md: no basin >= miss_bound missed (95%), the simultaneous intervals' level and
+# largest half-width, Chao1 with its interval, and the stop rule's targets and whether they were met
+STATISTICS_COLUMNS = ("miss_bound", "interval_level", "max_halfwidth", "chao1", "chao1_low", "chao1_high", "stop_rule",
+                      "stop_met")
 COMPARISON_COLUMNS = ("run", "act", "alpha", "tau", "method", "data", "n_init", "optima", "stable_optima",
                       "stable_smooth", "stable_on_kink", "mass_on_patterns") + tuple(s.key for s in _COMPARED) + (
-                      "endpoint_clusters", "certified_smooth", "certified_kink", "analyze_s", "total_s")
+                      "endpoint_clusters", "certified_smooth", "certified_kink", "analyze_s", "total_s") + STATISTICS_COLUMNS
 
 
 def comparison_rows(named_summaries) -> list:
@@ -694,5 +698,24 @@ def comparison_rows(named_summaries) -> list:
                      sum(o["stable"] and not o["smooth"] for o in s["optima"]),
                      round(s["basin_mass_on_patterns"], 4)] + [s.get(f"n_{st.key}", 0) for st in _COMPARED]
                     + [s.get(k, "-") for k in ("n_endpoint_clusters", "n_certified_smooth", "n_certified_kink")]
-                    + [round(s["timings_s"][k], 1) if k in s.get("timings_s", {}) else "-" for k in ("analyze", "total")])
+                    + [round(s["timings_s"][k], 1) if k in s.get("timings_s", {}) else "-" for k in ("analyze", "total")]
+                    + _statistics_cells(s))
     return rows
+
+
+def _statistics_cells(s: dict) -> list:
+    """The :data:`STATISTICS_COLUMNS` cells of one summary ("-" for a summary written before them)."""
+    st = s.get("statistics")
+    if st is None:
+        return ["-"] * len(STATISTICS_COLUMNS)
+    r, plan, c = st["richness"], st.get("stop"), s["config"]
+    if plan is not None:
+        rule = " ".join(f"{k}={plan[k]:g}" for k in ("target_miss", "target_halfwidth") if plan[k] is not None)
+        met = plan["miss_met"] and plan["halfwidth_met"]
+    elif c.get("target_unseen") is not None:
+        rule, met = f"target_unseen={c['target_unseen']:g}", s["n_init"] < c["n_init"]
+    else:
+        rule, met = "-", "-"
+    half = "-" if st["max_halfwidth"] is None else round(st["max_halfwidth"], 5)
+    return [float(f"{st['miss_bound']:.3g}"), float(f"{st['interval_confidence']:.6g}"), half, round(r["chao1"], 2),
+            round(r["low"], 2), round(r["high"], 2), rule, met]
