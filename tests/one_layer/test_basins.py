@@ -217,3 +217,33 @@ def test_summary_of_a_run_stopped_by_the_half_width_claims_the_first_checkpoint_
     text = basins.table(s)
     assert "99.95% CI (all)" in text and "intervals at 99.95% each of 100 checkpoints (95% together)" in text
     assert "met after 6000 of at most 100000 inits" in text or "not met in 6000 inits" in text
+
+
+@pytest.mark.slow  # about a minute; the numbers are in docs/statistics.md section 5
+def test_intervals_of_a_run_stopped_by_the_half_width_cover_at_95_percent():
+    """Optional stopping: inits drawn chunk by chunk from known basins (5 large, 30 rare), the run stopped
+    by --target_miss / --target_halfwidth; at the stop every interval holds its basin's mass together in
+    >= 95% of the runs with the alpha split over the checkpoints. The same intervals at 95% without the
+    split (the level of a fixed n) are shown for comparison."""
+    from ccdyn import stats
+    rng = np.random.default_rng(5)
+    k = 35
+    p = np.r_[np.full(5, 0.19), np.full(k - 5, 0.05 / (k - 5))]
+    cfg = basins.BasinsConfig(n_init=6000, chunk_size=200, target_miss=0.02, target_halfwidth=0.03)
+    reps, ok, naive_ok, stops = 300, 0, 0, []
+    for _ in range(reps):
+        labels = rng.choice(k, size=cfg.n_init, p=p)
+        rule = basins.stop_rule(cfg)
+        for n in range(cfg.chunk_size, cfg.n_init + 1, cfg.chunk_size):
+            if rule(_converged(np.eye(k)[labels[:n]])) or n == cfg.n_init:
+                break
+        stops.append(n)
+        counts = np.bincount(labels[:n], minlength=k)
+        for level, acc in ((basins.stop_plan(cfg)["interval_confidence"], "ok"), (0.95, "naive")):
+            ci = stats.simultaneous_intervals(counts, n, level)
+            inside = bool(np.all((ci[:, 0] <= p) & (p <= ci[:, 1])))
+            ok, naive_ok = (ok + inside, naive_ok) if acc == "ok" else (ok, naive_ok + inside)
+    print(f"stopped runs: coverage {ok / reps:.3f} (alpha split), {naive_ok / reps:.3f} (95% as if n were fixed); "
+          f"stops at {np.min(stops)}-{np.max(stops)} inits, median {np.median(stops):g}")
+    assert ok / reps >= 0.95 - 2 * np.sqrt(0.05 * 0.95 / reps)
+    assert len(set(stops)) > 1  # the stop depends on the counts

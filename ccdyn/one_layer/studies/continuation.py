@@ -252,8 +252,9 @@ def follow(analyses: list, values, *, odd: bool, match_tol: float, merge_share: 
         A, B = analyses[k], analyses[k + 1]
         k_a, k_b = len(A["rows"]), len(B["rows"])
         O = overlap(A["labels"], B["labels"], k_a, k_b)
-        m = match(np.reshape(A["optima"], (k_a, -1)), np.reshape(B["optima"], (k_b, -1)), O, odd=odd,
-                  match_tol=match_tol, merge_share=merge_share)
+        rows = lambda optima, k: np.reshape(optima, (k, -1)) if k else np.zeros((0, 1))  # a value may have none
+        m = match(rows(A["optima"], k_a), rows(B["optima"], k_b), O, odd=odd, match_tol=match_tol,
+                  merge_share=merge_share)
         nxt = {}
         for a in range(k_a):
             if m["successor"][a] >= 0:

@@ -181,15 +181,19 @@ def _same_records(a, b):
         np.testing.assert_array_equal(sa["tipping_ci"], sb["tipping_ci"])
 
 
-@pytest.mark.parametrize("method", ["power", "flow"])
+@pytest.mark.parametrize("method", ["power", pytest.param("flow", marks=pytest.mark.slow)])  # flow: 4 min
 def test_values_in_one_program_give_the_tracks_of_value_by_value(method):
     """ortho_eps changes only the dataset's arrays: the batched run (one program, the values a batch axis)
     and the value-by-value run give identical tracks, optima, counts and tipping intervals; with
-    chunks smaller than n_init, and for the sliding flow too."""
-    base = BasinsConfig(data=DataSpec(d=5, m=5), n_init=300, tile=32, chunk_size=128,
+    chunks smaller than n_init, and for the sliding flow too (slow; tests/one_layer/test_batched.py
+    compares the engines alone, fast)."""
+    big = method == "flow"
+    base = BasinsConfig(data=DataSpec(d=5 if big else 4, m=5 if big else 4), n_init=300 if big else 200, tile=32,
+                        chunk_size=128, act="relu" if big else "quadratic",  # quadratic: no kink refinement to compile
                         dynamics=dataclasses.replace(BasinsConfig().dynamics, method=method, max_steps=400))
-    one = continuation.run(base, "ortho_eps", [0.0, 0.3, 0.6])
-    seq = continuation.run(base, "ortho_eps", [0.0, 0.3, 0.6], batch=False)
+    values = [0.0, 0.3, 0.6] if big else [0.0, 0.3]
+    one = continuation.run(base, "ortho_eps", values)
+    seq = continuation.run(base, "ortho_eps", values, batch=False)
     assert one["batched"] and one["sequential_reason"] is None
     assert not seq["batched"] and seq["sequential_reason"] == "batch=False"
     _same_records(one, seq)
@@ -223,3 +227,11 @@ def test_tipping_csv_and_json_carry_the_simultaneous_intervals():
     # row 0 (40 inits, all to optimum 0): its zero entries share one upper end, that of count 0 of 40
     np.testing.assert_allclose(step["tipping_ci_zero_hi"][0], ci[0, 1, 1])
     assert 0 < step["tipping_ci_zero_hi"][0] < 0.2
+
+
+def test_a_value_where_no_init_converges_ends_every_track_there():
+    an = [_analysis([X0, Y0, Z0], L0), {"optima": np.zeros((0, 3)), "labels": np.full(L0.size, -4), "rows": []}]
+    rec = continuation.follow(an, [0.0, 1.0], odd=False, match_tol=0.2)
+    assert [t["dies_at"] for t in rec["tracks"]] == [1.0] * 3
+    assert [t["lost_to_not_converged"] for t in rec["tracks"]] == [1.0] * 3
+    np.testing.assert_array_equal(rec["steps"][0]["tipping"], [[1.0]] * 3)
