@@ -14,8 +14,8 @@ import jax.scipy.stats
 import numpy as np
 
 __all__ = ["wilson_interval", "intervals_overlap", "covering_intervals", "equal_counts_pvalue", "unseen_mass",
-           "t_interval", "miss_bound", "inits_for_miss", "miss_phrase", "simultaneous_intervals", "richness",
-           "basin_statistics"]
+           "t_interval", "miss_bound", "inits_for_miss", "round_up", "miss_phrase", "simultaneous_intervals", "richness",
+           "basin_statistics", "tipping_intervals"]
 
 
 def wilson_interval(count, n, z: float = 1.959963984540054):
@@ -150,7 +150,7 @@ def inits_for_miss(eps: float, confidence: float = 0.95) -> int:
     return n
 
 
-def _round_up(x: float, digits: int = 2) -> float:
+def round_up(x: float, digits: int = 2) -> float:
     """x rounded up to ``digits`` significant digits (a stated bound is never below the true one by more
     than 1e-12 relative, the slack that keeps 0.1 from printing as 0.11)."""
     if x <= 0:
@@ -161,7 +161,7 @@ def _round_up(x: float, digits: int = 2) -> float:
 
 def miss_phrase(n: int, confidence: float = 0.95) -> str:
     """The per-basin bound in words, e.g. 'no optimum with a basin >= 0.076% of inits was missed (95%)'."""
-    pct = _round_up(100.0 * miss_bound(n, confidence))
+    pct = round_up(100.0 * miss_bound(n, confidence))
     return f"no optimum with a basin >= {pct:g}% of inits was missed ({100 * confidence:g}%)"
 
 
@@ -189,7 +189,7 @@ def simultaneous_intervals(counts, n: int, confidence: float = 0.95, method: str
     ``bonferroni``: Clopper-Pearson at level alpha / k, k = len(counts); guaranteed when counts list
     every basin of positive mass (k known), not when k is the number of basins seen (docs/statistics.md).
     """
-    from scipy.special import bdtr, bdtrc, betaincinv
+    from scipy.special import betaincinv
 
     c = np.asarray(counts, np.float64)
     if n < 1 or not 0 < confidence < 1 or np.any(c < 0) or np.any(c > n) or np.any(c != np.round(c)):
@@ -202,23 +202,37 @@ def simultaneous_intervals(counts, n: int, confidence: float = 0.95, method: str
         return np.stack([lo, hi], axis=-1)
     if method != "mass_weighted":
         raise ValueError(f"method={method!r} must be 'mass_weighted' or 'bonferroni'")
-    uniq, inv = np.unique(c, return_inverse=True)
+    return _mass_weighted(c, np.full(c.shape, float(n)), np.full(c.shape, alpha))
+
+
+def _mass_weighted(c, n, alpha):
+    """The mass-weighted intervals (..., 2) of counts c out of n at levels alpha (arrays of one shape),
+    by vectorized bisection over the distinct (c, n, alpha) triples."""
+    from scipy.special import bdtr, bdtrc
+
+    shape = np.shape(c)
+    triples = np.stack([np.ravel(c), np.ravel(n), np.ravel(alpha)], axis=1).astype(np.float64)
+    if triples.shape[0] == 0:
+        return np.zeros(shape + (2,))
+    uniq, inv = np.unique(triples, axis=0, return_inverse=True)
+    uc, ua = uniq[:, 0], uniq[:, 2]
+    un = uniq[:, 1].astype(np.int64)  # scipy deprecates a non-integer n
 
     def upper_ok(p):
         """p not above the interval. P(Bin <= c) decreases in p and alpha p / 2 increases: one crossing."""
-        return bdtr(uniq, n, p) > alpha * p / 2
+        return bdtr(uc, un, p) > ua * p / 2
 
     def lower_out(p):
         """p below the interval. P(Bin >= c) / p rises from 0 then falls to 1 (P(Bin >= c) is convex then
         concave in p), so the set where it is <= alpha / 2 is [0, L]."""
-        return bdtrc(np.maximum(uniq, 1) - 1, n, p) <= alpha * p / 2
+        return bdtrc(np.maximum(uc, 1) - 1, un, p) <= ua * p / 2
 
     # the median of Bin(n, c/n) is c: both conditions hold at p = c/n, which brackets both crossings
-    _, hi = _bisect(upper_ok, uniq / n, np.ones_like(uniq))
-    hi = np.where(uniq >= n, 1.0, hi)
-    lo, _ = _bisect(lower_out, np.zeros_like(uniq), uniq / n)
-    lo = np.where(uniq <= 1, 0.0, lo)
-    return np.stack([lo, hi], axis=-1)[inv].reshape(c.shape + (2,))
+    _, hi = _bisect(upper_ok, uc / un, np.ones_like(uc))
+    hi = np.where(uc >= un, 1.0, hi)
+    lo, _ = _bisect(lower_out, np.zeros_like(uc), uc / un)
+    lo = np.where(uc <= 1, 0.0, lo)
+    return np.stack([lo, hi], axis=-1)[np.ravel(inv)].reshape(shape + (2,))
 
 
 def richness(counts, confidence: float = 0.95) -> dict:
@@ -279,3 +293,30 @@ def basin_statistics(counts, n: int, confidence: float = 0.95) -> dict:
     return {"miss_bound": miss_bound(n, confidence), "miss_phrase": miss_phrase(n, confidence),
             "intervals": simultaneous_intervals(c, n, confidence).tolist(), "interval_method": "mass_weighted",
             "richness": richness(c, confidence), "confidence": confidence}
+
+
+def tipping_intervals(overlaps, confidence: float = 0.95) -> list:
+    """Simultaneous intervals for every entry of one or more tipping matrices P = O / row sums.
+
+    ``overlaps``: a list of count matrices O (k_a, k_b + 1) (the last column: inits that did not
+    converge), O[a, b] the inits of basin a at one value that land in b at the next. Returns one array
+    (k_a, k_b + 1, 2) per matrix: every entry of every matrix inside its interval with probability
+    >= ``confidence``, whatever the number of basins.
+
+    Given the basins at the first value, the n_a inits of basin a land independently (init i is one
+    point, drawn uniformly from basin a), so row a is Multinomial(n_a, P[a]); its entries get the
+    mass-weighted intervals of :func:`simultaneous_intervals` at level alpha_a = alpha n_a / N over
+    all the rows of all the matrices (N = sum of all n_a), which miss together with probability
+    <= sum_b alpha_a P[a, b] = alpha_a; the conditional errors sum to <= alpha, so the bound holds
+    unconditionally (docs/statistics.md section 6). Rows with n_a = 0 get [0, 1].
+    """
+    mats = [np.asarray(O, np.int64) for O in overlaps]
+    if not 0 < confidence < 1 or any(O.ndim != 2 or np.any(O < 0) for O in mats):
+        raise ValueError(f"overlaps must be 2-D non-negative counts and confidence={confidence} in (0, 1)")
+    total = max(sum(int(O.sum()) for O in mats), 1)
+    out = []
+    for O in mats:
+        n_a = np.broadcast_to(O.sum(axis=1, keepdims=True), O.shape)
+        ci = _mass_weighted(O, np.maximum(n_a, 1), (1 - confidence) * n_a / total)
+        out.append(np.where((n_a > 0)[..., None], ci, [0.0, 1.0]))
+    return out

@@ -6,6 +6,7 @@
     python scripts/basins.py --alpha=gaussian --tau=0.5 --act=relu
     python scripts/basins.py --data=circle --method=flow --aug=rotation --aug_range=0.25 --aug_views=128
     python scripts/basins.py --n_init=1000000 --chunk_size=65536   # bounded memory; --resume after a kill
+    python scripts/basins.py --n_init=1000000 --target_miss=0.001   # stop once no basin >= 0.1% can be missed
 
 Default data: latent summation (Eq. 9), d = M = 10, q = 0.2, ||U^T U - I||_2 = 0.1 (seed 0), exact
 population (2^10 points), uniform alpha. Several hosts: run one process per host with
@@ -36,21 +37,16 @@ OUTPUTS = ("summary.json", "optima.npz", "basins.png", "chunks")
 
 FLAGS = flags.FLAGS
 script_flags.define_basins_flags()
-flags.DEFINE_float("target_unseen", None, "Stop at the first chunk where the bound on the basin mass of optima not "
-                   "found and every 95% half-width are <= this, in (0, 1); --n_init is then the cap.")
+script_flags.define_stop_flags()
 cli.define_run_flags(None, what="Run directory (default runs/basins-<act>-<data>-...).")
 cli.define_multihost_flags()
-
-flags.register_multi_flags_validator(
-    ["target_unseen"], lambda f: f["target_unseen"] is None or 0 < f["target_unseen"] < 1,
-    "--target_unseen must lie in (0, 1)")
 
 
 def main(argv):
     del argv
     t_start = time.time()
     pid, n_proc = cli.start_processes(FLAGS)  # before any JAX work
-    cfg = script_flags.basins_config(FLAGS, target_unseen=FLAGS.target_unseen)
+    cfg = script_flags.basins_config(FLAGS, **script_flags.stop_fields(FLAGS))
     auto = [name for name in ("tile", "chunk_size") if FLAGS[name].value is None]
     ds64 = script_flags.basins_data(cfg)
     out_name = FLAGS.output_dir or (f"runs/basins-{cfg.act}-{cfg.data.data}-{cfg.alpha}-{cfg.dynamics.method}"

@@ -8,7 +8,8 @@ followed as tracks (born at, dies at, merges into) and the tipping matrix betwee
 
 --param names a basins flag that is a number (tau, leaky_slope, cluster_tol, ...), a data flag
 (ortho_eps, aug_range, q, std, ...) or a dynamics flag (step_size, tol, max_steps, shift); its own
-flag is then ignored. The matching rule is in ccdyn/one_layer/studies/continuation.py; the run directory is
+flag is then ignored. Values of a data flag that keep the dataset's shapes run in one compiled program
+(the values a batch axis, the inits shared); --nobatch_values runs them value by value (same results). The matching rule is in ccdyn/one_layer/studies/continuation.py; the run directory is
 ccdyn's own (docs/reproducibility.md).
 
 Writes <output_dir>/continuation.json (the record and the run record), tracks.csv, tipping.csv,
@@ -41,6 +42,8 @@ flags.DEFINE_float("merge_share", 0.5, "A vanishing optimum merges into the opti
                    "of its basin, in (0, 1].")
 flags.DEFINE_float("min_fraction", 0.005, "Tracks listed on stdout and drawn: basin fraction >= this at some value "
                    "(the CSV and JSON files have all).", lower_bound=0)
+flags.DEFINE_bool("batch_values", True, "Run every value in one compiled program where the values share the "
+                  "dataset's shapes (data parameters: ortho_eps, q, std, ...); false: value by value (same results).")
 flags.DEFINE_enum("plot_y", "energy", ["energy", "overlap"], "The figure's y: the optimum's energy or its cosine "
                   "with its best planted pattern.")
 script_flags.define_basins_flags(n_init=2000)
@@ -62,7 +65,7 @@ def main(argv):
     if (why := continuation.inert(base, param)) is not None:
         cli.log(f"warning: {why}")
     config = {"base": dataclasses.asdict(base), "param": param, "values": values, "match_tol": FLAGS.match_tol,
-              "merge_share": FLAGS.merge_share, "min_fraction": FLAGS.min_fraction}
+              "merge_share": FLAGS.merge_share, "min_fraction": FLAGS.min_fraction, "batch_values": FLAGS.batch_values}
     run = cli.open_run_dir(FLAGS.output_dir or f"runs/continuation-{param}", io.as_json(config),
                            script="scripts/continuation.py", outputs=OUTPUTS, overwrite=FLAGS.overwrite,
                            can_resume=False)
@@ -70,7 +73,7 @@ def main(argv):
             f"data={base.data.data} alpha={base.alpha} method={base.dynamics.method} n_init={base.n_init} "
             f"-> {run.path}")
     rec = continuation.run(base, param, values, match_tol=FLAGS.match_tol, merge_share=FLAGS.merge_share,
-                           progress=cli.progress(time.time()), log=cli.log)
+                           batch=FLAGS.batch_values, progress=cli.progress(time.time()), log=cli.log)
     out = run.path
     io.write_csv(out / "tracks.csv", *continuation.track_rows(rec))
     io.write_csv(out / "tipping.csv", *continuation.tipping_rows(rec))

@@ -338,3 +338,33 @@ def test_coverage_table():
                   f"| {cov['chao1_mean']:.0f} ({np.sum(p > 0)}) | {cov['width_mass_weighted']:.2g} / "
                   f"{cov['width_bonferroni_seen']:.2g} / {cov['width_wilson']:.2g} |", flush=True)
             assert cov["miss"] >= 0.95 and _below(cov["mass_weighted"], reps) > 1e-3, (name, n, cov)
+
+
+def _covers(cis, mats, overlaps) -> bool:
+    """Every entry of every row that has inits inside its interval."""
+    return all(np.all(((ci[..., 0] <= P) & (P <= ci[..., 1]))[O.sum(axis=1) > 0]) for ci, P, O in zip(cis, mats, overlaps))
+
+
+def test_tipping_intervals_cover_every_entry_of_every_matrix_together():
+    """Simulated paired tipping: basins at v0 with masses q (many rare ones), each basin's inits spread by
+    its own row of P (rare destinations included); the joint coverage of all entries of two steps at
+    once is >= 95% (each row conditionally multinomial, alpha split by row size). Per-row Wilson
+    intervals, each right on its own, are jointly right far less often."""
+    rng = np.random.default_rng(3)
+    k = 40
+    q = np.r_[np.full(5, 0.18), np.full(k - 5, 0.1 / (k - 5))]
+    mats = [rng.dirichlet(np.r_[np.full(6, 0.3), np.full(k - 5, 0.02)], size=k) for _ in range(2)]
+    n, draws, ok, wilson_ok = 2000, 200, 0, 0
+    for _ in range(draws):
+        labels = rng.choice(k, size=n, p=q)
+        overlaps = [np.stack([rng.multinomial(np.sum(labels == a), P[a]) for a in range(k)]) for P in mats]
+        ok += _covers(stats.tipping_intervals(overlaps), mats, overlaps)
+        wilson = [np.stack([stats.wilson_interval(O[a], max(O[a].sum(), 1)) for a in range(k)]) for O in overlaps]
+        wilson_ok += _covers(wilson, mats, overlaps)
+    print(f"tipping intervals: joint coverage {ok / draws:.3f}, per-row Wilson {wilson_ok / draws:.3f} ({draws} draws)")
+    assert ok / draws >= 0.95 - 2 * np.sqrt(0.05 * 0.95 / draws), ok / draws
+    assert wilson_ok / draws < 0.5, wilson_ok / draws
+    with pytest.raises(ValueError, match="non-negative counts"):
+        stats.tipping_intervals([np.array([[-1, 2]])])
+    empty = stats.tipping_intervals([np.array([[0, 0], [3, 1]])])[0]
+    np.testing.assert_array_equal(empty[0], [[0.0, 1.0], [0.0, 1.0]])  # a basin of no init: anything

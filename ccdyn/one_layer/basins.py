@@ -23,11 +23,13 @@ from ccdyn.data.registry import DataSpec, build_dataset, describe, spec_from_dic
 from ccdyn.one_layer import certify, engine, kinks
 from ccdyn.one_layer.engine import Dynamics, Status
 from ccdyn.pairwise import Pairwise
-from ccdyn.stats import unseen_mass, wilson_interval
+from ccdyn.stats import (basin_statistics, inits_for_miss, miss_bound, miss_phrase, round_up,
+                         simultaneous_intervals, unseen_mass, wilson_interval)
 
-__all__ = ["BasinsConfig", "memory_estimate", "sized", "sizing", "precise_enough", "run", "cluster", "refine", "describe_optima", "merge_duplicates",
-           "basin_mass_on_patterns", "analyze", "summary", "write_summary", "read_summary", "table",
-           "COMPARISON_COLUMNS", "comparison_rows"]
+__all__ = ["BasinsConfig", "memory_estimate", "sized", "sizing", "precise_enough", "IncrementalClusters", "stop_plan",
+           "StopRule", "stop_rule", "analyze_result", "statistics", "run", "cluster", "refine", "describe_optima", "merge_duplicates",
+           "basin_mass_on_patterns", "analyze", "summary", "write_summary", "read_summary", "table_key", "statistics_lines", "table",
+           "STATISTICS_COLUMNS", "COMPARISON_COLUMNS", "comparison_rows"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,6 +40,9 @@ class BasinsConfig:
     init is advanced. ``x64`` runs the dynamics in float64 (refinement and certificates always are).
     ``target_unseen`` (None: off) ends the run at the first chunk after which the unseen-mass bound
     and every optimum's 95% half-width are <= it (:func:`precise_enough`); ``n_init`` is then the cap.
+    ``target_miss`` / ``target_halfwidth`` (None: off) end it at the first chunk after which no basin
+    >= ``target_miss`` can have been missed and every simultaneous interval's half-width is <=
+    ``target_halfwidth`` (:func:`stop_plan`, docs/statistics.md section 5).
     """
 
     data: DataSpec = DataSpec()
@@ -53,6 +58,8 @@ class BasinsConfig:
     x64: bool = False
     cluster_tol: float = 1e-2
     target_unseen: float | None = None
+    target_miss: float | None = None
+    target_halfwidth: float | None = None
 
     @property
     def activation(self) -> Activation:
@@ -125,6 +132,149 @@ def precise_enough(result: dict, target: float, cluster_tol: float, odd: bool) -
     return unseen_mass(counts, n)["upper"] <= target and bool(np.all(half <= target))
 
 
+class IncrementalClusters:
+    """The greedy clustering of :func:`cluster` built chunk by chunk: each chunk costs O(rows x clusters).
+
+    :func:`cluster` gives row r to the first *seed* (a row that started a cluster) within ``tol`` of it,
+    seeds in row order, and makes r a seed when there is none; so the clustering of the first rows is
+    the restriction of the clustering of all rows. :meth:`add` assigns a chunk's rows to the seeds so
+    far, then clusters the rest among themselves with :func:`cluster`'s rule: the partition (and so
+    the counts) equals ``cluster`` of all rows added, in seed order instead of largest first.
+    """
+
+    def __init__(self, tol: float, odd: bool, dim: int):
+        self.tol, self.odd = float(tol), bool(odd)
+        self.seeds = np.zeros((0, dim))
+        self.counts = np.zeros((0,), np.int64)
+
+    def add(self, W) -> np.ndarray:
+        """Adds rows W (m, d) in order; returns their cluster index (seed order)."""
+        W = np.asarray(W, np.float64).reshape(-1, self.seeds.shape[1])
+        labels = np.full(W.shape[0], -1, np.int64)
+        if self.seeds.shape[0] and W.shape[0]:
+            step = max(1, 2 ** 22 // (self.seeds.size or 1))  # rows per block of (rows, seeds, d) differences
+            for lo in range(0, W.shape[0], step):
+                block = W[lo:lo + step, None, :]
+                d = np.linalg.norm(block - self.seeds[None], axis=-1)  # as _odd_distance computes it
+                if self.odd:
+                    d = np.minimum(d, np.linalg.norm(block + self.seeds[None], axis=-1))
+                within = d <= self.tol
+                hit = np.flatnonzero(within.any(axis=1))
+                labels[lo + hit] = np.argmax(within[hit], axis=1)  # the first seed within tol
+        rest = np.flatnonzero(labels < 0)
+        k = self.seeds.shape[0]
+        if rest.size:
+            new = _greedy_seeds(W[rest], self.tol, self.odd)
+            labels[rest] = k + new
+            first = np.unique(new, return_index=True)[1]
+            self.seeds = np.concatenate([self.seeds, W[rest[first]]])
+        self.counts = np.bincount(labels, minlength=self.seeds.shape[0]) + np.pad(
+            self.counts, (0, self.seeds.shape[0] - k))
+        return labels
+
+
+def _greedy_seeds(W: np.ndarray, tol: float, odd: bool) -> np.ndarray:
+    """:func:`cluster`'s labels in seed order (cluster j started by the j-th seed in row order)."""
+    labels = np.full((W.shape[0],), -1, np.int64)
+    k = 0
+    for i in range(W.shape[0]):
+        if labels[i] >= 0:
+            continue
+        free = np.flatnonzero(labels < 0)
+        labels[free[_odd_distance(W[free], W[i], odd) <= tol]] = k
+        k += 1
+    return labels
+
+
+def stop_plan(cfg: BasinsConfig, confidence: float = 0.95) -> dict | None:
+    """What a run stopped by ``--target_miss`` / ``--target_halfwidth`` checks and what it may claim
+    (docs/statistics.md section 5); None when neither is set.
+
+    The checkpoints are the chunk ends n >= n_min = ``inits_for_miss(target_miss)`` (fixed before the
+    run; every chunk end without ``target_miss``), up to the cap ``n_init``. Without ``target_halfwidth``
+    the run stops at the first checkpoint, a number fixed in advance: its statistics are those of a
+    fixed n. With it, the stop depends on the counts, so the intervals checked (and reported) at each of
+    the K checkpoints are simultaneous at level 1 - alpha / K (an alpha split: the chance that any
+    checkpoint's intervals miss is <= alpha, so the stopped run's intervals hold at 1 - alpha whatever
+    the counts make the rule do), and the miss claim is that of the first checkpoint, ``claimed_miss``
+    = miss_bound(n_1) <= target_miss, not that of the data-chosen n.
+    """
+    if cfg.target_miss is None and cfg.target_halfwidth is None:
+        return None
+    n_min = 1 if cfg.target_miss is None else inits_for_miss(cfg.target_miss, confidence)
+    ends = np.cumsum([c for _, c in parallel.chunk_ranges(cfg.n_init, cfg.chunk_size)])
+    points = [int(e) for e in ends if e >= n_min] or [int(ends[-1])]
+    adaptive = cfg.target_halfwidth is not None
+    return {"target_miss": cfg.target_miss, "target_halfwidth": cfg.target_halfwidth, "n_min": n_min,
+            "checkpoints": len(points) if adaptive else 1, "first_checkpoint": points[0],
+            "interval_confidence": 1 - (1 - confidence) / len(points) if adaptive else confidence,
+            "claimed_miss": miss_bound(points[0], confidence), "confidence": confidence,
+            "data_dependent": adaptive}
+
+
+class StopRule:
+    """``engine.collect``'s ``stop`` for ``--target_unseen`` or ``--target_miss`` / ``--target_halfwidth``:
+    called after every chunk with inits 0 .. the chunk's end, it clusters only the rows it has not
+    seen (:class:`IncrementalClusters`), so a run's stop checks cost O(inits x clusters) in all."""
+
+    def __init__(self, cfg: BasinsConfig, odd: bool):
+        self.cfg, self.odd, self.seen = cfg, odd, 0
+        self.plan = stop_plan(cfg)
+        self.clusters = None
+        self.checks = []  # (n, largest half-width) per chunk end checked
+
+    def counts(self, result: dict) -> np.ndarray:
+        """Cluster counts of the converged endpoints of every init so far (new rows clustered once)."""
+        status, W = result["status"], result["w"]
+        if self.clusters is None:
+            self.clusters = IncrementalClusters(self.cfg.cluster_tol, self.odd, W.shape[1])
+        new = slice(self.seen, status.shape[0])
+        conv = status[new] == Status.CONVERGED
+        self.clusters.add(np.asarray(W[new][conv], np.float64))
+        self.seen = status.shape[0]
+        return self.clusters.counts
+
+    def __call__(self, result: dict) -> bool:
+        n = result["status"].shape[0]
+        if self.plan is None:  # --target_unseen
+            counts = self.counts(result)
+            if counts.size == 0:
+                return False
+            half = np.diff(wilson_interval(counts, n), axis=-1) / 2
+            return unseen_mass(counts, n)["upper"] <= self.cfg.target_unseen and bool(np.all(half <= self.cfg.target_unseen))
+        if n < self.plan["first_checkpoint"] and n < self.cfg.n_init:
+            if self.cfg.target_halfwidth is not None:
+                self.counts(result)  # keep clustering as the chunks come (each row once)
+            return False
+        if self.cfg.target_halfwidth is None:
+            return True
+        counts = self.counts(result)
+        if counts.size == 0:
+            return False
+        ci = simultaneous_intervals(counts, n, self.plan["interval_confidence"])
+        half = float(np.max(np.diff(ci, axis=-1)) / 2)
+        self.checks.append((n, half))
+        return half <= self.cfg.target_halfwidth
+
+
+def stop_rule(cfg: BasinsConfig):
+    """The stop callable of a config's stopping rule (:class:`StopRule`), or None when it has none."""
+    if cfg.target_unseen is None and cfg.target_miss is None and cfg.target_halfwidth is None:
+        return None
+    return StopRule(cfg, cfg.activation.odd)
+
+
+def analyze_result(cfg: BasinsConfig, ds64: Dataset, result: dict, *, log=None) -> dict:
+    """The host part of :func:`run` on an engine result: DEAD inits rechecked in float64, then
+    :func:`analyze` (on the host CPU, as in :func:`run`); returns (result, analysis)."""
+    host = parallel.host_device()
+    with jax.default_device(host):
+        ds_host = jax.device_put(ds64, host)
+        result = engine.recheck_dead(ds_host, cfg.activation, cfg.pairwise, result)
+        return result, analyze(ds_host, cfg.activation, cfg.pairwise, cfg.dynamics, result,
+                               cluster_tol=cfg.cluster_tol, log=log)
+
+
 def run(cfg: BasinsConfig, *, ds64: Dataset | None = None, store=None, mesh=None, progress=None,
         log=None) -> dict | None:
     """The whole basins pipeline: engine over ``cfg.n_init`` inits -> :func:`analyze`.
@@ -146,8 +296,7 @@ def run(cfg: BasinsConfig, *, ds64: Dataset | None = None, store=None, mesh=None
     act, pw = cfg.activation, cfg.pairwise
     runner = engine.ChunkRunner(ds64.astype(cfg.dtype), act, pw, cfg.dynamics, tile=cfg.tile, mesh=mesh)
     t0 = time.time()
-    stop = None if cfg.target_unseen is None else (
-        lambda r: precise_enough(r, cfg.target_unseen, cfg.cluster_tol, act.odd))
+    stop = stop_rule(cfg)
     result = engine.collect(runner, jax.random.PRNGKey(cfg.seed), cfg.n_init, cfg.chunk_size, cfg.dtype, store=store,
                             progress=progress, stop=stop)
     run_s = time.time() - t0
@@ -343,13 +492,42 @@ def analyze(ds64: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, result:
             "n_clusters": n_clusters}
 
 
+def statistics(counts, n: int, config: dict | None = None) -> dict:
+    """The ``statistics`` record of ``summary.json`` (docs/statistics.md): :func:`ccdyn.stats.basin_statistics`
+    of the optima's ``counts`` out of all ``n`` inits, with the intervals (``intervals``, one per count)
+    simultaneous at the level the run's stopping rule allows (:func:`stop_plan`: 1 - alpha / K when the
+    stop depended on the counts), the largest half-width, and ``stop`` (the plan, and whether its targets
+    were met) for a run with ``target_miss`` / ``target_halfwidth``."""
+    cfg = None if config is None else BasinsConfig.from_dict(config)
+    plan = None if cfg is None else stop_plan(cfg)
+    out = basin_statistics(counts, n)
+    level = out["confidence"] if plan is None else plan["interval_confidence"]
+    if level != out["confidence"]:
+        out["intervals"] = simultaneous_intervals(np.asarray(counts), n, level).tolist()
+    ci = np.asarray(out["intervals"]).reshape(-1, 2)
+    out["interval_confidence"] = level
+    out["max_halfwidth"] = float(np.max(ci[:, 1] - ci[:, 0]) / 2) if ci.size else None
+    if plan is not None:
+        miss_met = plan["target_miss"] is None or (n >= plan["n_min"] and plan["claimed_miss"] <= plan["target_miss"])
+        half_met = plan["target_halfwidth"] is None or (
+            out["max_halfwidth"] is not None and out["max_halfwidth"] <= plan["target_halfwidth"])
+        out["stop"] = {**plan, "miss_met": bool(miss_met), "halfwidth_met": bool(half_met)}
+        if plan["data_dependent"]:  # the miss claim of the first checkpoint, fixed before the run
+            out["miss_bound"], out["miss_phrase"] = plan["claimed_miss"], miss_phrase(plan["first_checkpoint"])
+    return out
+
+
 def summary(an: dict, result: dict, *, config: dict, record: dict, timings_s: dict, sizing: dict | None = None) -> dict:
     """The ``summary.json`` of a basins run: its config, per-status counts (``n_<status>``), the optima
-    rows of :func:`analyze`, the basin mass of optima not found (:func:`ccdyn.stats.unseen_mass`), and
-    the run record (``command``, ``versions``, ``devices``: see
+    rows of :func:`analyze` (each with ``ci_simultaneous``, its interval of :func:`statistics`), the
+    basin mass of optima not found (:func:`ccdyn.stats.unseen_mass`), ``statistics`` (:func:`statistics`:
+    the per-basin miss bound, how the intervals were made, the number of optima), and the run record (``command``, ``versions``, ``devices``: see
     :func:`ccdyn.cli.run_record`), and ``sizing`` (:func:`sizing`) when given."""
     rows, counts = an["rows"], an["status_counts"]
     order = engine.FINAL_STATUSES  # every final status, those the engine adds included
+    stats = statistics([r["count"] for r in rows], int(result["status"].shape[0]), config)
+    for r, ci in zip(rows, stats.pop("intervals")):
+        r["ci_simultaneous"] = ci
     return {
         "state": "complete",
         "command": record["command"],
@@ -363,6 +541,7 @@ def summary(an: dict, result: dict, *, config: dict, record: dict, timings_s: di
         "n_certified_kink": sum(r.get("certificate") == "kink-kkt" for r in rows),
         "basin_mass_on_patterns": basin_mass_on_patterns(rows),
         "unseen_mass": unseen_mass([r["count"] for r in rows], int(result["status"].shape[0])),
+        "statistics": stats,
         "optima": rows,
         "steps_median": float(np.median(result["steps"])),
         "versions": record["versions"],
@@ -390,29 +569,93 @@ def read_summary(run_dir) -> dict:
 TABLE_MIN_FRACTION, TABLE_MAX_ROWS = 1e-3, 30
 
 
+def _pct(level: float) -> str:
+    """A confidence level in per cent, rounded down to 4 digits (0.9916667 -> 99.16%)."""
+    digits = 4 - 2  # 2 digits after the point
+    return f"{np.floor(100 * level * 10 ** digits) / 10 ** digits:g}%"
+
+
+def table_key(level: float = 0.95) -> list:
+    """The key of :func:`table`'s columns (one entry per column and symbol), ``level`` that of the intervals."""
+    return ["key: optimum: its index, largest basin first; fraction: its basin, the share of all inits that converged "
+            "to it;",
+            f"     CI: an interval for each fraction, all of them right at once with probability >= {_pct(level)} "
+            "(mass-weighted",
+            "     binomial test inversion, docs/statistics.md: valid whatever the number of optima; summary.json "
+            "also keeps",
+            "     each fraction's own 95% Wilson interval, ci95); count: the inits in its basin; energy: E(w*) "
+            "(Eq. 3);",
+            "     gap: eigengap lambda1 - lambda2 of A(w*); residual: ||P^perp A(w*) w*|| after the float64 "
+            "refinement;",
+            "     kink: the ReLU hyperplanes w*^T x_i = 0 it sits on; certificate: the test behind stable (smooth: "
+            "the flow's",
+            "     Jacobian, Eq. 7; kink-kkt: the same on the kink ridge plus the multipliers; none: not certified);",
+            "     stable: certified stable; LME: top eigenvector of A(w*) with a distinct eigenvalue (Def. 3); "
+            "pattern: the",
+            "     planted u_m nearest w*; cos: their cosine (|cos| for odd activations); -: does not apply."]
+
+
+def statistics_lines(s: dict) -> list:
+    """The summary's statistics in words a newcomer reads correctly (docs/statistics.md): what cannot have
+    been missed, how many optima there likely are, and what a stopping rule did."""
+    st, n, found = s.get("statistics"), s["n_init"], len(s["optima"])
+    if st is None:
+        return []
+    r = st["richness"]
+    more = r["chao1"] - r["observed"]
+    bound = f"{round_up(100 * st['miss_bound']):g}%"
+    lines = [f"{st['miss_phrase']}: any optimum not in this table has a basin < {bound} of the inits (wrong only "
+             f"with probability <= {100 * (1 - st['confidence']):g}% over the random inits; smaller basins may exist)",
+             f"number of optima, estimated (Chao1, from the {r['f1']} optima found once and {r['f2']} twice): "
+             f"{r['chao1']:.1f}, {100 * r['confidence']:g}% interval [{r['low']:.1f}, {r['high']:.1f}]: "
+             + (f"none beyond the {found} found" if more < 0.05 else
+                f"about {more:.1f} beyond the {found} found, each with a basin < {bound}")]
+    plan = st.get("stop")
+    if plan is not None:
+        what = " and ".join(w for w in (
+            None if plan["target_miss"] is None else f"--target_miss={plan['target_miss']:g} (at least "
+                                                      f"{plan['n_min']} inits, fixed before the run)",
+            None if plan["target_halfwidth"] is None else f"--target_halfwidth={plan['target_halfwidth']:g} "
+                                                           f"(largest half-width {st['max_halfwidth']:.4f})") if w)
+        met = plan["miss_met"] and plan["halfwidth_met"]
+        cap = s["config"]["n_init"]
+        lines.append(f"{what}: " + (f"met after {n} of at most {cap} inits" if met else f"not met in {n} inits"))
+        if plan["data_dependent"]:
+            lines.append(f"     the stop depended on the counts: intervals at {_pct(st['interval_confidence'])} each of "
+                         f"{plan['checkpoints']} checkpoints ({_pct(plan['confidence'])} together), and the miss "
+                         f"claim is that of the first checkpoint ({plan['first_checkpoint']} inits)")
+    return lines
+
+
 def table(s: dict) -> str:
     """The stdout summary of a basins run: one row per optimum holding >= 0.1% of the inits (at most
-    the 30 largest), one line for the rest (summary.json keeps every row), then the status counts.
+    the 30 largest), one line for the rest (summary.json keeps every row), the key of the columns
+    (:func:`table_key`), the statistics in words (:func:`statistics_lines`), then the status counts.
     ``kink`` is the number of ReLU hyperplanes the optimum sits on; ``certificate`` the test that
-    established ``stable`` (:func:`ccdyn.one_layer.certify.assess_many`)."""
+    established ``stable`` (:func:`ccdyn.one_layer.certify.assess_many`). The intervals shown are the
+    simultaneous ones (``ci_simultaneous``); a summary written before them shows its Wilson ``ci95``."""
     rows = s["optima"]
+    st = s.get("statistics")
+    level = 0.95 if st is None else st["interval_confidence"]
     shown = [r for r in rows if r["fraction"] >= TABLE_MIN_FRACTION][:TABLE_MAX_ROWS]
-    body = [[r["optimum"], f"{r['fraction']:.4f}", f"[{r['ci95'][0]:.4f}, {r['ci95'][1]:.4f}]", r["count"],
+    ci = lambda r: r.get("ci_simultaneous", r["ci95"])
+    body = [[r["optimum"], f"{r['fraction']:.4f}", f"[{ci(r)[0]:.4f}, {ci(r)[1]:.4f}]", r["count"],
              r["energy"], r["eigengap"], f"{r['residual']:.1e}", r.get("kink_rank", "-"),
              r.get("certificate", "-"), r["stable"], r["is_lme"],
              "-" if r["pattern"] is None else f"u{r['pattern']}",
              "-" if r["overlap"] is None else f"{r['overlap']:.4f}"] for r in shown]
-    text = report.format_table(["optimum", "fraction", "95% CI", "count", "energy", "gap", "residual", "kink",
-                                "certificate", "stable", "LME", "pattern", "cos"], body)
+    text = report.format_table(["optimum", "fraction", f"{_pct(level)} CI (all)" if st else "95% CI", "count",
+                                "energy", "gap", "residual", "kink", "certificate", "stable", "LME", "pattern", "cos"],
+                               body)
     rest = rows[len(shown):]  # rows are largest first, so the shown ones are a prefix
     if rest:
         text += (f"\n... and {len(rest)} more rows (optima or uncertified endpoint clusters) holding "
                  f"{sum(r['count'] for r in rest) / s['n_init']:.4f} of the inits ({sum(r['stable'] for r in rest)} "
                  f"of them stable), each < {TABLE_MIN_FRACTION:g} or beyond the {TABLE_MAX_ROWS} largest: "
                  "see summary.json")
-    counts = ", ".join(f"{st.text} {s.get('n_' + st.key, 0)}" for st in engine.FINAL_STATUSES)
-    hints = [f"warning: {s['n_' + st.key]} inits ended in {st.text}: {st.hint}" for st in engine.FINAL_STATUSES
-             if st.hint and s.get("n_" + st.key, 0)]
+    counts = ", ".join(f"{st_.text} {s.get('n_' + st_.key, 0)}" for st_ in engine.FINAL_STATUSES)
+    hints = [f"warning: {s['n_' + st_.key]} inits ended in {st_.text}: {st_.hint}" for st_ in engine.FINAL_STATUSES
+             if st_.hint and s.get("n_" + st_.key, 0)]
     target = s["config"].get("target_unseen")
     if target is not None:
         hints.insert(0, f"--target_unseen={target:g}: " + (
@@ -423,22 +666,23 @@ def table(s: dict) -> str:
         how = f"chosen by the rule for {z['backend']} ({', '.join(z['auto'])})" if z["auto"] else "given"
         hints.append(f"tile {z['tile']}, chunk_size {z['chunk_size']} on {z['n_devices']} x {z['device_kind']} "
                      f"({z['device_memory_gib']} GiB): {how}")
-    if "unseen_mass" in s:
-        u = s["unseen_mass"]
-        hints.insert(0, f"basin mass of optima not found: Good-Turing {u['good_turing']:.4f} ({u['singletons']} optima "
-                        f"found once), {100 * u['confidence']:.0f}% upper bound {u['upper']:.4f}")
-    return "\n".join([text, "", f"inits {s['n_init']}: {counts}",
+    return "\n".join([text, *(table_key(level) if st else []), "", *statistics_lines(s), f"inits {s['n_init']}: {counts}",
                       f"optima {len(rows)}, stable {s['n_stable_optima']} (certificate smooth "
                       f"{s.get('n_certified_smooth', '-')}, kink-kkt {s.get('n_certified_kink', '-')}), basin mass on planted "
                       f"patterns (stable, cos >= 0.9): {s['basin_mass_on_patterns']:.4f}", *hints])
 
 
+
 _COMPARED = (Status.CONVERGED, Status.NOT_CONVERGED, Status.CYCLING, Status.DEAD, Status.NONFINITE, Status.OVERFLOW,
              Status.UNDERFLOW)
 _COMPARED += tuple(st for st in engine.FINAL_STATUSES if st not in _COMPARED)  # the sliding flow's
+# the statistics of docs/statistics.md: no basin >= miss_bound missed (95%), the simultaneous intervals' level and
+# largest half-width, Chao1 with its interval, and the stop rule's targets and whether they were met
+STATISTICS_COLUMNS = ("miss_bound", "interval_level", "max_halfwidth", "chao1", "chao1_low", "chao1_high", "stop_rule",
+                      "stop_met")
 COMPARISON_COLUMNS = ("run", "act", "alpha", "tau", "method", "data", "n_init", "optima", "stable_optima",
                       "stable_smooth", "stable_on_kink", "mass_on_patterns") + tuple(s.key for s in _COMPARED) + (
-                      "endpoint_clusters", "certified_smooth", "certified_kink", "analyze_s", "total_s")
+                      "endpoint_clusters", "certified_smooth", "certified_kink", "analyze_s", "total_s") + STATISTICS_COLUMNS
 
 
 def comparison_rows(named_summaries) -> list:
@@ -454,5 +698,24 @@ def comparison_rows(named_summaries) -> list:
                      sum(o["stable"] and not o["smooth"] for o in s["optima"]),
                      round(s["basin_mass_on_patterns"], 4)] + [s.get(f"n_{st.key}", 0) for st in _COMPARED]
                     + [s.get(k, "-") for k in ("n_endpoint_clusters", "n_certified_smooth", "n_certified_kink")]
-                    + [round(s["timings_s"][k], 1) if k in s.get("timings_s", {}) else "-" for k in ("analyze", "total")])
+                    + [round(s["timings_s"][k], 1) if k in s.get("timings_s", {}) else "-" for k in ("analyze", "total")]
+                    + _statistics_cells(s))
     return rows
+
+
+def _statistics_cells(s: dict) -> list:
+    """The :data:`STATISTICS_COLUMNS` cells of one summary ("-" for a summary written before them)."""
+    st = s.get("statistics")
+    if st is None:
+        return ["-"] * len(STATISTICS_COLUMNS)
+    r, plan, c = st["richness"], st.get("stop"), s["config"]
+    if plan is not None:
+        rule = " ".join(f"{k}={plan[k]:g}" for k in ("target_miss", "target_halfwidth") if plan[k] is not None)
+        met = plan["miss_met"] and plan["halfwidth_met"]
+    elif c.get("target_unseen") is not None:
+        rule, met = f"target_unseen={c['target_unseen']:g}", s["n_init"] < c["n_init"]
+    else:
+        rule, met = "-", "-"
+    half = "-" if st["max_halfwidth"] is None else round(st["max_halfwidth"], 5)
+    return [float(f"{st['miss_bound']:.3g}"), float(f"{st['interval_confidence']:.6g}"), half, round(r["chao1"], 2),
+            round(r["low"], 2), round(r["high"], 2), rule, met]

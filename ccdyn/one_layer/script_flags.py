@@ -21,7 +21,8 @@ from ccdyn.cli import check_memory, check_tolerance, define_seed, fail, floats, 
 from ccdyn.data.registry import AUGMENTATIONS, DATA_MODELS, DataSpec, build_dataset, support_shape
 from ccdyn.one_layer import basins, engine
 
-__all__ = ["define_data_flags", "data_spec", "define_basins_flags", "basins_config", "basins_data"]
+__all__ = ["define_data_flags", "data_spec", "define_basins_flags", "define_stop_flags", "stop_fields", "basins_config",
+           "basins_data"]
 
 # The flags that define_data_flags / define_basins_flags define belong to the script calling them (its
 # --helpshort lists them).
@@ -113,6 +114,30 @@ def define_basins_flags(n_init: int = 10000) -> None:
     flags.register_multi_flags_validator(
         ["method", "act"], lambda f: f["method"] != "power" or f["act"] in activations.HOMOGENEOUS,
         f"--method=power needs a homogeneous --act ({', '.join(activations.HOMOGENEOUS)}); use --method=flow")
+
+
+def define_stop_flags() -> None:
+    """The stopping rules of scripts/basins.py (``--n_init`` is then the cap): ``--target_miss``,
+    ``--target_halfwidth`` (docs/statistics.md section 5) and the older ``--target_unseen``."""
+    flags.DEFINE_float("target_miss", None, "Stop at the first chunk after which no optimum with a basin >= this share "
+                       "of the inits can have been missed (95%): at least ccdyn.stats.inits_for_miss(this) inits, "
+                       "fixed before the run; in (0, 1).")
+    flags.DEFINE_float("target_halfwidth", None, "Also (or alone) stop only when every basin fraction's simultaneous "
+                       "interval has half-width <= this, in (0, 1); the intervals then hold at 95% over all the "
+                       "checkpoints (docs/statistics.md).")
+    flags.DEFINE_float("target_unseen", None, "Stop at the first chunk where the bound on the basin mass of optima not "
+                       "found and every 95% half-width are <= this, in (0, 1); --n_init is then the cap.")
+    for name in ("target_miss", "target_halfwidth", "target_unseen"):
+        flags.register_validator(name, lambda v: v is None or 0 < v < 1, f"--{name} must lie in (0, 1)")
+    flags.register_multi_flags_validator(
+        ["target_unseen", "target_miss", "target_halfwidth"],
+        lambda f: f["target_unseen"] is None or (f["target_miss"] is None and f["target_halfwidth"] is None),
+        "--target_unseen cannot be combined with --target_miss / --target_halfwidth: choose one stopping rule")
+
+
+def stop_fields(values) -> dict:
+    """The :class:`ccdyn.one_layer.basins.BasinsConfig` fields of the :func:`define_stop_flags` values."""
+    return {name: values[name].value for name in ("target_unseen", "target_miss", "target_halfwidth")}
 
 
 def basins_config(values, **extra) -> basins.BasinsConfig:

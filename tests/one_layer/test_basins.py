@@ -1,6 +1,8 @@
 """Basins: clustering against the dense-grid landscape, one optimum per pattern, PCA for linear,
 dead runs excluded, cluster / merge, and the pipeline entry ``basins.run``."""
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -95,3 +97,153 @@ def test_sized_fills_only_what_is_not_given():
     assert (given.tile, given.chunk_size) == (64, parallel.default_chunk(64))
     rec = basins.sizing(given, ["chunk_size"])
     assert rec["auto"] == ["chunk_size"] and rec["rule"] == parallel.SIZING_RULE and rec["n_devices"] >= 1
+
+
+# ---- stopping rules, incremental clustering, the summary's statistics (docs/statistics.md) ----------------------
+
+def _noisy_points(rng, n, centers, scale):
+    pts = centers[rng.integers(0, len(centers), n)] + scale * rng.normal(size=(n, centers.shape[1]))
+    return pts / np.linalg.norm(pts, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("odd", [False, True])
+def test_incremental_clusters_equal_the_greedy_clustering_of_all_rows(odd):
+    """Chunk by chunk, the partition (and the counts) equal ``cluster`` on every row at once, whatever the
+    chunk sizes; the noise puts many rows near the threshold, and odd data mixes w and -w."""
+    rng = np.random.default_rng(1)
+    centers = _noisy_points(rng, 12, np.eye(5), 0.3)
+    W = _noisy_points(rng, 3000, centers, 0.004)
+    if odd:
+        W = W * rng.choice([-1.0, 1.0], size=(W.shape[0], 1))
+    labels, _ = basins.cluster(W, 1e-2, odd)
+    for sizes in ([3000], [1, 7, 500, 2492], [250] * 12):
+        inc = basins.IncrementalClusters(1e-2, odd, 5)
+        got = np.concatenate([inc.add(part) for part in np.split(W, np.cumsum(sizes)[:-1])])
+        pairs = set(zip(labels.tolist(), got.tolist()))  # one partition: a bijection between the labels
+        assert len(pairs) == len(set(labels.tolist())) == len(set(got.tolist())) == inc.seeds.shape[0]
+        np.testing.assert_array_equal(np.sort(inc.counts), np.sort(np.bincount(labels)))
+        assert inc.counts.sum() == W.shape[0]
+    assert len(pairs) > 12  # the noise splits some centers: the test sees threshold cases
+
+
+def _converged(W):
+    return {"w": W, "status": np.full(W.shape[0], engine.Status.CONVERGED, np.int8)}
+
+
+def test_target_miss_stops_at_the_first_chunk_end_with_inits_for_miss_and_clusters_each_row_once():
+    from ccdyn import stats
+    W = np.repeat(np.eye(3), 2000, axis=0)[np.random.default_rng(0).permutation(6000)]
+    cfg = basins.BasinsConfig(n_init=6000, chunk_size=300, target_miss=0.01)
+    n0 = stats.inits_for_miss(0.01)
+    assert n0 == 757
+    plan = basins.stop_plan(cfg)
+    assert plan["first_checkpoint"] == 900 and plan["checkpoints"] == 1 and not plan["data_dependent"]
+    assert plan["interval_confidence"] == 0.95 and plan["claimed_miss"] <= 0.01
+    rule = basins.stop_rule(cfg)
+    assert [rule(_converged(W[:n])) for n in (300, 600, 900)] == [False, False, True]
+    assert rule.clusters is None  # without --target_halfwidth nothing needs the counts
+    # with the half-width: the intervals are checked at the 18 chunk ends >= 757 at level 1 - 0.05 / 18
+    cfg = dataclasses.replace(cfg, target_halfwidth=0.05)
+    plan = basins.stop_plan(cfg)
+    assert plan["checkpoints"] == 18 and plan["data_dependent"]
+    np.testing.assert_allclose(plan["interval_confidence"], 1 - 0.05 / 18, rtol=1e-15)
+    rule = basins.stop_rule(cfg)
+    stops = [rule(_converged(W[:n])) for n in range(300, 6001, 300)]
+    first = next(n for n in range(900, 6001, 300)  # the rule's answer from the counts of every row at once
+                 if np.max(np.diff(stats.simultaneous_intervals(np.bincount(basins.cluster(W[:n], 1e-2)[0]), n,
+                                                                plan["interval_confidence"]), axis=-1)) / 2 <= 0.05)
+    assert stops.index(True) == first // 300 - 1 and 900 < first < 6000
+    assert rule.seen == 6000 and rule.clusters.counts.sum() == 6000  # every row clustered once
+    # --target_unseen keeps its rule (unseen-mass bound and Wilson half-widths), now incremental
+    unseen = basins.stop_rule(basins.BasinsConfig(n_init=6000, chunk_size=300, target_unseen=0.2))
+    assert [unseen(_converged(W[:n])) for n in range(300, 1201, 300)] == [
+        basins.precise_enough(_converged(W[:n]), 0.2, 1e-2, odd=False) for n in range(300, 1201, 300)]
+
+
+def test_a_run_stopped_by_target_miss_is_the_prefix_of_the_full_run():
+    cfg = basins.BasinsConfig(data=DataSpec(d=6, m=6), n_init=640, chunk_size=128, tile=64, target_miss=0.03)
+    ds = build_dataset(cfg.data, jnp.float32)
+    runner = engine.ChunkRunner(ds, cfg.activation, UNIFORM, cfg.dynamics, tile=64)
+    full = engine.collect(runner, jax.random.PRNGKey(0), 640, 128, jnp.float32)
+    part = engine.collect(runner, jax.random.PRNGKey(0), 640, 128, jnp.float32, stop=basins.stop_rule(cfg))
+    from ccdyn import stats
+    assert part["status"].size == 256 >= stats.inits_for_miss(0.03) > 128  # 190 inits, rounded up to a chunk
+    for k in full:
+        np.testing.assert_array_equal(part[k], full[k][:256])
+
+
+def _summary(counts, n, config):
+    rows = [{"optimum": j, "fraction": c / n, "ci95": [0.0, 1.0], "count": c, "energy": 0.3, "eigengap": 0.4,
+             "residual": 1e-16, "kink_rank": 0, "certificate": "smooth", "stable": True, "smooth": True, "is_lme": True,
+             "pattern": j, "overlap": 0.99} for j, c in enumerate(counts)]
+    an = {"rows": rows, "status_counts": engine.status_counts(np.r_[np.ones(sum(counts)), np.full(n - sum(counts), 4)]),
+          "n_clusters": len(rows)}
+    result = {"status": np.r_[np.ones(sum(counts)), np.full(n - sum(counts), 4)].astype(np.int8),
+              "steps": np.ones(n)}
+    record = {"command": "python scripts/basins.py", "versions": {}, "devices": [], "num_processes": 1}
+    return basins.summary(an, result, config=config, record=record, timings_s={"run": 1.0, "analyze": 1.0})
+
+
+def test_summary_reports_the_miss_bound_simultaneous_intervals_and_chao1_in_words():
+    from ccdyn import stats
+    counts, n = [5000, 3000, 1500, 400, 60, 2, 2, 1, 1, 1], 10000
+    s = _summary(counts, n, dataclasses.asdict(basins.BasinsConfig(n_init=n)))
+    st = s["statistics"]
+    assert st["miss_bound"] == stats.miss_bound(n) and st["interval_method"] == "mass_weighted"
+    assert st["interval_confidence"] == 0.95 and "stop" not in st and "intervals" not in st
+    ci = np.array([r["ci_simultaneous"] for r in s["optima"]])
+    np.testing.assert_array_equal(ci, stats.simultaneous_intervals(counts, n))
+    wilson = stats.wilson_interval(counts, n)
+    assert np.all(ci[:, 0] <= wilson[:, 0]) and np.all(ci[:, 1] >= wilson[:, 1])  # joint intervals are wider
+    assert st["richness"]["f1"] == 3 and st["richness"]["f2"] == 2 and st["richness"]["chao1"] > 10
+    text = basins.table(s)
+    assert "no optimum with a basin >= 0.1% of inits was missed (95%)" in text and "Good-Turing" not in text
+    assert "about 1.0 beyond the 10 found, each with a basin < 0.1%" in text  # (9999/10000) 3 * 2 / (2 * 3)
+    assert "95% CI (all)" in text and "key: optimum" in text and "upper bound" not in text
+    assert s["unseen_mass"]["singletons"] == 3  # the total-mass bound stays in the JSON
+
+
+def test_summary_of_a_run_stopped_by_the_half_width_claims_the_first_checkpoint_and_splits_alpha():
+    from ccdyn import stats
+    cfg = basins.BasinsConfig(n_init=100000, chunk_size=1000, target_miss=0.01, target_halfwidth=0.02)
+    s = _summary([2500, 2500, 1000], 6000, dataclasses.asdict(cfg))
+    st = s["statistics"]
+    assert st["stop"]["checkpoints"] == 100 and st["stop"]["first_checkpoint"] == 1000
+    assert st["interval_confidence"] == pytest.approx(1 - 0.05 / 100, rel=1e-14)
+    assert st["miss_bound"] == stats.miss_bound(1000) <= 0.01  # not miss_bound(6000): n was chosen by the data
+    np.testing.assert_array_equal([r["ci_simultaneous"] for r in s["optima"]],
+                                  stats.simultaneous_intervals([2500, 2500, 1000], 6000, 1 - 0.05 / 100))
+    assert st["stop"]["miss_met"] and st["stop"]["halfwidth_met"] == (st["max_halfwidth"] <= 0.02)
+    text = basins.table(s)
+    assert "99.95% CI (all)" in text and "intervals at 99.95% each of 100 checkpoints (95% together)" in text
+    assert "met after 6000 of at most 100000 inits" in text or "not met in 6000 inits" in text
+
+
+@pytest.mark.slow  # about a minute; the numbers are in docs/statistics.md section 5
+def test_intervals_of_a_run_stopped_by_the_half_width_cover_at_95_percent():
+    """Optional stopping: inits drawn chunk by chunk from known basins (5 large, 30 rare), the run stopped
+    by --target_miss / --target_halfwidth; at the stop every interval holds its basin's mass together in
+    >= 95% of the runs with the alpha split over the checkpoints. The same intervals at 95% without the
+    split (the level of a fixed n) are shown for comparison."""
+    from ccdyn import stats
+    rng = np.random.default_rng(5)
+    k = 35
+    p = np.r_[np.full(5, 0.19), np.full(k - 5, 0.05 / (k - 5))]
+    cfg = basins.BasinsConfig(n_init=6000, chunk_size=200, target_miss=0.02, target_halfwidth=0.03)
+    reps, ok, naive_ok, stops = 300, 0, 0, []
+    for _ in range(reps):
+        labels = rng.choice(k, size=cfg.n_init, p=p)
+        rule = basins.stop_rule(cfg)
+        for n in range(cfg.chunk_size, cfg.n_init + 1, cfg.chunk_size):
+            if rule(_converged(np.eye(k)[labels[:n]])) or n == cfg.n_init:
+                break
+        stops.append(n)
+        counts = np.bincount(labels[:n], minlength=k)
+        for level, acc in ((basins.stop_plan(cfg)["interval_confidence"], "ok"), (0.95, "naive")):
+            ci = stats.simultaneous_intervals(counts, n, level)
+            inside = bool(np.all((ci[:, 0] <= p) & (p <= ci[:, 1])))
+            ok, naive_ok = (ok + inside, naive_ok) if acc == "ok" else (ok, naive_ok + inside)
+    print(f"stopped runs: coverage {ok / reps:.3f} (alpha split), {naive_ok / reps:.3f} (95% as if n were fixed); "
+          f"stops at {np.min(stops)}-{np.max(stops)} inits, median {np.median(stops):g}")
+    assert ok / reps >= 0.95 - 2 * np.sqrt(0.05 * 0.95 / reps)
+    assert len(set(stops)) > 1  # the stop depends on the counts

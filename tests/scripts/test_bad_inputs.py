@@ -86,6 +86,9 @@ BASINS = [
     *[pytest.param(a, m, marks=pytest.mark.slow) for a, m in (  # compiles A(w) w with a Gaussian alpha (~10 s)
         ("--alpha=gaussian --tau=1e-12 --d=4 --m=4 --x64", "--tau=1e-12 makes the Gaussian alpha 0 or 1 in float64"),
         ("--alpha=gaussian --tau=1e-12 --d=4 --m=4", "--tau=1e-12 makes the Gaussian alpha 0 or 1 in float32"))],
+    ("--target_miss=0", "--target_miss must lie in (0, 1)"),
+    ("--target_halfwidth=1", "--target_halfwidth must lie in (0, 1)"),
+    ("--target_unseen=0.1 --target_miss=0.01", "--target_unseen cannot be combined with --target_miss"),
 ]
 
 

@@ -24,7 +24,15 @@ for an odd activation (w and -w are one optimum, as in :func:`ccdyn.one_layer.ba
 
 Tipping matrix of the step: P[a, b] = O[a, b] / #{i : L_k[i] = a}, with a last column for the inits
 of a that did not converge at v_{k+1} (any status), so each row sums to 1. Equal values give the
-identity: same config, same seed, same labels.
+identity: same config, same seed, same labels. Every entry of every step's P has an interval, all of
+them right at once with probability >= 95% (:func:`ccdyn.stats.tipping_intervals`: each row is a
+multinomial given the basins at v_k; docs/statistics.md section 6).
+
+Batched: where the values change only the dataset's arrays, not their shapes (``ortho_eps``, ``q``,
+``std``, ``aug_std``, ``data_seed``, ...), every value runs in one compiled program
+(:class:`ccdyn.one_layer.batched.ValuesRunner`: the values are a batch axis of the tiles, the inits
+shared), with the same results as value by value; other parameters (shapes, the activation, alpha,
+the dynamics) run value by value (``batch=False`` forces it, to compare).
 
 :func:`run` drives the basins runs; :func:`follow` does the matching on analyses from anywhere (the
 tests feed it hand-made ones). Pure: no I/O.
@@ -34,21 +42,25 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
-from ccdyn import report
-from ccdyn.data.registry import DataSpec
-from ccdyn.one_layer import basins
+from ccdyn import report, stats
+from ccdyn.data.registry import DataSpec, build_dataset
+from ccdyn.one_layer import basins, batched, engine
 from ccdyn.one_layer.basins import BasinsConfig
 from ccdyn.one_layer.engine import Dynamics
 
-__all__ = ["PARAMS", "configs", "inert", "overlap", "tipping", "match", "follow", "run", "track_rows", "tipping_rows",
+__all__ = ["PARAMS", "configs", "inert", "overlap", "tipping", "match", "follow", "sequential_reason", "run", "track_rows", "tipping_rows",
            "compact", "shown", "table"]
 
 # Parameters that change which inits exist or where they live cannot be continued across.
 _FIXED = {"n_init": "it changes the inits", "seed": "it changes the inits",
-          "target_unseen": "it changes the number of inits", "d": "it changes the sphere the inits live on",
+          "target_unseen": "it changes the number of inits", "target_miss": "it changes the number of inits",
+          "target_halfwidth": "it changes the number of inits", "d": "it changes the sphere the inits live on",
           "data": "it is not a number", "dynamics": "name one of its fields"}
 
 
@@ -240,8 +252,9 @@ def follow(analyses: list, values, *, odd: bool, match_tol: float, merge_share: 
         A, B = analyses[k], analyses[k + 1]
         k_a, k_b = len(A["rows"]), len(B["rows"])
         O = overlap(A["labels"], B["labels"], k_a, k_b)
-        m = match(np.reshape(A["optima"], (k_a, -1)), np.reshape(B["optima"], (k_b, -1)), O, odd=odd,
-                  match_tol=match_tol, merge_share=merge_share)
+        rows = lambda optima, k: np.reshape(optima, (k, -1)) if k else np.zeros((0, 1))  # a value may have none
+        m = match(rows(A["optima"], k_a), rows(B["optima"], k_b), O, odd=odd, match_tol=match_tol,
+                  merge_share=merge_share)
         nxt = {}
         for a in range(k_a):
             if m["successor"][a] >= 0:
@@ -265,8 +278,25 @@ def follow(analyses: list, values, *, odd: bool, match_tol: float, merge_share: 
     return {"tracks": tracks, "steps": steps}
 
 
+def sequential_reason(base: BasinsConfig, param: str, datasets) -> str | None:
+    """Why the values of ``param`` cannot share one compiled program (None: they can): a parameter that
+    is not the data's changes the program (activation, alpha, dynamics) or nothing the engine sees
+    (``cluster_tol``); a data parameter may change the dataset's shapes."""
+    owner = PARAMS[param][0]
+    if owner != "data":
+        return f"--param={param} is a {'basins' if owner == 'config' else owner} parameter, not the data's"
+    if not batched.same_shapes(datasets):
+        return f"--param={param} changes the dataset's shapes"
+    return None
+
+
+def _entry(cfg, v, an, timings) -> dict:
+    return {"value": float(v), "n_optima": len(an["rows"]), "status_counts": an["status_counts"], "optima": an["rows"],
+            "timings_s": timings}
+
+
 def run(base: BasinsConfig, param: str, values, *, match_tol: float = 0.2, merge_share: float = 0.5,
-        progress=None, log=None) -> dict:
+        batch: bool = True, progress=None, log=None) -> dict:
     """Basins at each value of ``param`` (same seed, so the same inits), then :func:`follow`.
 
     Args:
@@ -274,26 +304,55 @@ def run(base: BasinsConfig, param: str, values, *, match_tol: float = 0.2, merge
         is replaced by each of ``values`` in turn.
       match_tol: distance on the sphere under which two optima at neighbouring values may be one branch.
       merge_share: share of a vanishing optimum's basin that one optimum must take to count as a merge.
-      progress: passed to each :func:`ccdyn.one_layer.basins.run`; log: ``log(text)`` after each value.
+      batch: run every value in one compiled program where they share shapes (:func:`sequential_reason`);
+        False: value by value (the results are the same).
+      progress: passed to the engine (:func:`ccdyn.one_layer.engine.collect`); log: ``log(text)`` after
+        each value.
 
     Returns:
-      {"param", "values", "match_tol", "merge_share", "runs": per value {"value", "n_optima",
-      "status_counts", "optima" (basins rows), "timings_s"}, "tracks", "steps"} (:func:`follow`).
+      {"param", "values", "match_tol", "merge_share", "batched", "sequential_reason", "runs": per value
+      {"value", "n_optima", "status_counts", "optima" (basins rows), "timings_s"}, "timings_s" {"engine",
+      "analyze"}, "tracks", "steps" (:func:`follow`, each step with ``tipping_ci``), "tipping_confidence"}.
     """
     cfgs = configs(base, param, values)
-    analyses, runs = [], []
-    for cfg, v in zip(cfgs, values):
-        done = basins.run(cfg, progress=progress)
-        an = done["analysis"]
-        analyses.append(an)
-        runs.append({"value": float(v), "n_optima": len(an["rows"]), "status_counts": an["status_counts"],
-                     "optima": an["rows"], "timings_s": done["timings_s"]})
+    datasets = [build_dataset(cfg.data, jnp.float64) for cfg in cfgs]
+    why = "batch=False" if not batch else sequential_reason(base, param, datasets)
+    analyses, runs, engine_s = [], [], 0.0
+    say = lambda cfg, v, an, t: log is not None and log(
+        f"{param}={v:g}: {len(an['rows'])} optima, {an['status_counts']['converged']} of {cfg.n_init} inits "
+        f"converged ({sum(t.values()):.1f} s)")
+    if why is None:
+        runner = batched.ValuesRunner([ds.astype(base.dtype) for ds in datasets], base.activation, base.pairwise,
+                                      base.dynamics, tile=base.tile)
+        t0 = time.time()
+        result = engine.collect(runner, jax.random.PRNGKey(base.seed), base.n_init, base.chunk_size, base.dtype,
+                                progress=progress)
+        engine_s = time.time() - t0
         if log is not None:
-            log(f"{param}={v:g}: {len(an['rows'])} optima, {an['status_counts']['converged']} of "
-                f"{cfg.n_init} inits converged ({sum(done['timings_s'].values()):.1f} s)")
+            log(f"{len(cfgs)} values in one program: {engine_s:.1f} s")
+        for k, (cfg, v) in enumerate(zip(cfgs, values)):
+            t0 = time.time()
+            _, an = basins.analyze_result(cfg, datasets[k], {key: a[:, k] for key, a in result.items()})
+            timings = {"analyze": time.time() - t0}
+            analyses.append(an)
+            runs.append(_entry(cfg, v, an, timings))
+            say(cfg, v, an, timings)
+    else:
+        for cfg, v, ds64 in zip(cfgs, values, datasets):
+            done = basins.run(cfg, ds64=ds64, progress=progress)
+            an = done["analysis"]
+            engine_s += done["timings_s"]["run"]
+            analyses.append(an)
+            runs.append(_entry(cfg, v, an, done["timings_s"]))
+            say(cfg, v, an, done["timings_s"])
     out = follow(analyses, values, odd=base.activation.odd, match_tol=match_tol, merge_share=merge_share)
+    level = 0.95
+    for step, ci in zip(out["steps"], stats.tipping_intervals([s["overlap"] for s in out["steps"]], level)):
+        step["tipping_ci"] = ci
     return {"param": param, "values": [float(v) for v in values], "match_tol": match_tol,
-            "merge_share": merge_share, "runs": runs, **out}
+            "merge_share": merge_share, "batched": why is None, "sequential_reason": why,
+            "timings_s": {"engine": engine_s, "analyze": sum(r["timings_s"]["analyze"] for r in runs)},
+            "tipping_confidence": level, "runs": runs, **out}
 
 
 def track_rows(record: dict) -> tuple:
@@ -312,22 +371,31 @@ def track_rows(record: dict) -> tuple:
 
 def tipping_rows(record: dict) -> tuple:
     """(header, rows) of ``tipping.csv``: one row per nonzero P[a, b] of every step (``to_track`` empty
-    and ``to_optimum`` = not_converged for the last column)."""
-    header = ("from_value", "to_value", "from_optimum", "from_track", "to_optimum", "to_track", "share", "count")
+    and ``to_optimum`` = not_converged for the last column), with its simultaneous interval (``ci_lo``,
+    ``ci_hi``: every entry of every step at once, 95%) and ``zero_share_hi``, the upper end of the
+    entries of its row that no init took (empty when there is none)."""
+    header = ("from_value", "to_value", "from_optimum", "from_track", "to_optimum", "to_track", "share", "count",
+              "ci_lo", "ci_hi", "zero_share_hi")
     rows = []
     for s in record["steps"]:
         O, P = np.asarray(s["overlap"]), np.asarray(s["tipping"])
+        ci = np.asarray(s["tipping_ci"]) if "tipping_ci" in s else np.full(O.shape + (2,), np.nan)
         for a in range(O.shape[0]):
+            zero = O[a] == 0  # the upper end of any entry of this row that no init took (the same for all)
+            zero_hi = float(ci[a][zero][0, 1]) if zero.any() else None
             for b in np.flatnonzero(O[a]):
                 last = b == O.shape[1] - 1
                 rows.append([s["from"], s["to"], a, s["from_tracks"][a], "not_converged" if last else int(b),
-                             None if last else s["to_tracks"][b], float(P[a, b]), int(O[a, b])])
+                             None if last else s["to_tracks"][b], float(P[a, b]), int(O[a, b]), float(ci[a, b, 0]),
+                             float(ci[a, b, 1]), zero_hi])
     return header, rows
 
 
 def compact(record: dict) -> dict:
     """``record`` for JSON: each step's dense matrices become the nonzero entries of O as
-    ``[a, b, count]`` (b = -1: did not converge) and the distance of each continued pair."""
+    ``[a, b, count]`` (b = -1: did not converge), their simultaneous intervals ``tipping_ci`` (same order),
+    per row the upper end ``tipping_ci_zero_hi`` of an entry no init took, and the distance of each
+    continued pair."""
     steps = []
     for s in record["steps"]:
         O = np.asarray(s["overlap"])
@@ -338,6 +406,11 @@ def compact(record: dict) -> dict:
                       "successor_distance": [float(s["distance"][i, j]) if j >= 0 else None
                                              for i, j in enumerate(succ)],
                       "overlap": [[int(i), int(j) if j < O.shape[1] - 1 else -1, int(O[i, j])] for i, j in zip(a, b)]})
+        if "tipping_ci" in s:  # the intervals of the entries listed in overlap, and per row that of a zero entry
+            ci = np.asarray(s["tipping_ci"])
+            steps[-1]["tipping_ci"] = [[float(ci[i, j, 0]), float(ci[i, j, 1])] for i, j in zip(a, b)]
+            steps[-1]["tipping_ci_zero_hi"] = [float(ci[i][O[i] == 0][0, 1]) if np.any(O[i] == 0) else None
+                                               for i in range(O.shape[0])]
     return {**record, "steps": steps}
 
 
@@ -370,8 +443,14 @@ def table(record: dict, min_fraction: float = 0.0) -> str:
            "that converges nowhere there.",
            "     per value: basin fraction (share of all inits), stable / unstable (linear stability of the flow,",
            "     Eq. 7; on a kink, a local-max probe); -: none, or the optimum is absent at that value."]
+    how = ("one compiled program for every value" if record.get("batched") else
+           f"value by value ({record['sequential_reason']})" if record.get("sequential_reason") else None)
+    ci = ([f"tipping.csv: each share P[a, b] with an interval; all of them, every step, right at once with probability "
+           f">= {100 * record['tipping_confidence']:g}% (docs/statistics.md)"] if "tipping_confidence" in record else [])
     return "\n".join([report.format_table(head, body), *key, "",
                       *([f"{hidden} tracks with basin fraction < {min_fraction:g} at every value not listed "
-                         "(tracks.csv has all)"] if hidden else []),
+                         "(tracks.csv has all)"] if hidden else []), *ci,
+                      *([f"runs: {how}, engine {record['timings_s']['engine']:.1f} s, analysis "
+                         f"{record['timings_s']['analyze']:.1f} s"] if how else []),
                       "optima per value: " + ", ".join(str(r["n_optima"]) for r in record["runs"]),
                       "converged inits per value: " + ", ".join(map(str, nc))])

@@ -167,3 +167,71 @@ def test_inert_names_the_flag_under_which_a_param_has_no_effect():
     assert continuation.inert(flow, "step_size") is None and "--method=flow" in continuation.inert(flow, "shift")
     assert continuation.inert(base, "cluster_tol") is None and continuation.inert(base, "tol") is None
     assert set(continuation._READ) <= set(continuation.PARAMS)  # every rule is about a parameter that exists
+
+
+def _same_records(a, b):
+    assert [r["n_optima"] for r in a["runs"]] == [r["n_optima"] for r in b["runs"]]
+    for ra, rb in zip(a["runs"], b["runs"]):
+        assert ra["status_counts"] == rb["status_counts"]
+        assert [r["count"] for r in ra["optima"]] == [r["count"] for r in rb["optima"]]
+        np.testing.assert_array_equal([r["w"] for r in ra["optima"]], [r["w"] for r in rb["optima"]])
+    assert a["tracks"] == b["tracks"]
+    for sa, sb in zip(a["steps"], b["steps"]):
+        np.testing.assert_array_equal(sa["overlap"], sb["overlap"])
+        np.testing.assert_array_equal(sa["tipping_ci"], sb["tipping_ci"])
+
+
+@pytest.mark.parametrize("method", ["power", pytest.param("flow", marks=pytest.mark.slow)])  # flow: 4 min
+def test_values_in_one_program_give_the_tracks_of_value_by_value(method):
+    """ortho_eps changes only the dataset's arrays: the batched run (one program, the values a batch axis)
+    and the value-by-value run give identical tracks, optima, counts and tipping intervals; with
+    chunks smaller than n_init, and for the sliding flow too (slow; tests/one_layer/test_batched.py
+    compares the engines alone, fast)."""
+    big = method == "flow"
+    base = BasinsConfig(data=DataSpec(d=5 if big else 4, m=5 if big else 4), n_init=300 if big else 200, tile=32,
+                        chunk_size=128, act="relu" if big else "quadratic",  # quadratic: no kink refinement to compile
+                        dynamics=dataclasses.replace(BasinsConfig().dynamics, method=method, max_steps=400))
+    values = [0.0, 0.3, 0.6] if big else [0.0, 0.3]
+    one = continuation.run(base, "ortho_eps", values)
+    seq = continuation.run(base, "ortho_eps", values, batch=False)
+    assert one["batched"] and one["sequential_reason"] is None
+    assert not seq["batched"] and seq["sequential_reason"] == "batch=False"
+    _same_records(one, seq)
+    assert any(s["tipping"][a, b] not in (0.0, 1.0) for s in one["steps"] for a, b in np.ndindex(s["tipping"].shape))
+    text = continuation.table(one)
+    assert "one compiled program for every value" in text and "right at once with probability >= 95%" in text
+
+
+def test_parameters_that_change_shapes_or_the_program_run_value_by_value():
+    from ccdyn.data.registry import build_dataset
+    base = BasinsConfig(data=DataSpec(d=5, m=5, n_samples=40), n_init=8, tile=8, chunk_size=8)
+    sets = lambda p, vs: [build_dataset(c.data) for c in continuation.configs(base, p, vs)]
+    assert continuation.sequential_reason(base, "n_samples", sets("n_samples", [40, 50])) == (
+        "--param=n_samples changes the dataset's shapes")
+    assert continuation.sequential_reason(base, "ortho_eps", sets("ortho_eps", [0.0, 0.2])) is None
+    assert "not the data's" in continuation.sequential_reason(base, "tau", sets("tau", [1, 2]))
+    assert "not the data's" in continuation.sequential_reason(base, "step_size", sets("step_size", [1, 2]))
+
+
+def test_tipping_csv_and_json_carry_the_simultaneous_intervals():
+    out = {"param": "p", "values": [0.0, 1.0], **_synthetic()}
+    from ccdyn import stats
+    ci = stats.tipping_intervals([out["steps"][0]["overlap"]])[0]
+    out["steps"][0]["tipping_ci"] = ci
+    header, rows = continuation.tipping_rows(out)
+    assert header[-3:] == ("ci_lo", "ci_hi", "zero_share_hi")
+    for r in rows:
+        assert r[8] <= r[6] <= r[9]  # the share inside its interval
+    step = continuation.compact(out)["steps"][0]
+    assert len(step["tipping_ci"]) == len(step["overlap"]) and len(step["tipping_ci_zero_hi"]) == 3
+    # row 0 (40 inits, all to optimum 0): its zero entries share one upper end, that of count 0 of 40
+    np.testing.assert_allclose(step["tipping_ci_zero_hi"][0], ci[0, 1, 1])
+    assert 0 < step["tipping_ci_zero_hi"][0] < 0.2
+
+
+def test_a_value_where_no_init_converges_ends_every_track_there():
+    an = [_analysis([X0, Y0, Z0], L0), {"optima": np.zeros((0, 3)), "labels": np.full(L0.size, -4), "rows": []}]
+    rec = continuation.follow(an, [0.0, 1.0], odd=False, match_tol=0.2)
+    assert [t["dies_at"] for t in rec["tracks"]] == [1.0] * 3
+    assert [t["lost_to_not_converged"] for t in rec["tracks"]] == [1.0] * 3
+    np.testing.assert_array_equal(rec["steps"][0]["tipping"], [[1.0]] * 3)
