@@ -98,7 +98,7 @@ def active_set(ds: Dataset, act: Activation, pw: Pairwise, W, *, delta, m: int) 
     """The active set and the one-sided decomposition of the field at every row w of W (k, d).
 
     Args:
-      delta: a view is active when |w^T x_i| <= delta ||x_i|| (radians from its hyperplane; scalar).
+      delta: a view is active when |w^T x_i| <= delta ||x_i|| (radians from its hyperplane; a scalar, or (k, 1): one per row).
       m: padded size (:func:`max_active`); the m views nearest their hyperplanes are kept.
     """
     off, on = gates(act)
