@@ -26,7 +26,10 @@ across every hyperplane w^T x_i = 0. Let S be the *active set*: the views with w
 :func:`refine` moves each candidate (an endpoint cluster's center) to the exact kink optimum by an
 active-set iteration: w <- the top eigenvector of P_V A_R P_V on V; if it leaves the closure of R,
 move to the first hyperplane crossed and add that view to S; if a multiplier leaves [0, 1], release
-that view to the side where E rises faster; with Gaussian alpha, repeat until w is a fixed point.
+that view to the side where E rises faster; if w is stationary but a view with a multiplier at 0 or 1
+has a flat side where E rises to second order (a one-sided saddle, not a maximum), release that view to
+its flat side and step off along the rising direction; with Gaussian alpha, repeat until w is a fixed
+point.
 Every function is vmapped over the candidates (fixed shapes: S padded to ``s_max`` with masks).
 """
 
