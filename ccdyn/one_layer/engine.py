@@ -212,12 +212,19 @@ def _flow_sliding(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st:
         an = sliding.analyse(ds, act, pw, st.w, delta=delta, m=m)
         new = -jnp.sort(-jnp.where(an.slide, an.active.index, -1), axis=1)  # canonical order, -1 last
         old = -jnp.sort(-st.kinks, axis=1)
-        same = jnp.all(new == old, axis=1)
         added = jnp.any((new >= 0) & jnp.all(new[:, :, None] != old[:, None, :], axis=2), axis=1)
+        q = sliding.basis(vectors(new), new >= 0)
+        pw_ = sliding.project(q, st.w)
+        w_snap = sphere.normalize(pw_, st.w)
+        # the ridges' intersection must lie near w: each is within delta, but views farther than
+        # KINK_DELTA tol (after a rejection) can be many and span w itself (P_V w ~ 0), or meet far away
+        near_v = (jnp.linalg.norm(pw_, axis=1) >= 0.5) & (jnp.linalg.norm(w_snap - st.w, axis=1) <= 10 * delta[:, 0])
+        take = need & (near_v | ~added | (delta[:, 0] <= KINK_DELTA * dyn.tol))
+        new = jnp.where(take[:, None], new, old)
+        same = jnp.all(new == old, axis=1)
         kinks = jnp.where(need[:, None], new, st.kinks)
-        snap = need & added
-        q = sliding.basis(vectors(kinks), kinks >= 0)
-        w = jnp.where(snap[:, None], sphere.normalize(sliding.project(q, st.w), st.w), st.w)
+        snap = take & added
+        w = jnp.where(snap[:, None], w_snap, st.w)
         u_snap = jax.lax.cond(jnp.any(snap), lambda: dynamics.ascent(ds, act, w, pw), lambda: u)
         return (w, jnp.where(snap[:, None], u_snap, u), kinks, need & ~same, need & pinned & same,
                 need & (an.active.count > m) & (delta[:, 0] <= KINK_DELTA * dyn.tol))  # more than m on the kinks
