@@ -191,7 +191,9 @@ def _flow_sliding(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st:
     """The ``flow`` method's attempted step with Filippov sliding on ReLU kinks (docs/flow.md):
     (u at w, w_new, eta, done, aux_new, u at the proposal, residual, kinks, pinned, over).
 
-    An init that was pinned (a reversal within tol) or slides is analysed first
+    An init that was pinned (a reversal within tol), slides, or whose last attempt was rejected (then
+    views within that attempt's length, at most KINK_REACH flow_rtol rad: on an oblique ridge the field
+    jumps without reversing and only the error test fails) is analysed first
     (:func:`ccdyn.one_layer.sliding.analyse`, under a ``lax.cond`` that skips tiles without one): its
     active set becomes the ridges whose minimum-norm multipliers lie in (0, 1); a new one snaps w onto
     the intersection (w <- normalize(P_V w), a move <= KINK_DELTA tol) and restarts the step size. A
