@@ -32,7 +32,7 @@ from ccdyn.one_layer import basins, script_flags  # noqa: E402
 from ccdyn.one_layer.studies import flow_accuracy  # noqa: E402
 
 FLAGS = flags.FLAGS
-OUTPUTS = ("sets.csv", "kink_check.json", "sets")
+OUTPUTS = ("sets.csv", "kink_check.json", "sets", "sets/set*.npz")
 script_flags.define_basins_flags(n_init=3000)
 flags.DEFINE_string("set_seeds", "1000:1008", "Set seeds as START:STOP (STOP excluded).")
 flags.DEFINE_integer("min_points", 12, "Fewest points of a set.", lower_bound=2)

@@ -149,9 +149,12 @@ class State(NamedTuple):
     residual: jax.Array  # (k,) ||P^perp A(w) w|| at the last evaluated iterate (sliding: ||P_V P^perp A(w) w||)
     kinks: jax.Array  # (k, m) int32 sliding flow: the flat views whose kink hyperplanes w slides on (-1: none)
     pinned: jax.Array  # (k,) bool sliding flow: the last attempt reversed within tol (look for kinks)
+    reach: jax.Array  # (k,) sliding flow: the length of the last attempt when it was rejected, else 0 (a jump
+    #                   of the field within this many radians, if any, made it fail: look for ridges)
 
 
 KINK_DELTA = 10.0  # a view is on its kink when |w^T x| <= KINK_DELTA * tol * ||x|| (a pinned step moves <= tol)
+KINK_REACH = 10.0  # after a rejected step, ridges within its length (at most KINK_REACH * flow_rtol rad) are looked for
 
 
 def initial_state(W, dyn: Dynamics) -> State:
@@ -159,7 +162,8 @@ def initial_state(W, dyn: Dynamics) -> State:
     aux = W if dyn.method == "power" else jnp.zeros_like(W)
     return State(W, aux, jnp.full((k,), dyn.step_size, W.dtype), jnp.zeros((k,), jnp.int32),
                  jnp.zeros((k,), jnp.int32), jnp.full((k,), jnp.inf, W.dtype),
-                 jnp.full((k, sliding.max_active(W.shape[1])), -1, jnp.int32), jnp.zeros((k,), bool))
+                 jnp.full((k, sliding.max_active(W.shape[1])), -1, jnp.int32), jnp.zeros((k,), bool),
+                 jnp.zeros((k,), W.dtype))
 
 
 def _slides(act: Activation, dyn: Dynamics) -> bool:
@@ -187,7 +191,9 @@ def _flow_sliding(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st:
     """The ``flow`` method's attempted step with Filippov sliding on ReLU kinks (docs/flow.md):
     (u at w, w_new, eta, done, aux_new, u at the proposal, residual, kinks, pinned, over).
 
-    An init that was pinned (a reversal within tol) or slides is analysed first
+    An init that was pinned (a reversal within tol), slides, or whose last attempt was rejected (then
+    views within that attempt's length, at most KINK_REACH flow_rtol rad: on an oblique ridge the field
+    jumps without reversing and only the error test fails) is analysed first
     (:func:`ccdyn.one_layer.sliding.analyse`, under a ``lax.cond`` that skips tiles without one): its
     active set becomes the ridges whose minimum-norm multipliers lie in (0, 1); a new one snaps w onto
     the intersection (w <- normalize(P_V w), a move <= KINK_DELTA tol) and restarts the step size. A
@@ -198,22 +204,32 @@ def _flow_sliding(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st:
     vectors = lambda idx: jnp.where((idx >= 0)[..., None], x[jnp.maximum(idx, 0)], 0.0)
     first = jnp.any(active & (st.steps == 0))  # A(w) w of the inits is not cached yet
     u = jax.lax.cond(first, lambda: dynamics.ascent(ds, act, st.w, pw), lambda: st.aux)
-    need = active & (st.pinned | jnp.any(st.kinks >= 0, axis=1))
+    pinned = st.pinned
+    near = st.reach > 0  # a rejected attempt: a jump of the field within its length?
+    need = active & (pinned | near | jnp.any(st.kinks >= 0, axis=1))
     none = jnp.zeros_like(active)
 
     def analyse():
-        an = sliding.analyse(ds, act, pw, st.w, delta=KINK_DELTA * dyn.tol, m=m)
+        delta = jnp.maximum(KINK_DELTA * dyn.tol, jnp.minimum(st.reach, KINK_REACH * dyn.flow_rtol))[:, None]
+        an = sliding.analyse(ds, act, pw, st.w, delta=delta, m=m)
         new = -jnp.sort(-jnp.where(an.slide, an.active.index, -1), axis=1)  # canonical order, -1 last
         old = -jnp.sort(-st.kinks, axis=1)
-        same = jnp.all(new == old, axis=1)
         added = jnp.any((new >= 0) & jnp.all(new[:, :, None] != old[:, None, :], axis=2), axis=1)
+        q = sliding.basis(vectors(new), new >= 0)
+        pw_ = sliding.project(q, st.w)
+        w_snap = sphere.normalize(pw_, st.w)
+        # the ridges' intersection must lie near w: each is within delta, but views farther than
+        # KINK_DELTA tol (after a rejection) can be many and span w itself (P_V w ~ 0), or meet far away
+        near_v = (jnp.linalg.norm(pw_, axis=1) >= 0.5) & (jnp.linalg.norm(w_snap - st.w, axis=1) <= 10 * delta[:, 0])
+        take = need & (near_v | ~added | (delta[:, 0] <= KINK_DELTA * dyn.tol))
+        new = jnp.where(take[:, None], new, old)
+        same = jnp.all(new == old, axis=1)
         kinks = jnp.where(need[:, None], new, st.kinks)
-        snap = need & added
-        q = sliding.basis(vectors(kinks), kinks >= 0)
-        w = jnp.where(snap[:, None], sphere.normalize(sliding.project(q, st.w), st.w), st.w)
+        snap = take & added
+        w = jnp.where(snap[:, None], w_snap, st.w)
         u_snap = jax.lax.cond(jnp.any(snap), lambda: dynamics.ascent(ds, act, w, pw), lambda: u)
-        return (w, jnp.where(snap[:, None], u_snap, u), kinks, need & ~same, need & st.pinned & same,
-                need & (an.active.count > m))
+        return (w, jnp.where(snap[:, None], u_snap, u), kinks, need & ~same, need & pinned & same,
+                need & (an.active.count > m) & (delta[:, 0] <= KINK_DELTA * dyn.tol))  # more than m on the kinks
 
     w, u, kinks, change, stop, over = jax.lax.cond(
         jnp.any(need), analyse, lambda: (st.w, u, st.kinks, none, none, none))
@@ -228,17 +244,18 @@ def _flow_sliding(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st:
     move = (accepted | bad)[:, None]
     done = (res <= dyn.tol * jnp.linalg.norm(u, axis=1)) | stop
     pinned = att.reversal & (att.length <= dyn.tol)
+    reach = jnp.where(accepted, 0.0, att.length)
     return (u, jnp.where(move, att.w, w), jnp.where(active, eta_next, st.eta), done, jnp.where(move, att.u, u),
-            att.u, res, kinks, pinned, over)
+            att.u, res, kinks, pinned, reach, over)
 
 
 def _step(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State) -> State:
     active = (st.status == int(Status.RUNNING)) & (st.steps < dyn.max_steps)
     cycling = over = jnp.zeros_like(active)
-    kinks, pinned = st.kinks, st.pinned
+    kinks, pinned, reach = st.kinks, st.pinned, st.reach
     if _slides(act, dyn):
-        u, w_new, eta, done, aux_new, u_new, res_slide, kinks, pinned, over = _flow_sliding(ds, act, pw, dyn, st,
-                                                                                            active)
+        (u, w_new, eta, done, aux_new, u_new, res_slide, kinks, pinned, reach,
+         over) = _flow_sliding(ds, act, pw, dyn, st, active)
     elif dyn.method == "flow":
         u, w_new, eta, done, aux_new, u_new = _flow(ds, act, pw, dyn, st, active)
     else:
@@ -282,6 +299,7 @@ def _step(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State) 
         residual=jnp.where(active, res, st.residual),
         kinks=jnp.where(keep[:, None], kinks, st.kinks),
         pinned=jnp.where(keep, pinned, st.pinned),
+        reach=jnp.where(keep, reach, st.reach),
     )
 
 

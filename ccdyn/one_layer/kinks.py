@@ -26,7 +26,10 @@ across every hyperplane w^T x_i = 0. Let S be the *active set*: the views with w
 :func:`refine` moves each candidate (an endpoint cluster's center) to the exact kink optimum by an
 active-set iteration: w <- the top eigenvector of P_V A_R P_V on V; if it leaves the closure of R,
 move to the first hyperplane crossed and add that view to S; if a multiplier leaves [0, 1], release
-that view to the side where E rises faster; with Gaussian alpha, repeat until w is a fixed point.
+that view to the side where E rises faster; if w is stationary but a view with a multiplier at 0 or 1
+has a flat side where E rises to second order (a one-sided saddle, not a maximum), release that view to
+its flat side and step off along the rising direction; with Gaussian alpha, repeat until w is a fixed
+point.
 Every function is vmapped over the candidates (fixed shapes: S padded to ``s_max`` with masks).
 """
 
@@ -184,8 +187,39 @@ def _multipliers(ds, act, pw, w, active, sig, pv, rank_tol):
     return lam, c, u0, jnp.linalg.norm(b @ lam - t)
 
 
+def _second_order(ds, act, pw, w, sig, active, lam, c, xn, mu, scale, tol, rank_tol):
+    """The one-sided and second-order tests at a stationary kink point w (multipliers lam, gate
+    coefficients c of the active views). strict: both one-sided slopes c_i (1 - lam_i), c_i lam_i below
+    -tol scale; flat0 / flat1: lam_i at 0 / 1 with c_i < 0, so E is flat to first order on the view's
+    negative / positive side only. The second-order test is the flow's Jacobian (alpha moving) on
+    V' cap T_w, V' the complement of the strict views, in the region that puts each flat view on its
+    flat side. Returns (strict, flat0, flat1, jmax = its largest real eigenvalue / scale (-inf when
+    V' cap T_w = {0}), e = the top eigenvector of its symmetric part: the direction along which E
+    rises when jmax > 0)."""
+    x = sliding.flat_views(ds)[0]
+    d = x.shape[1]
+    plus, minus = c * (1.0 - lam) * xn, c * lam * xn
+    neg = c * xn < -tol * scale
+    strict = active & (plus < -tol * scale) & (minus < -tol * scale)
+    flat0 = active & ~strict & neg & (jnp.abs(lam) <= tol)
+    flat1 = active & ~strict & neg & (jnp.abs(lam - 1.0) <= tol)
+    pos2 = jnp.where(active, flat1, sig)
+    xst = x * strict[:, None]
+    pv2 = jnp.eye(d, dtype=w.dtype) - _range_projector(xst.T @ xst, rank_tol)
+    u = _region_field(ds, act, pw, pos2)
+    p = pv2 - jnp.outer(w, w)
+    dim = jnp.round(jnp.trace(p)).astype(jnp.int32)
+    du = jax.jacfwd(u)(w)
+    shift = 2.0 * (jnp.linalg.norm(du) + jnp.abs(mu)) + scale
+    jac = p @ (du - mu * jnp.eye(d, dtype=w.dtype)) @ p - shift * (jnp.eye(d, dtype=w.dtype) - p)
+    jmax = jnp.where(dim > 0, jnp.max(jnp.linalg.eigvals(jac).real) / scale, -jnp.inf)
+    e = jnp.linalg.eigh(0.5 * (jac + jac.T))[1][:, -1]
+    return strict, flat0, flat1, jmax, e
+
+
 @functools.partial(jax.jit, static_argnames=("act", "pw", "s_max", "max_iter"))
-def _refine_batch(ds, act, pw, W, *, s_max, max_iter, cand_tol, z_tol, lam_tol, fp_tol, rank_tol, span_tol):
+def _refine_batch(ds, act, pw, W, *, s_max, max_iter, cand_tol, z_tol, lam_tol, fp_tol, rank_tol, span_tol, cert_tol,
+                  kick_size):
     x = sliding.flat_views(ds)[0]
     n_flat = x.shape[0]
     xn = jnp.linalg.norm(x, axis=1)
@@ -236,7 +270,7 @@ def _refine_batch(ds, act, pw, W, *, s_max, max_iter, cand_tol, z_tol, lam_tol, 
             w_cross = w_cross / jnp.linalg.norm(w_cross)
             slot = jnp.argmin(msk)  # first free slot (all full: msk[slot] is True)
             full_slots = jnp.all(msk)
-            lam, c, _, _ = _multipliers(ds, act, pw, v, active, sig, pv, rank_tol)
+            lam, c, u0, _ = _multipliers(ds, act, pw, v, active, sig, pv, rank_tol)
             out = active & ((lam < -lam_tol) | (lam > 1.0 + lam_tol))
             jo = jnp.argmax(jnp.where(out, jnp.maximum(-lam, lam - 1.0), -jnp.inf))
             any_out = jnp.any(out)
@@ -248,7 +282,19 @@ def _refine_batch(ds, act, pw, W, *, s_max, max_iter, cand_tol, z_tol, lam_tol, 
             up = c[jo] * (1.0 - 2.0 * lam[jo]) > 0
             delta = (xs.T @ ginv)[:, k] * jnp.where((alpha[k] > 0) == up, 1.0, -1.0)
             moved = jnp.linalg.norm(v - w)
-            done = ~any_viol & ~any_out & (~moving | (moved <= fp_tol))
+            # a view flat to first order on one side (lam at 0 or 1) where E rises to second order: v is
+            # not a maximum (a one-sided saddle the flow can stop near, where the flat side's field
+            # vanishes). Release that view to its flat side and step off along the rising direction e.
+            a_v = region_matrix(ds, act, pw, v, sig & ~active)
+            scale = jnp.maximum(jnp.max(jnp.abs(jnp.linalg.eigvalsh(0.5 * (a_v + a_v.T)))), jnp.finfo(w.dtype).tiny)
+            _, flat0, flat1, jmax, e = _second_order(ds, act, pw, v, sig, active, lam, c, xn, jnp.dot(v, u0), scale,
+                                                     cert_tol, rank_tol)
+            flat = flat0 | flat1
+            xe = x @ e
+            jf = jnp.argmax(jnp.where(flat, jnp.abs(xe) / jnp.where(valid, xn, 1.0), -jnp.inf))
+            e = e * jnp.where((xe[jf] > 0) == flat1[jf], 1.0, -1.0)  # into view jf's flat side
+            kick = ~any_viol & ~any_out & jnp.any(flat) & (jmax > cert_tol) & full & (jnp.abs(xe[jf]) > 0)
+            done = ~any_viol & ~any_out & ~kick & (~moving | (moved <= fp_tol))
             status = jnp.where(~full, RefineStatus.DEGENERATE,
                                jnp.where(any_viol & full_slots, RefineStatus.TOO_MANY_ACTIVE,
                                          jnp.where(done, RefineStatus.CONVERGED, RefineStatus.RUNNING)))
@@ -260,6 +306,11 @@ def _refine_batch(ds, act, pw, W, *, s_max, max_iter, cand_tol, z_tol, lam_tol, 
             rel = ~any_viol & any_out & full
             sig_new = jnp.where(rel & active, x @ delta > 0, sig)
             msk_new = jnp.where(rel, msk_new.at[k].set(False), msk_new)
+            kf = jnp.argmax(jnp.abs((ginv @ (xs @ x[jf])) * msk * jnp.linalg.norm(xs, axis=1)))
+            w_kick = v + kick_size * e
+            w_new = jnp.where(kick, w_kick / jnp.linalg.norm(w_kick), w_new)
+            sig_new = jnp.where(kick & active, x @ e > 0, sig_new)
+            msk_new = jnp.where(kick, msk_new.at[kf].set(False), msk_new)
             it = it + 1
             status = jnp.where((status == RefineStatus.RUNNING) & (it >= max_iter), RefineStatus.MAX_ITER, status)
             return w_new, sig_new, idx_new, msk_new, it, status.astype(jnp.int32)
@@ -273,7 +324,7 @@ def _refine_batch(ds, act, pw, W, *, s_max, max_iter, cand_tol, z_tol, lam_tol, 
 
 def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, s_max: int | None = None, max_iter: int = 64,
            cand_tol: float = 1e-4, z_tol: float = 1e-12, lam_tol: float = 1e-9, fp_tol: float = 1e-13,
-           rank_tol: float = 1e-10, span_tol: float = 1e-8) -> dict:
+           rank_tol: float = 1e-10, span_tol: float = 1e-8, cert_tol: float = 1e-7, kick_size: float = 1e-8) -> dict:
     """Active-set refinement of candidates W (k, d) to exact kink optima (module docstring), float64.
 
     Args:
@@ -283,6 +334,10 @@ def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, s_max: int | None
       fp_tol: Gaussian alpha: the fixed-point iteration stops when w moves <= fp_tol.
       span_tol: a view lies on the active intersection (is active without a slot of its own: duplicates,
         antipodes, views dependent on the slots) when ||P_V x_i|| <= span_tol ||x_i||.
+      cert_tol: the margin of :func:`kink_certificate`'s one-sided and second-order tests; a stationary
+        point with a view flat to first order on one side (multiplier at 0 or 1) where the Jacobian on
+        that side has an eigenvalue above cert_tol (relative) is not a maximum: that view is released to
+        its flat side and w steps kick_size radians along the rising direction (E rises to second order).
 
     Returns:
       per candidate: ``w`` (k, d), ``sign`` (k, N) the region's side of every view (N = n * views),
@@ -294,7 +349,7 @@ def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, s_max: int | None
     s_max = default_s_max(ds64.dim) if s_max is None else int(s_max)
     return _refine_batch(ds64, act, pw, jnp.asarray(W, ds64.x.dtype), s_max=s_max, max_iter=int(max_iter),
                          cand_tol=cand_tol, z_tol=z_tol, lam_tol=lam_tol, fp_tol=fp_tol, rank_tol=rank_tol,
-                         span_tol=span_tol)
+                         span_tol=span_tol, cert_tol=cert_tol, kick_size=kick_size)
 
 
 @functools.partial(jax.jit, static_argnames=("act", "pw"))
@@ -329,24 +384,9 @@ def kink_certificate(ds64: Dataset, act: Activation, pw: Pairwise, ref: dict, *,
         stationarity = (jnp.linalg.norm(pv @ u0 - mu * w) + fit) / scale
         plus, minus = c * (1.0 - lam) * xn, c * lam * xn
         one_sided = jnp.max(jnp.where(active, jnp.maximum(plus, minus), -jnp.inf)) / scale
-        # strict: both one-sided slopes negative; flat0 / flat1: lam at 0 / 1 (c < 0), first order flat on
-        # one side only, where the second-order test below covers it (its region's gates)
-        neg = c * xn < -tol * scale
-        strict = active & (plus < -tol * scale) & (minus < -tol * scale)
-        flat0 = active & ~strict & neg & (jnp.abs(lam) <= tol)
-        flat1 = active & ~strict & neg & (jnp.abs(lam - 1.0) <= tol)
+        strict, flat0, flat1, jmax, _ = _second_order(ds64, act, pw, w, sig, active, lam, c, xn, mu, scale, tol,
+                                                      rank_tol)
         kkt_ok = jnp.all(~active | strict | flat0 | flat1)
-        pos2 = jnp.where(active, flat1, sig)
-        xst = x * strict[:, None]
-        pv2 = jnp.eye(d, dtype=w.dtype) - _range_projector(xst.T @ xst, rank_tol)
-
-        u = _region_field(ds64, act, pw, pos2)
-        p = pv2 - jnp.outer(w, w)
-        dim = jnp.round(jnp.trace(p)).astype(jnp.int32)
-        du = jax.jacfwd(u)(w)
-        shift = 2.0 * (jnp.linalg.norm(du) + jnp.abs(mu)) + scale
-        jac = p @ (du - mu * jnp.eye(d, dtype=w.dtype)) @ p - shift * (jnp.eye(d, dtype=w.dtype) - p)
-        jmax = jnp.where(dim > 0, jnp.max(jnp.linalg.eigvals(jac).real) / scale, -jnp.inf)
         # A(w) with h'(0) = 0 on every active view (ReLU's convention, App. B.1), free of the rounding
         # of w^T x_i ~ 1e-17 on the kinks: residual, lambda_1, gap, alignment of Def. 3
         ev0, vec0 = jnp.linalg.eigh(0.5 * (a + a.T))

@@ -98,7 +98,7 @@ def active_set(ds: Dataset, act: Activation, pw: Pairwise, W, *, delta, m: int) 
     """The active set and the one-sided decomposition of the field at every row w of W (k, d).
 
     Args:
-      delta: a view is active when |w^T x_i| <= delta ||x_i|| (radians from its hyperplane; scalar).
+      delta: a view is active when |w^T x_i| <= delta ||x_i|| (radians from its hyperplane; a scalar, or (k, 1): one per row).
       m: padded size (:func:`max_active`); the m views nearest their hyperplanes are kept.
     """
     off, on = gates(act)
@@ -227,8 +227,12 @@ def analyse(ds: Dataset, act: Activation, pw: Pairwise, W, *, delta, m: int) -> 
 
 def basis(X, keep):
     """An orthonormal basis (k, m, d) of span{X_i : keep_i} for X (k, m, d) (zero rows for the dropped
-    or dependent vectors), by modified Gram-Schmidt twice (m is small)."""
+    or dependent vectors), by modified Gram-Schmidt twice (m is small). A vector whose remainder is below
+    max(_RANK_TOL, 1000 eps) of its length is dependent: in float32 the remainder of a dependent view
+    (x_a + x_b with x_a, x_b in the set: the latent data) is rounding noise of ~eps, which must not
+    become a basis direction (it would cut a random direction out of V)."""
     m = X.shape[1]
+    rank_tol = max(_RANK_TOL, 1000 * float(jnp.finfo(X.dtype).eps))
     qs = []
     for j in range(m):
         v = jnp.where(keep[:, j, None], X[:, j], 0.0)
@@ -237,7 +241,7 @@ def basis(X, keep):
             for q in qs:
                 v = v - jnp.sum(q * v, axis=1, keepdims=True) * q
         n = jnp.linalg.norm(v, axis=1)
-        good = n > _RANK_TOL * jnp.where(size > 0, size, 1.0)
+        good = n > rank_tol * jnp.where(size > 0, size, 1.0)
         qs.append(jnp.where(good[:, None], v / jnp.where(good, n, 1.0)[:, None], 0.0))
     return jnp.stack(qs, axis=1)
 

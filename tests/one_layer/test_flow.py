@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from ccdyn import activations, data, pairwise, parallel, sphere
+from ccdyn.data import make_dataset
 from ccdyn.data.registry import DataSpec, build_dataset
-from ccdyn.one_layer import basins, engine, exact2d, landscape, stepper
+from ccdyn.one_layer import basins, dynamics, engine, exact2d, landscape, stepper
 from ccdyn.one_layer.studies import flow_accuracy
 
 UNIFORM = pairwise.get_pairwise("uniform")
@@ -124,3 +125,18 @@ def test_exact_2d_check_on_sets_not_tuned_on():
     base = basins.BasinsConfig(dynamics=engine.Dynamics(method="flow"), n_init=20000, x64=True)
     record = flow_accuracy.exact_2d(base, range(200, 205), min_points=6, max_points=12)
     assert record["check"]["holds"], record["table"]
+
+
+@pytest.mark.slow  # about 50 s on 2 busy cores, most of it compiling; the fast kink tests are in test_sliding
+def test_sliding_flow_does_not_zigzag_along_an_oblique_ridge():
+    """Cloud 1003 (17 points, d = 6): on its oblique ridges the field jumps without reversing, so before the
+    flow looked for ridges after every rejected attempt, 17 of these 64 inits zigzagged along them by
+    ~1e-4 rad steps until max_steps. Every init now converges, none lower in E than it started."""
+    ds = make_dataset(x=flow_accuracy.random_cloud(1003)[0], dtype=jnp.float64)
+    relu, uniform = activations.get_activation("relu"), pairwise.get_pairwise("uniform")
+    out = engine.ChunkRunner(ds, relu, uniform, engine.Dynamics(method="flow"), tile=64).run(
+        jax.random.PRNGKey(0), 0, 64, jnp.float64)
+    assert np.all(out["status"] == engine.Status.CONVERGED)
+    w0 = parallel.init_weights(jax.random.PRNGKey(0), 0, 64, ds.dim, jnp.float64)
+    gain = dynamics.energy(ds, relu, jnp.asarray(out["w"]), uniform) - dynamics.energy(ds, relu, w0, uniform)
+    assert np.min(np.asarray(gain)) > 0

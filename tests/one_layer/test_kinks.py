@@ -100,6 +100,26 @@ def test_a_kink_point_that_is_not_stationary_is_not_certified():
     assert rows[0]["certificate"] == "none" and not rows[0]["stable"]
 
 
+def test_a_one_sided_saddle_refines_uphill():
+    """Fig. 8's circle: at w = (0, 1) the view x = (1, 0) is on its hyperplane with multiplier 0: E falls
+    to first order on its positive side (theta < pi/2) and the negative side's field vanishes there, but
+    that side's critical point is not a maximum (E rises to second order towards 0.7 pi). The flow can
+    stop next to it (the field is small there); refinement must leave it uphill to the dense grid's
+    maximum at 0.7 pi, not certify or keep it."""
+    ds = data.circle()
+    half = np.array([[0.0, 1.0]])
+    k = jax.device_get(kinks.kink_certificate(ds, RELU, UNIFORM, _ref(half[0], np.asarray(ds.x), 4)))
+    assert k["stationarity"][0] < 1e-12 and k["flat_kinks"][0] == 1 and k["jacobian_v_max"][0] > 0
+    theta = np.linspace(0.45, 0.75, 30001) * np.pi
+    e = _numpy_energy(np.asarray(ds.x), np.asarray(ds.p), np.stack([np.cos(theta), np.sin(theta)], 1))
+    assert e[4999] < e[5000] < e[5001] and np.argmax(e) == np.argmin(np.abs(theta - 0.7 * np.pi))
+    for start in (half, np.array([[np.cos(0.5 * np.pi + 5e-6), np.sin(0.5 * np.pi + 5e-6)]])):
+        ref = kinks.refine(ds, RELU, UNIFORM, start)
+        assert int(ref["status"][0]) == kinks.RefineStatus.CONVERGED
+        np.testing.assert_allclose(np.arctan2(ref["w"][0, 1], ref["w"][0, 0]), 0.7 * np.pi, atol=1e-12)
+        row = certify.assess_many(ds, RELU, UNIFORM, ref["w"], kink_ref=ref)[0]
+        assert row["certificate"] == "kink-kkt" and row["stable"]
+
 def test_a_smooth_saddle_is_not_certified(key):
     """u_m of latent summation with q = 0.45 > 0.382 is a critical point but not an LME (Eq. 9)."""
     u = data.near_orthogonal_basis(key, 5, 5)

@@ -178,3 +178,18 @@ def test_basis_and_projection():
     pv = np.asarray(sliding.project(jnp.asarray(Q), jnp.asarray(v)))
     np.testing.assert_allclose(np.einsum("kmd,kd->km", X[:, :3], pv), 0, atol=1e-12)
     np.testing.assert_allclose(np.asarray(sliding.project(jnp.asarray(Q), jnp.asarray(pv))), pv, atol=1e-12)  # idempotent
+
+
+@pytest.mark.parametrize("dtype", [jnp.float32, jnp.float64])
+def test_basis_drops_dependent_views_in_either_precision(dtype):
+    """x_a, x_b and x_a + x_b (the latent data's dependent views): the basis has 2 directions, not a third made
+    of float32 rounding noise (which would cut a random direction out of the sliding subspace V)."""
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((2, 10))
+    X = jnp.asarray(np.stack([a, b, a + b, 3 * a - b])[None], dtype)
+    q = sliding.basis(X, jnp.ones((1, 4), bool))
+    norms = np.linalg.norm(np.asarray(q[0], np.float64), axis=1)
+    np.testing.assert_allclose(norms, [1, 1, 0, 0], atol=1e-6)
+    v = np.asarray(sliding.project(q, jnp.asarray(rng.standard_normal((1, 10)), dtype)), np.float64)
+    for x in (a, b):  # P_V v is orthogonal to both views
+        assert abs(v[0] @ x) < 1e-5 * np.linalg.norm(x) * np.linalg.norm(v)
