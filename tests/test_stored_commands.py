@@ -48,8 +48,6 @@ EXTERNAL = ("--mnist", "--run", "--continuation")
 # re-run with the command that makes it, the entry must go.
 _FLOW = "stores --method=flow, ran euler_halving (re-run pending, results/README.md lists it as stale)"
 KNOWN_STALE = {
-    "basins/continuation_ortho_eps_flow/continuation.json": _FLOW,
-    "basins/continuation_tau/continuation.json": _FLOW,
     "theory/cor2/gaussian_tau0.05/summary.json": _FLOW,
 }
 
