@@ -387,6 +387,7 @@ def _run_subprocess(cmd: Command, where: Path) -> str | None:
     return None
 
 
+@pytest.mark.slow  # 8 s; every command's flags are parsed by the fast test above
 def test_commands_without_a_stated_time_run_at_small_sizes(tmp_path):
     """The quick commands (no time in their comment), each document's in order in one directory, as
     subprocesses (a script's own dtype and XLA settings, not this session's)."""

@@ -85,6 +85,7 @@ def test_2d_saddles_on_40_unseen_sets():
     assert all(w[2] for w in worst) and max(w[0] for w in worst) <= 1e-8 and max(w[1] for w in worst) <= 1e-8, worst
 
 
+@pytest.mark.slow  # 3 s; fast: the exact 2-D saddles and the kink-saddle probe
 def test_linear_node_saddle_is_the_second_eigenvector():
     """h linear: E = w^T C w / 2 with C the covariance; the maxima are +-phi_1 and the saddle between them is
     +-phi_2 (energy lambda_2 / 2), an index-1 saddle with Jacobian eigenvalues lambda_k - lambda_2."""
@@ -106,6 +107,7 @@ def test_linear_node_saddle_is_the_second_eigenvector():
                                np.sort(np.delete(lam, 3) - lam[-2])[::-1], atol=1e-10)
 
 
+@pytest.mark.slow  # 6 s; fast: the exact 2-D saddles and the kink-saddle probe
 def test_reparametrize_spaces_the_images_equally_on_the_path():
     rng = np.random.default_rng(1)
     path = sphere.normalize(jnp.asarray(rng.standard_normal((3, 9, 4))))
@@ -124,6 +126,7 @@ def test_reparametrize_spaces_the_images_equally_on_the_path():
     np.testing.assert_allclose(rep, np.asarray(g), atol=1e-12)
 
 
+@pytest.mark.slow  # 5 s; fast: the exact 2-D saddles and the kink-saddle probe
 def test_certificate_jacobian_is_the_autodiff_riemannian_hessian_at_a_smooth_saddle():
     ds = models.circle().astype(jnp.float64)
     t = arc_minima(ds, RELU, UNIFORM, 1 << 14)[0][2]

@@ -29,6 +29,7 @@ def test_bad_param_and_values_are_one_error_line(tmp_path):
         assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.slow  # 7 s; fast: the study's real run in tests/one_layer/studies/test_continuation.py
 def test_tiny_run_writes_every_output(tmp_path, capsys):
     with inprocess.script("continuation") as script:
         code, errors = inprocess.start_exit(script, "--param=ortho_eps", "--values=0,0.2", *TINY,

@@ -7,12 +7,14 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from tests.scripts import inprocess
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow  # 4 s; fast: tests/one_layer/studies/test_landscape_fig8.py
 def test_landscape_script_on_a_user_file(tmp_path):
     np.savez(tmp_path / "pts.npz", x=np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]]))
     r = subprocess.run([sys.executable, str(ROOT / "scripts" / "landscape.py"), "--data_path=pts.npz",

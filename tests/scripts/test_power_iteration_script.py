@@ -7,12 +7,14 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from tests.scripts import inprocess
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow  # 4 s; fast: tests/one_layer/studies/test_fig1.py
 def test_fig1_script(tmp_path):
     r = subprocess.run([sys.executable, str(ROOT / "scripts" / "power_iteration.py"), "--d=4", "--m=4",
                         "--ortho_eps=0,0.1", "--n_steps=30", "--output_dir=fig1"],

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.scripts import inprocess
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,6 +39,7 @@ def test_irregularity_bad_flags():
             assert message in (inprocess.flag_error(script, flag) or "")
 
 
+@pytest.mark.slow  # 5 s; fast: tests/one_layer/studies/test_roughness_runs.py
 def test_roughness_script_on_a_committed_basins_run(tmp_path):
     run = ROOT / "results" / "theory" / "roughness" / "latent_exact"
     r = _run("roughness.py", f"--runs={run}", "--n_radii=2", "--min_fraction=0.1", "--compare_taus=1",

@@ -181,7 +181,8 @@ def _same_records(a, b):
         np.testing.assert_array_equal(sa["tipping_ci"], sb["tipping_ci"])
 
 
-@pytest.mark.parametrize("method", ["power", pytest.param("flow", marks=pytest.mark.slow)])  # flow: 4 min
+@pytest.mark.slow  # power 13 s, flow 4 min; fast: tests/one_layer/test_batched.py (the runner value by value, bit for bit)
+@pytest.mark.parametrize("method", ["power", "flow"])
 def test_values_in_one_program_give_the_tracks_of_value_by_value(method):
     """ortho_eps changes only the dataset's arrays: the batched run (one program, the values a batch axis)
     and the value-by-value run give identical tracks, optima, counts and tipping intervals; with

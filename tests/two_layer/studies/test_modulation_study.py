@@ -10,6 +10,7 @@ TINY = modulation.ModulationConfig(n_mc=4000, d=4, c=(0.0, 0.8), eps=(-0.5, 0.0,
                                    cor3_steps=2000)
 
 
+@pytest.mark.slow  # 10 s; the maths: tests/two_layer/test_modulation.py; the verdicts: two_layer/test_claims.py
 def test_tiny_study_record_verdicts_and_tables():
     messages = []
     rec = modulation.run(TINY, log=messages.append)
