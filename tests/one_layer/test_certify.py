@@ -101,6 +101,7 @@ def test_flow_jacobian_with_gaussian_alpha_matches_finite_differences(key):
         chex.assert_trees_all_close(jac @ jnp.asarray(c), q.T @ fd, rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.slow  # 4 s; fast: the certificates in test_kinks.py and test_basins.py
 def test_assess_names_the_certificate_and_keeps_a_smooth_optimum(key):
     """u_m (q = 0.3 < 0.382, Eq. 9) is a smooth LME: the kink refinement leaves it in place (no view on a
     hyperplane) and the certificate says which test made it stable."""

@@ -138,6 +138,7 @@ def _fibonacci_sphere(n):
     return np.stack([r * np.cos(phi), r * np.sin(phi), z], 1)
 
 
+@pytest.mark.slow  # 4 s; fast: the closed-form multipliers and the independent probe below
 def test_refinement_matches_the_dense_grid_in_3d():
     """Every local maximum of E on a dense grid of S^2 refines to a certified optimum within the grid's
     spacing, whose energy no grid point near it exceeds."""

@@ -138,6 +138,7 @@ def test_certificate_jacobian_is_the_autodiff_riemannian_hessian_at_a_smooth_sad
     assert cert["index"] == 1 and hess[-1] > 0
 
 
+@pytest.mark.slow  # 6 s; fast: the exact 2-D saddles
 def test_kink_saddle_directional_derivatives_match_a_float64_probe():
     """The default data (latent summation, d = 10): the saddle between the optima near u3 and u8 sits on a
     ReLU ridge. Along random tangent directions d the first-order change of E is

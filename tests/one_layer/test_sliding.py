@@ -117,6 +117,7 @@ def test_sliding_reaches_kink_maxima_where_stopping_when_pinned_falls_short():
     assert np.mean(np.asarray(an.active.count) >= 1) > 0.3  # many of them sit on kinks
 
 
+@pytest.mark.slow  # 5 s; fast: tests/one_layer/test_flow.py (kink maxima converge, exact 2-D arcs)
 def test_a_kink_maximum_in_d3_is_reached_to_tolerance():
     """One init on a ridge: the sliding flow's endpoint is the maximum along the ridge computed
     independently (a dense scan of E on the great circle w . x_i = 0 in float64)."""

@@ -34,6 +34,7 @@ def no_tpu():
     return get_tpu_library_path() is None and hardware_utils.num_available_tpu_chips_and_device_id()[0] == 0
 
 
+@pytest.mark.slow  # 3 s: starts a script; the platform rule itself is tested fast above
 def test_a_script_does_not_log_the_tpu_probe(tmp_path, no_tpu):
     if not no_tpu:
         pytest.skip("a TPU library or chip is present: JAX is left to probe it")

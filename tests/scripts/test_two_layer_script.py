@@ -24,6 +24,7 @@ def run(args, cwd, script):
                           cwd=cwd, timeout=300)
 
 
+@pytest.mark.slow  # 6 s; fast: tests/two_layer/studies/test_token_grid.py and the script's bad-input cases
 def test_two_layer_grid_outputs_figures_and_weights(tmp_path):
     r = run(SMALL + ["--betas=2", "--Ps=2", "--bn=mean_only", "--save_weights", "--output_dir=out"], tmp_path,
             "two_layer.py")  # one setting: each setting compiles its own training step

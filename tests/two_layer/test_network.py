@@ -146,6 +146,7 @@ def token_runs(n_runs, p=2, zeta=1.0):
     return jax.vmap(lambda k: tokens.make_tokens(k, spec))(keys)
 
 
+@pytest.mark.slow  # 8 s; the grid's resume tests check the same runs bit for bit
 def test_training_is_deterministic_per_run_and_independent_of_block_and_batching():
     """Blocks of 4 or 8 steps give the same runs; a run does not depend on the others in its batch
     (permuting the runs permutes the results; the same compiled program, so no extra compile)."""
