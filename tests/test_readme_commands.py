@@ -146,7 +146,7 @@ def parse_block(doc: str, first_line: int, text: str, env: dict | None = None) -
     for n, raw in enumerate(text.splitlines(), first_line):
         start = n if start is None else start
         if raw.rstrip().endswith("\\"):
-            buf += raw.rstrip()[:-1] + " "
+            buf += raw.rstrip()[:-1]  # as bash: backslash-newline is removed, a word may go on on the next line
             continue
         lines.append(buf + raw)
         starts.append(start)
@@ -250,6 +250,8 @@ def test_the_reader_sees_loops_variables_continuations_and_comments():
     assert [c.line for c in cmds] == [2, 4, 4, 7, 7]
     assert [c.long for c in cmds] == [True, True, True, False, False]
     assert _split_comment("a --b='#x' # c's") == ("a --b='#x'", "c's")
+    (joined,) = parse_block("doc", 1, "python scripts/basins_table.py --runs=a,\\\nb --overwrite\n")
+    assert joined.argv == ("python", "scripts/basins_table.py", "--runs=a,b", "--overwrite")
     assert not Command("d", 1, ("python", "scripts/basins.py", "--coordinator_address=host0:1"), "").runnable
     assert shrunk(["--n_init=10000", "--act=relu"], {"n_init", "tile", "act"}) == ["--act=relu", "--n_init=64",
                                                                                      "--tile=64"]
