@@ -24,6 +24,7 @@ def tiny():
     return augmentation.run(TINY, lines.append), lines
 
 
+@pytest.mark.slow  # the tiny study takes 6.5 s; fast: the App. B.5 verdicts in tests/one_layer/test_claims.py, the orbits in test_symmetry.py
 def test_record_verdicts_tables_text_and_figures(tiny):
     record, lines = tiny
     assert "rotation verdict: App. B.5 HOLDS" in record["verdicts"]["rotation"]
@@ -49,6 +50,7 @@ def test_record_verdicts_tables_text_and_figures(tiny):
         plt.close(fig)
 
 
+@pytest.mark.slow  # the tiny study takes 6.5 s; fast: the App. B.5 verdicts in tests/one_layer/test_claims.py, the orbits in test_symmetry.py
 def test_verdicts_without_the_whole_group(tiny):
     record = tiny[0]
     assert claims.shift_verdict(record["shift"]["settings"], 9).startswith("shift: no verdict")
