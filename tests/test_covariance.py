@@ -92,7 +92,7 @@ def test_infonce_gradient_is_minus_2n2_energy_gradient(key):
                                 rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("kind", ["uniform", "gaussian"])
+@pytest.mark.parametrize("kind", [pytest.param("uniform", marks=pytest.mark.slow), "gaussian"])  # uniform: 4 s
 def test_batch_approaches_population_lemma2(key, kind):
     """Lemma 2: batch C_alpha[x~^w] with two augmented views -> population A(w) as N grows."""
     k_data, k_views, k_w, k_b1, k_b2 = jax.random.split(key, 5)

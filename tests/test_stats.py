@@ -345,6 +345,7 @@ def _covers(cis, mats, overlaps) -> bool:
     return all(np.all(((ci[..., 0] <= P) & (P <= ci[..., 1]))[O.sum(axis=1) > 0]) for ci, P, O in zip(cis, mats, overlaps))
 
 
+@pytest.mark.slow  # 4 s; fast: the coverage of the other new bounds below
 def test_tipping_intervals_cover_every_entry_of_every_matrix_together():
     """Simulated paired tipping: basins at v0 with masses q (many rare ones), each basin's inits spread by
     its own row of P (rare destinations included); the joint coverage of all entries of two steps at

@@ -4,6 +4,7 @@ and tile padding, the one Status enum, the start-up range check of the dtype."""
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from ccdyn import activations, data, pairwise
 from ccdyn.data.registry import DataSpec, build_dataset
@@ -27,6 +28,7 @@ def test_same_results_for_any_chunk_size_and_tile_padding():
         np.testing.assert_array_equal(a[k], b[k])
 
 
+@pytest.mark.slow  # 6 s; fast: the statuses and hints in test_sliding.py, the cycling rule in the engine-reference bit-identity test
 def test_power_iteration_cycling_is_detected():
     """On the latent categorical model, plain power iteration falls into period-2 cycles."""
     ds = build_dataset(DataSpec(data="latent_categorical", d=8, m=6, ortho_eps=0.0))

@@ -69,6 +69,7 @@ def _ref(w, x, active):
             "active_mask": jnp.asarray([[True]]), "status": np.array([1]), "iterations": np.array([0])}
 
 
+@pytest.mark.slow  # 4 s; fast: every stable optimum against an independent float64 probe
 def test_multipliers_match_the_closed_form():
     """x_b = (1, 2), x_c = (1, -1). At w = (1, 0): s = (0, 1, 1), L s = p (s - 2/3) = (-2/9, 1/9, 1/9), so
     c_a = -2/9, u_0 = (x_b + x_c) / 9 = (2/9, 1/9) and lam = -x_a^T u_0 / (c_a |x_a|^2) = 1/2, mu = 2/9."""

@@ -33,6 +33,7 @@ def test_aggregate_skips_non_finite():
     assert token_grid.aggregate([np.nan])["n"] == 0
 
 
+@pytest.mark.slow  # 4 s; fast: the scores' own tests in tests/two_layer/test_metrics.py
 def test_init_scores_are_the_scores_of_the_runs_starting_point():
     spec = tokens.TokenSpec(n_positions=3, n_tokens=6, n_generators=5, n_fixed=2)
     s = token_grid.Setting(act="linear", beta=2, n_candidates=2)
