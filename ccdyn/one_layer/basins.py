@@ -303,11 +303,7 @@ def run(cfg: BasinsConfig, *, ds64: Dataset | None = None, store=None, mesh=None
     if result is None:
         return None
     t0 = time.time()
-    host = parallel.host_device()
-    with jax.default_device(host):
-        ds_host = jax.device_put(ds64, host)
-        result = engine.recheck_dead(ds_host, act, pw, result)
-        an = analyze(ds_host, act, pw, cfg.dynamics, result, cluster_tol=cfg.cluster_tol, log=log)
+    result, an = analyze_result(cfg, ds64, result, log=log)
     return {"result": result, "analysis": an, "timings_s": {"run": run_s, "analyze": time.time() - t0}}
 
 

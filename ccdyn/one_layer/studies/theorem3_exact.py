@@ -22,6 +22,7 @@ import numpy as np
 
 from ccdyn import activations, data, one_layer, pairwise, report
 from ccdyn.one_layer import irregularity, irregularity_exact
+from ccdyn.one_layer.studies import theorem3
 
 __all__ = ["Theorem3ExactConfig", "run", "markdown", "table", "START_COLUMNS", "SUMMARY_COLUMNS"]
 
@@ -33,21 +34,9 @@ SUMMARY_COLUMNS = ("ortho_eps", "angle_deg", "starts", "certified_exact", "exact
 
 
 @dataclasses.dataclass(frozen=True)
-class Theorem3ExactConfig:
-    """As ``theorem3.Theorem3Config`` (the same defaults, so the same starts); ``n_samples`` is the
-    sampled certificate's, beside the exact one."""
-
-    d: int = 10
-    m: int = 10
-    q: float = 0.2
-    ortho_eps: tuple = (0.0, 0.05, 0.1, 0.2)
-    angles_deg: tuple = (0.0, 2.0, 5.0, 10.0)
-    n_patterns: int = 5
-    gammas: tuple = tuple(float(f"{g:.1f}") for g in np.arange(0.1, 1.0, 0.1))
-    n_samples: int = 64
-    n_steps: int = 200
-    act: str = "relu"
-    data_seed: int = 0
+class Theorem3ExactConfig(theorem3.Theorem3Config):
+    """``theorem3.Theorem3Config`` itself (the same fields and defaults, so the same starts); ``n_samples``
+    is the sampled certificate's, beside the exact one."""
 
     def check(self) -> None:
         """``ValueError`` naming the field at fault."""
