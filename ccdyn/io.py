@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["atomic_write_bytes", "write_json", "read_json", "write_npz", "read_npz", "write_csv", "save_figure",
+__all__ = ["atomic_write_bytes", "write_json", "read_json", "write_npz", "read_npz", "write_csv", "read_csv", "save_figure",
            "as_json", "read_bytes"]
 
 
@@ -115,6 +115,13 @@ def write_csv(path, header, rows) -> None:
     buf = _io.StringIO()
     csv.writer(buf, lineterminator="\n").writerows([list(header), *[list(r) for r in rows]])
     atomic_write_bytes(path, buf.getvalue().encode())
+
+
+def read_csv(path) -> list:
+    """The rows of a CSV file with a header line, as dicts of strings."""
+    import csv
+
+    return list(csv.DictReader(Path(path).read_text().splitlines()))
 
 
 def save_figure(path, fig, dpi: int = 120) -> None:

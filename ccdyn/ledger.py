@@ -20,7 +20,6 @@ the row says "not established" and keeps the record's word in ``record_verdict``
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import json
 import re
@@ -293,10 +292,6 @@ class Source:
     make: object
 
 
-def _csv(path):
-    return list(csv.DictReader(Path(path).read_text().splitlines()))
-
-
 _R = "results/"
 _MNIST = ("mnist", "mnist_lr0.01", "mnist_real", "mnist_real_lr0.01")
 
@@ -364,7 +359,7 @@ def _read(root: Path, rel: str):
     if not path.is_file():
         raise LedgerError(f"missing result file {rel}")
     try:
-        return _csv(path) if path.suffix == ".csv" else io.read_json(path)
+        return io.read_csv(path) if path.suffix == ".csv" else io.read_json(path)
     except (OSError, ValueError) as e:
         raise LedgerError(f"cannot read {rel}: {e}") from None
 
