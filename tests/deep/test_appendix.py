@@ -1,0 +1,93 @@
+"""The DDN appendix checks (ccdyn.deep.reversible, normalized, nuisance, tr_hltm; studies.appendix) against
+autodiff, enumeration and the exact bivariate normal, in float64; the verdicts of claims.appendix_claims.
+The whole study (every check at its committed sizes) is the slow test; the fast ones take one piece each."""
+
+import dataclasses
+
+import jax
+import numpy as np
+import pytest
+
+from ccdyn.deep import claims, reversible, tr_hltm
+from ccdyn.deep.studies import appendix
+
+CFG = appendix.AppendixConfig()
+
+
+def test_lemma1_leaky_relu_against_autodiff_and_def2_reading():
+    """Eq. 22 with G_l, Q_l of Eq. 17 (leaky ReLU, a = 0.1) equals autodiff w.r.t. f~_l at every layer;
+    G_l f~_{l-1} = f~_l (Eq. 26) while Def. 2's G_l f_{l-1} misses it."""
+    ws, xs = appendix._setup(CFG)
+    ws2 = appendix.network.init_weights(jax.random.PRNGKey(CFG.net_seed + 1), CFG.sizes)
+    for got, auto in appendix._lemma1_pair(ws, ws2, xs[0], xs[1], 0.1, "leaky", 2, False):
+        assert np.linalg.norm(auto) > 1e-2
+        np.testing.assert_allclose(got, auto, rtol=0, atol=1e-12 * np.linalg.norm(auto))
+    tilde, printed = jax.jit(reversible.def2_residuals, static_argnames="kind")(ws, xs[0], "leaky", 0.1)
+    assert tilde < 1e-14 and printed > 1e-2
+    with pytest.raises(ValueError, match="activation"):
+        reversible.psi(xs[0], "tanh")
+
+
+def test_eq41_normalized_gradient_against_autodiff():
+    ws, xs = appendix._setup(CFG)
+    for got, auto in appendix._eq41(ws, xs[0], xs[1], 0.0):
+        assert np.linalg.norm(auto) > 1e-2
+        np.testing.assert_allclose(got, auto, rtol=0, atol=1e-12 * np.linalg.norm(auto))
+
+
+def test_lemma9_and_eq99_on_an_enumerated_categorical_tree():
+    tree = tr_hltm.make_tree(0)
+    assert all(tr_hltm.is_tr(p) for p in tree["t"].values())
+    brute = tr_hltm.brute_covariance(tree)
+    assert np.linalg.matrix_rank(brute, 1e-10) == 2                      # m_0 - 1: not a trivial matrix
+    np.testing.assert_allclose(tr_hltm.lemma9_covariance(tree), brute, rtol=0, atol=1e-13)
+    for j in (0, 1):
+        np.testing.assert_allclose(tr_hltm.eq99_transition(tree, j), tr_hltm.brute_transition(tree, j), atol=1e-14)
+    bad = tr_hltm.make_tree(0, tr=False)                                  # Eq. 99 needs Def. 3; Eq. 166 does not
+    assert not tr_hltm.is_tr(bad["t"]["mu1"])
+    assert np.abs(tr_hltm.eq99_transition(bad, 0) - tr_hltm.brute_transition(bad, 0)).max() > 1e-2
+    np.testing.assert_allclose(tr_hltm.lemma9_covariance(bad), tr_hltm.brute_covariance(bad), rtol=0, atol=1e-13)
+
+
+def test_lemma7_on_a_grid_of_binary_transitions():
+    r = tr_hltm.lemma7_residuals(11)
+    assert r["tr_iff_symmetric_mismatches"] == 0 and r["rho_range"] == [-1.0, 1.0]
+    assert r["c_residual"] < 1e-15 and r["closure_residual"] < 1e-15
+
+
+def test_lemma8_and_fig11_on_a_small_grid():
+    cfg = dataclasses.replace(CFG, c_grid=(0.5, 20.0, 4), gamma_grid=(0.0, 0.9, 4), asymptote_c=(1e3, 1e4))
+    l8 = appendix.lemma8(cfg)
+    assert l8["printed_violations"] > 0 and l8["corrected_violations"] == 0
+    assert l8["printed_at_gamma0_max_dev"] < 1e-9           # gamma = 0: Eq. 112 is the exact tail / 2
+    f = appendix.fig11(cfg)
+    assert f["outside_band"] == 0
+    assert all(abs(r[-1] - 1) < 0.01 for r in f["asymptote_ratio"].values())
+
+
+def _values(**over):
+    v = {"lemma2": {"rel": 3e-16, "min_norm": 0.4, "H": 3},
+         "eq80": {"autodiff": [0.3], "printed": [1e-5], "output_distance_over_tau": [0.3], "rel_printed": 1.0,
+                  "rel_output_distance": 0.0, "rel_h1_eq63": 0.0, "rel_h1_autodiff": 0.0},
+         "lemma8": {"grid": 4, "printed_violations": 3, "printed_max_ratio": 2.0, "printed_worst_at": [9, 0.2],
+                    "printed_at_gamma0_max_dev": 0.0, "corrected_violations": 0, "corrected_max_ratio": 1.0}}
+    v.update(over)
+    return {"values": v, "command": "python scripts/ddn_appendix.py"}
+
+
+def test_appendix_claims_words():
+    words = {c["id"]: c["verdict"] for c in claims.appendix_claims(_values())}
+    assert words == {"ddn-lemma2": "holds", "ddn-eq80": "partly", "ddn-lemma8": "fails"}
+    # a gradient that is zero or off by more than rounding does not hold
+    for bad in ({"rel": 3e-16, "min_norm": 0.0, "H": 3}, {"rel": 1e-6, "min_norm": 0.4, "H": 3}):
+        (c,) = claims.appendix_claims({"values": {"lemma2": bad}})
+        assert c["verdict"] == "fails"
+
+
+@pytest.mark.slow
+def test_the_committed_study_verdicts():
+    record = appendix.run(CFG)
+    words = {c["id"]: c["verdict"] for c in claims.appendix_claims(record)}
+    assert words == {"ddn-lemma1": "holds", "ddn-l2norm": "holds", "ddn-lemma2": "holds", "ddn-eq80": "partly",
+                     "ddn-sec51-linear": "holds", "ddn-lemma7": "holds", "ddn-lemma9": "holds", "ddn-lemma8": "fails",
+                     "ddn-fig11": "holds"}
