@@ -209,9 +209,9 @@ CATALOGUE = (
        "subspace gives OP = Q^s V[x] Q^s: a linear neuron reduces dimension within the semantic subspace",
        Records(r"ddn-sec51-linear", reading=READINGS + "#ddn-sec-51-nuisance")),
     _c("ddn-lemma3-5", "DDN", "Lemmas 3-5", "variance squashing and sharpened Jensen inequalities",
-       NotChecked("general inequalities quoted for the proofs; " + _NO_CHECK)),
-    _c("ddn-lemma6", "DDN", "Lemma 6 (Eq. 177)", "TR-HLTM: the polarity is the product along the path",
-       Tested("enumeration", ("tests/data/test_hltm.py::test_polarity_is_the_product_along_the_path",))),
+       Records(r"ddn-lemma3-5")),
+    _c("ddn-lemma6", "DDN", "Lemma 6 (Eq. 98-99, 177)", "TR-HLTM: transitions compose as 1 1^T / m + the product "
+       "of the C's along the path (binary: the polarity is the product)", Records(r"ddn-lemma6")),
     _c("ddn-lemma7", "DDN", "Lemma 7", "a binary TR-HLTM is an SB-HLTM", Records(r"ddn-lemma7")),
     _c("ddn-lemma8", "DDN", "Lemma 8", "lower bound of a 2-D Gaussian tail",
        Records(r"ddn-lemma8", reading="docs/independent_checks.md#ddn-thm-5-remark")),

@@ -368,10 +368,16 @@ def appendix_claims(record: dict, *, result: str = "results/ddn/appendix", comma
                          "C(rho_1) C(rho_2) = C(rho_1 rho_2)": s["closure_residual"] <= _EXACT}, s, "enumeration")
     if "lemma9" in v:
         t = v["lemma9"]
-        add("ddn-lemma9", "Lemma 9 (Eq. 166-171; Lemma 6, Eq. 99)", "activation covariance in TR-HLTM: "
+        add("ddn-lemma6", "Lemma 6 (Eq. 98-99)", "TR-HLTM: P_{mu alpha} = 1 1^T / m_alpha + product of the C's "
+            "along the path (categorical latents)",
+            {"Eq. 99 = enumerated P(z_nu | z_0) on a categorical TR tree": t["tr"]["eq99_error"] <= _EXACT,
+             "a non-TR control breaks it (the hypothesis is used)": t["not_tr"]["eq99_error"] > 1e-3},
+            {"tr": t["tr"]["eq99_error"], "not_tr": t["not_tr"]["eq99_error"],
+             "values": "z_0: 3, z_mu: 3, z_nu: 2 and 4"}, "enumeration",
+            note="the binary case (Eq. 103, 177) is tests/data/test_hltm.py::test_polarity_is_the_product_along_the_path")
+        add("ddn-lemma9", "Lemma 9 (Eq. 166-171)", "activation covariance in TR-HLTM: "
             "V_{z_0}[E[f_ch | z_0]] = V^T (P_0 - P_0 1 1^T P_0) V, v_0k = P_{0nu} v_k",
-            {"Eq. 166 = enumerated joint (categorical TR tree)": t["tr"]["rel_eq166"] <= 1e-10 and t["tr"]["rank"] > 0,
-             "Eq. 99 = enumerated P(z_nu | z_0)": t["tr"]["eq99_error"] <= _EXACT},
+            {"Eq. 166 = enumerated joint (categorical TR tree)": t["tr"]["rel_eq166"] <= 1e-10 and t["tr"]["rank"] > 0},
             t, "enumeration", note="Eq. 166 also holds on a non-TR tree, where Eq. 99 fails: it needs no Def. 3")
     if "lemma8" in v:
         s = v["lemma8"]
@@ -389,6 +395,15 @@ def appendix_claims(record: dict, *, result: str = "results/ddn/appendix", comma
              "R_hat gamma c / (1 - gamma^2) within 1% of 1 at the largest c": all(
                  abs(r[-1] - 1) < 0.01 for r in f["asymptote_ratio"].values())},
             {**f, "asymptote_ratio_range": [min(ratios), max(ratios)]}, "closed form")
+    if "lemma3_5" in v:
+        j = v["lemma3_5"]
+        add("ddn-lemma3-5", "Lemmas 3-5 (Eq. 87, 90, 91)", "variance squashing V[phi(x)] <= L^2 V[x] and the "
+            "sharpened Jensen inequalities (general, and 0 <= E psi(x) - psi(E x) <= sqrt V[x] for ReLU)",
+            {"Eq. 87: ratio <= 1": j["eq87"] <= 1 + 1e-12, "Eq. 90 lower side": j["eq90_lower"] <= 1e-12,
+             "Eq. 90 upper side": j["eq90_upper"] <= 1e-12,
+             "Eq. 91: 0 <= gap <= sqrt V": j["eq91_upper"] <= 1 + 1e-12 and j["eq91_lower_min"] >= -1e-12},
+            j, "sampled estimate", note=f"no counterexample in {j['n_dists']} random discrete distributions "
+                                        "(a check that can refute, not prove)")
     return out
 
 

@@ -65,6 +65,15 @@ def test_lemma8_and_fig11_on_a_small_grid():
     assert all(abs(r[-1] - 1) < 0.01 for r in f["asymptote_ratio"].values())
 
 
+def test_lemmas3_5_on_random_distributions_and_a_refuted_variant():
+    r = appendix.lemma3_5(dataclasses.replace(CFG, n_dists=200))
+    assert r["eq87"] <= 1 + 1e-12 and r["eq90_lower"] <= 1e-12 and r["eq90_upper"] <= 1e-12
+    assert r["eq91_upper"] <= 1 and r["eq91_lower_min"] >= 0
+    assert r["eq87"] > 0.9                # nearly tight: the check would see a constant below L^2
+    (c,) = claims.appendix_claims({"values": {"lemma3_5": dict(r, eq91_upper=1.2)}})
+    assert c["verdict"] == "partly"
+
+
 def _values(**over):
     v = {"lemma2": {"rel": 3e-16, "min_norm": 0.4, "H": 3},
          "eq80": {"autodiff": [0.3], "printed": [1e-5], "output_distance_over_tau": [0.3], "rel_printed": 1.0,
@@ -89,5 +98,13 @@ def test_the_committed_study_verdicts():
     record = appendix.run(CFG)
     words = {c["id"]: c["verdict"] for c in claims.appendix_claims(record)}
     assert words == {"ddn-lemma1": "holds", "ddn-l2norm": "holds", "ddn-lemma2": "holds", "ddn-eq80": "partly",
-                     "ddn-sec51-linear": "holds", "ddn-lemma7": "holds", "ddn-lemma9": "holds", "ddn-lemma8": "fails",
-                     "ddn-fig11": "holds"}
+                     "ddn-sec51-linear": "holds", "ddn-lemma7": "holds", "ddn-lemma6": "holds", "ddn-lemma9": "holds",
+                     "ddn-lemma8": "fails", "ddn-fig11": "holds", "ddn-lemma3-5": "holds"}
+
+
+def test_script_bad_flags():
+    from tests.scripts import inprocess
+    with inprocess.script("ddn_appendix") as script:
+        assert "--checks must name some of" in (inprocess.flag_error(script, "--checks=lemma1,foo") or "")
+        assert "--checks must name some of" in (inprocess.flag_error(script, "--checks=lemma1,lemma1") or "")
+        assert "--seed=-1" in (inprocess.flag_error(script, "--seed=-1") or "")

@@ -10,7 +10,8 @@
 - ``lemma7``, ``lemma9``: binary transitions on a grid; Eq. 99 and Eq. 166 against the enumerated joint
   of a small categorical TR-HLTM (and a non-TR control);
 - ``lemma8``, ``fig11``: Eq. 112 / 123 against the exact bivariate-normal tail, and Fig. 11's Eq. 124
-  band and asymptote (Eq. 126), on a (c, gamma) grid.
+  band and asymptote (Eq. 126), on a (c, gamma) grid;
+- ``lemma3_5``: the inequalities of Lemmas 3-5 on random discrete distributions (they can only be refuted).
 
 :func:`run` returns ``{"config", "values": {check: {...}}}``; :func:`ccdyn.deep.claims.appendix_claims`
 judges it.
@@ -28,7 +29,7 @@ import numpy as np
 from ccdyn.deep import lucky, network, normalized, nuisance, operator, reversible, tr_hltm
 
 __all__ = ["AppendixConfig", "run", "lemma1", "l2norm", "lemma2", "eq80", "nuisance_check", "lemma7", "lemma9",
-           "lemma8", "fig11", "CHECKS"]
+           "lemma8", "fig11", "lemma3_5", "CHECKS"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,6 +50,7 @@ class AppendixConfig:
     gamma_grid: tuple = (0.0, 0.95, 20)      # linear
     asymptote_c: tuple = (1e2, 1e3, 1e4)
     asymptote_gamma: tuple = (0.5, 0.9, 0.99)
+    n_dists: int = 2000
 
 
 def _rel(a, b):
@@ -250,8 +252,35 @@ def fig11(cfg: AppendixConfig) -> dict:
             "asymptote_c": list(cfg.asymptote_c)}
 
 
+def lemma3_5(cfg: AppendixConfig) -> dict:
+    """Lemmas 3-5 on ``n_dists`` random discrete distributions (2-8 atoms, exact moments): the largest
+    left/right ratio of Eq. 87 (phi = tanh, sin 2x, softplus; Lipschitz L = 1, 2, 1), of Eq. 90's two sides
+    (phi = exp, x^3: inf / sup phi'' on the atoms' hull in closed form) and of Eq. 91 (ReLU); every ratio
+    must be <= 1 (a check that can refute the inequalities, not prove them)."""
+    rng = np.random.default_rng(cfg.tree_seed)
+    worst = {"eq87": 0.0, "eq90_lower": 0.0, "eq90_upper": 0.0, "eq91_upper": 0.0, "eq91_lower_min": np.inf}
+    lip = ((np.tanh, 1.0), (lambda x: np.sin(2 * x), 2.0), (lambda x: np.logaddexp(0.0, x), 1.0))
+    second = ((np.exp, np.exp, np.exp), (lambda x: x ** 3, lambda x: 6 * x, lambda x: 6 * x))
+    for _ in range(cfg.n_dists):
+        k = int(rng.integers(2, 9))
+        x, p = rng.normal(size=k) * rng.uniform(0.1, 3.0), rng.dirichlet(np.ones(k))
+        mean = p @ x
+        var = p @ (x - mean) ** 2
+        for phi, lc in lip:
+            worst["eq87"] = max(worst["eq87"], (p @ (phi(x) - p @ phi(x)) ** 2) / (lc ** 2 * var))
+        for phi, d2_lo, d2_hi in second:
+            gap = p @ phi(x) - phi(mean)
+            lo, hi = 0.5 * var * d2_lo(x.min()), 0.5 * var * d2_hi(x.max())
+            worst["eq90_lower"] = max(worst["eq90_lower"], lo - gap)
+            worst["eq90_upper"] = max(worst["eq90_upper"], gap - hi)
+        gap = p @ np.maximum(x, 0.0) - max(mean, 0.0)
+        worst["eq91_upper"] = max(worst["eq91_upper"], gap / np.sqrt(var))
+        worst["eq91_lower_min"] = min(worst["eq91_lower_min"], gap)
+    return {"n_dists": cfg.n_dists, **{k: float(v) for k, v in worst.items()}}
+
+
 CHECKS = {"lemma1": lemma1, "l2norm": l2norm, "lemma2": lemma2, "eq80": eq80, "nuisance": nuisance_check,
-          "lemma7": lemma7, "lemma9": lemma9, "lemma8": lemma8, "fig11": fig11}
+          "lemma7": lemma7, "lemma9": lemma9, "lemma8": lemma8, "fig11": fig11, "lemma3_5": lemma3_5}
 
 
 def run(cfg: AppendixConfig, only=None) -> dict:
