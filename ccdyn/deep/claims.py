@@ -408,3 +408,39 @@ def appendix_claims(record: dict, *, result: str = "results/ddn/appendix", comma
 
 
 __all__ += ["appendix_claims"]
+
+
+def figures_claims(record: dict, *, result: str = "results/ddn/figures", reading: str = "paper") -> list:
+    """Figs. 13-14 ("the norm of the covariance operator indeed goes up") from ``scripts/ddn_figures.py``'s
+    medians over seeds of ||OP_mu||_F: per width, does the median at the last epoch exceed the one at
+    initialization for every (depth, delta_lower) setting and latent drawn? A curve shared by two panels
+    (the reference setting) counts once."""
+    import re  # noqa: PLC0415
+    curves = {}
+    for panel, settings in record["medians"][reading].items():
+        for setting, latents in settings.items():
+            width = int(setting.split("=")[1]) if setting.startswith("|N_mu|") else \
+                int(re.search(r"\|N_mu\| (\d+)", panel).group(1))
+            fixed = dict(re.findall(r"(depth L|delta_lower) ([\d.]+)", panel))
+            key = setting.split(" = ")
+            fixed[key[0]] = key[1]
+            label = f"L={fixed.get('depth L')} d={fixed.get('delta_lower')} w={width}"
+            for mu, c in latents.items():
+                curves[(width, label, mu)] = (c["median"][0], c["median"][-1])
+    parts, numbers = {}, {}
+    for width in sorted({w for w, _, _ in curves}, reverse=True):
+        sel = {f"{lab} {mu}": v for (w, lab, mu), v in curves.items() if w == width}
+        up = {k: e > i for k, (i, e) in sel.items()}
+        parts[f"|N_mu| = {width}: the median norm ends above its initial value for every setting and latent"] = \
+            all(up.values())
+        numbers[f"width_{width}"] = {"up": f"{sum(up.values())}/{len(up)}",
+                                     "not_up": sorted(k for k, v in up.items() if not v),
+                                     "end_over_init_min": min((e / i if i > 0 else float("inf")) for i, e in sel.values())}
+    return [verdicts.claim_record("ddn-fig13-14", "DDN", "Figs. 13-14 (App. D.1)", "the Frobenius norm of the "
+                                  "covariance operator goes up during training (median over seeds)",
+                                  verdict("Figs. 13-14", parts, numbers), numbers, "sampled estimate",
+                                  reading="docs/ddn.md", result=result, command=record["command"],
+                                  note="10 seeds (the paper: 30); depths 5 and 6")]
+
+
+__all__ += ["figures_claims"]

@@ -108,3 +108,13 @@ def test_script_bad_flags():
         assert "--checks must name some of" in (inprocess.flag_error(script, "--checks=lemma1,foo") or "")
         assert "--checks must name some of" in (inprocess.flag_error(script, "--checks=lemma1,lemma1") or "")
         assert "--seed=-1" in (inprocess.flag_error(script, "--seed=-1") or "")
+
+
+def test_fig13_14_verdict_counts_each_curve_once():
+    up, flat = {"epochs": [0, 50], "median": [0.001, 0.4]}, {"epochs": [0, 50], "median": [1e-6, 0.0]}
+    rec = {"command": "python scripts/ddn_figures.py", "medians": {"paper": {
+        "depth L (delta_lower 0.8, |N_mu| 10)": {"depth L = 5": {"s0": up}, "depth L = 6": {"s0": up}},
+        "|N_mu| (depth L 5, delta_lower 0.8)": {"|N_mu| = 10": {"s0": up}, "|N_mu| = 2": {"s0": flat}}}}}
+    (c,) = claims.figures_claims(rec)
+    assert c["verdict"] == "partly" and c["numbers"]["width_10"]["up"] == "2/2"
+    assert c["numbers"]["width_2"]["not_up"] == ["L=5 d=0.8 w=2 s0"]
