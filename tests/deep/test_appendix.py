@@ -5,34 +5,41 @@ The whole study (every check at its committed sizes) is the slow test; the fast 
 import dataclasses
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from ccdyn.deep import claims, reversible, tr_hltm
+from ccdyn.deep import claims, network, normalized, reversible, tr_hltm
 from ccdyn.deep.studies import appendix
 
 CFG = appendix.AppendixConfig()
 
 
-def test_lemma1_leaky_relu_against_autodiff_and_def2_reading():
-    """Eq. 22 with G_l, Q_l of Eq. 17 (leaky ReLU, a = 0.1) equals autodiff w.r.t. f~_l at every layer;
-    G_l f~_{l-1} = f~_l (Eq. 26) while Def. 2's G_l f_{l-1} misses it."""
+@jax.jit
+def _layer1_routes(ws, ws2, x1, x2):
+    """Layer 1 (the longest chain: every G_l and Q_l above it): Eq. 22 for the leaky ReLU (a = 0.1) and Eq. 41
+    for the ReLU, each with autodiff; Def. 2's two forms. One compiled program."""
+    target = reversible.forward(ws2, x2, "leaky", 0.1)[0][-1]
+    r = lambda z: 0.5 * jnp.sum((appendix._top(ws, z, 1, "leaky", 0.1, 2) - target) ** 2)  # noqa: E731
+    eq22 = (reversible.lemma1_gradient(ws, ws2, x1, x2, 1, "leaky", 0.1), jax.grad(r)(ws[0] @ x1))  # d/d f~_1
+    u2 = normalized.unit(ws, x2)
+    g = jax.grad(lambda w: 0.5 * jnp.sum((normalized.unit(w, x1) - u2) ** 2))(ws)
+    eq41 = (normalized.eq41_gradient(ws, x1, x2, 1), network.vec(g[0]))
+    return eq22, eq41, reversible.def2_residuals(ws, x1, "leaky", 0.1)
+
+
+def test_lemma1_leaky_relu_and_eq41_against_autodiff():
+    """Eq. 22 with G_l, Q_l of Eq. 17 (leaky ReLU) and Eq. 41 (l2-normalized, ReLU) equal autodiff at layer 1
+    (every layer: the slow study); G_l f~_{l-1} = f~_l (Eq. 26) while Def. 2's G_l f_{l-1} misses it."""
     ws, xs = appendix._setup(CFG)
-    ws2 = appendix.network.init_weights(jax.random.PRNGKey(CFG.net_seed + 1), CFG.sizes)
-    for got, auto in appendix._lemma1_pair(ws, ws2, xs[0], xs[1], 0.1, "leaky", 2, False):
-        assert np.linalg.norm(auto) > 1e-2
+    ws2 = network.init_weights(jax.random.PRNGKey(CFG.net_seed + 1), CFG.sizes)
+    eq22, eq41, (tilde, printed) = _layer1_routes(ws, ws2, xs[0], xs[1])
+    for got, auto in (eq22, eq41):
+        assert np.linalg.norm(auto) > 1e-2            # a zero gradient would make the comparison empty
         np.testing.assert_allclose(got, auto, rtol=0, atol=1e-12 * np.linalg.norm(auto))
-    tilde, printed = jax.jit(reversible.def2_residuals, static_argnames="kind")(ws, xs[0], "leaky", 0.1)
     assert tilde < 1e-14 and printed > 1e-2
     with pytest.raises(ValueError, match="activation"):
         reversible.psi(xs[0], "tanh")
-
-
-def test_eq41_normalized_gradient_against_autodiff():
-    ws, xs = appendix._setup(CFG)
-    for got, auto in appendix._eq41(ws, xs[0], xs[1], 0.0):
-        assert np.linalg.norm(auto) > 1e-2
-        np.testing.assert_allclose(got, auto, rtol=0, atol=1e-12 * np.linalg.norm(auto))
 
 
 def test_lemma9_and_eq99_on_an_enumerated_categorical_tree():
