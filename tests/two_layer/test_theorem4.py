@@ -30,7 +30,7 @@ NET = two_layer.Net(n_rf=K, d=D, n_filters=M, d_out=2, act=activations.get_activ
 
 
 def _data(rank):
-    """N samples x (N, K, D) spanning a ``rank``-dimensional affine subspace of R^{KD}."""
+    """N samples x (N, K, D) spanning a ``rank``-dimensional subspace of R^{KD}."""
     rng = np.random.default_rng(7)
     x = rng.normal(size=(N, rank)) @ rng.normal(size=(rank, K * D))
     return x.reshape(N, K, D)
