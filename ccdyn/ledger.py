@@ -91,6 +91,7 @@ _NO_CHECK = "no check in ccdyn yet"
 _T2 = "tests/two_layer/test_network.py::"
 _TM = "tests/two_layer/test_modulation.py::"
 _TD = "tests/deep/"
+_T4 = "tests/two_layer/test_theorem4.py::"
 
 CATALOGUE = (
     # --- core: Y. Tian, Understanding the Role of Nonlinearity in Training Dynamics of Contrastive Learning
@@ -131,9 +132,18 @@ CATALOGUE = (
     _c("core-lemma4", "core", "Lemma 4", "2-layer dynamics: V' and w_km' from the contrastive covariance (Eq. 12)",
        Tested("autodiff", (_T2 + "test_lemma4_velocity_is_degree_times_autodiff_of_energy",
                            _T2 + "test_lemma4_velocity_matches_dense_eq12"))),
-    _c("core-thm4", "core", "Thm. 4", "linear 2-layer network: the filters' gradients are co-linear (rank 1 per RF)",
-       Tested("closed form", (_T2 + "test_theorem4_linear_filters_get_colinear_gradients",),
-              note="part (1) with a fast top layer V = v s^T only; part (2) is not checked")),
+    _c("core-thm4", "core", "Thm. 4", "linear 2-layer network: (1) the filters' gradients are co-linear (rank 1 per "
+       "RF); (2) a path of critical points joins distinct critical filters to identical ones",
+       Tested("autodiff", (_T2 + "test_theorem4_linear_filters_get_colinear_gradients",
+                           _T4 + "test_thm4_part2_path_of_critical_points_with_a_fixed_top_layer",
+                           _T4 + "test_thm4_critical_set_is_the_null_space_of_the_autodiff_hessian",
+                           _T4 + "test_thm4_fast_top_layer_has_no_unprojected_critical_point",
+                           _T4 + "test_thm4_on_the_sphere_critical_filters_are_one_direction_up_to_sign"),
+              note="part (1) with a top layer V = v s^T; part (2) holds for a fixed V = v s^T along the path that "
+                   "keeps sum_m s_km w_km (the proof's swap path is not critical unless s_k1 = s_k2; with full-rank "
+                   "data the identical end point is 0); with the fast top layer Eq. 14 has no critical point and on "
+                   "the sphere critical filters are +-one direction already",
+              reading=READINGS + "#core-thm-4")),
     _c("core-sec4-rank1-s", "core", "Sec. 4 (after Lemma 4)", "a stationary top layer is V = v s^T with s the "
        "maximal eigenvector of C_alpha[f_1], so S = s s^T is rank 1",
        Records(r"core-sec4-rank1-s", reading="docs/independent_checks.md#core-sec-4-rank-1-s")),
@@ -307,14 +317,15 @@ def _mnist(name):
     return Source((f"{_R}two_layer/{name}/summary.json",), make)
 
 
-def _ddn_table(name, reading):
+def _ddn_table(name, reading, note=None):
     def make(files):
         rows, command = files[0]["rows"], files[0]["command"]
         out = deep.table6_claims(deep.table6_cells(rows, reading=reading), reading=reading,
                                  result=f"results/ddn/{name}", command=command)
-        out += deep.trend_claims(files[0]["verdicts"][reading]["trends"], reading=reading,
-                                 result=f"results/ddn/{name}", command=command)
-        return out
+        trends = files[0]["verdicts"][reading]["trends"]  # a trend the grid cannot judge (one width) is left out
+        out += [r for r, t in zip(deep.trend_claims(trends, reading=reading, result=f"results/ddn/{name}",
+                                                    command=command), trends) if t["holds"] is not None]
+        return [dict(r, note=note) for r in out] if note else out
     return Source((f"{_R}ddn/{name}/results.json",), make)
 
 
@@ -354,6 +365,8 @@ SOURCES = (
     Source((f"{_R}ddn/figures/figures.json",), lambda f: deep.figures_claims(f[0])),
     _ddn_table("table6", "paper"),
     _ddn_table("table6_authors", "authors"),
+    _ddn_table("table6_nce_random_sign", "nce_random_sign",
+               note="|N_mu| = 2 cells only (the width where the readings differ), 10 seeds, 50 epochs"),
     Source(tuple(f"{_R}simclr_var/{p}" for p in ("sphere/sphere.json", "kernel/kernel.json", "kernel/clusters.json")),
            lambda f: var.ledger(*f)),
 )

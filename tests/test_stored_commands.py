@@ -46,10 +46,7 @@ KEYS = ("command", "basins_command")
 EXTERNAL = ("--mnist", "--run", "--continuation")
 # Stored commands known not to make their stored config, each with the reason; strict: once the result is
 # re-run with the command that makes it, the entry must go.
-_FLOW = "stores --method=flow, ran euler_halving (re-run pending, results/README.md lists it as stale)"
-KNOWN_STALE = {
-    "theory/cor2/gaussian_tau0.05/summary.json": _FLOW,
-}
+KNOWN_STALE = {}  # result file (relative to results/) -> reason; none at present
 
 
 class _Opened(Exception):

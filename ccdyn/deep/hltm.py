@@ -8,9 +8,11 @@ and biases: f~_mu = W_mu [psi(f~_left); psi(f~_right)] + b_mu. The root group's 
 f~_0 in R^width is the output, l2-normalized: f = f~_0 / (||f~_0|| + eps). Initialization as
 PyTorch's nn.Linear (the authors' code): W, b ~ U[-1/sqrt(fan_in), 1/sqrt(fan_in)].
 
-Losses (H = 1, one negative per sample): ``paper`` reading, L_nce^tau of Eq. 2 per sample on
-r = 1/2 ||f - f'||^2, averaged over the batch; ``authors`` reading, the batch-level
--sigmoid((mse_- - mse_+)/tau) of the authors' code, mse the mean over batch and output entries.
+Readings (H = 1, one negative per sample), each a sign rule for the polarities rho and a loss
+(:data:`READING_PARTS`): ``paper``, rho > 0 and L_nce^tau of Eq. 2 per sample on r = 1/2 ||f - f'||^2,
+averaged over the batch; ``authors``, random signs of rho and the batch-level
+-sigmoid((mse_- - mse_+)/tau) of the authors' code, mse the mean over batch and output entries;
+``nce_random_sign``, random signs of rho with the per-sample L_nce (the paper's loss on the authors' trees).
 Training: plain SGD, a fresh batch of (sample, positive view, negative) every step
 (``ccdyn.data.hltm.sample_views``), seeds vmapped; each seed draws its own tree, init and data.
 
@@ -37,10 +39,12 @@ import optax
 
 from ccdyn.data import hltm as tree_data
 
-__all__ = ["READINGS", "HltmConfig", "init_params", "forward", "embed", "batch_loss", "nc_scores", "op_norms",
+__all__ = ["READINGS", "READING_PARTS", "HltmConfig", "init_params", "forward", "embed", "batch_loss", "nc_scores", "op_norms",
            "evaluate", "make_epoch", "train", "latent_names"]
 
-READINGS = ("paper", "authors")
+# reading -> (random signs of rho?, loss): "nce" is L_nce per sample, "batch_sigmoid" the authors' batch loss
+READING_PARTS = {"paper": (False, "nce"), "authors": (True, "batch_sigmoid"), "nce_random_sign": (True, "nce")}
+READINGS = tuple(READING_PARTS)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,7 +56,8 @@ class HltmConfig:
       depth: L, depth of the tree (>= 2).
       width: |N_mu| nodes per latent (>= 1).
       delta_lower, delta_upper: polarities rho ~ U[delta_lower, delta_upper] per edge.
-      reading: ``paper`` (L_nce per sample, rho > 0) or ``authors`` (batch sigmoid loss, random sign of rho).
+      reading: ``paper`` (L_nce per sample, rho > 0), ``authors`` (batch sigmoid loss, random sign of rho) or
+        ``nce_random_sign`` (L_nce per sample, random sign of rho); :data:`READING_PARTS`.
       tau, lr, batch_size, samples_per_epoch, epochs: training.
       n_eval: samples of the fixed evaluation set (NC and ||OP||_F).
       eps: added to the output norm before normalizing.
@@ -125,7 +130,7 @@ def batch_loss(params, x, xp, xn, cfg: HltmConfig):
     """The training loss of one batch (samples x, positives xp, negatives xn), per ``cfg.reading``."""
     f = embed(params, jnp.concatenate([x, xp, xn]), cfg.eps)
     f, fp, fn = jnp.split(f, 3)
-    if cfg.reading == "paper":
+    if READING_PARTS[cfg.reading][1] == "nce":
         rp, rn = 0.5 * jnp.sum((f - fp) ** 2, -1), 0.5 * jnp.sum((f - fn) ** 2, -1)
         return jnp.mean(jax.nn.softplus((rp - rn) / cfg.tau))
     pos, neg = jnp.mean((f - fp) ** 2), jnp.mean((f - fn) ** 2)
@@ -175,7 +180,7 @@ def evaluate(params, z, depth: int) -> dict:
 def _setup(cfg: HltmConfig, key):
     k_tree, k_init, k_eval, k_data = jax.random.split(key, 4)
     tree = tree_data.make_tree(k_tree, cfg.depth, cfg.delta_lower, cfg.delta_upper,
-                               random_sign=cfg.reading == "authors")
+                               random_sign=READING_PARTS[cfg.reading][0])
     return tree, init_params(k_init, cfg.depth, cfg.width), tree_data.sample(k_eval, tree, cfg.n_eval, cfg.depth), k_data
 
 

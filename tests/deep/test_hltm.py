@@ -1,6 +1,7 @@
 """Tree network on SB-HLTM (ccdyn.deep.hltm): Thm. 6 on an enumerated tree, the scores against
-direct routes, the two loss readings, and a short training run."""
+direct routes, the three readings, and a short training run."""
 
+import dataclasses
 import functools
 
 import jax
@@ -122,11 +123,29 @@ def test_loss_readings():
                 -jnp.exp(-pos / 0.1) / (jnp.exp(-pos / 0.1) + jnp.exp(-neg / 0.1)))
 
     ours, by_hand, pair, ours_authors, by_hand_authors = sides(_net())
+    x, xp, xn = (jax.random.bernoulli(jax.random.PRNGKey(i), 0.5, (8, 2 ** DEPTH)).astype(jnp.float64)
+                 for i in range(3))
+    signed = hltm.HltmConfig(depth=DEPTH, width=WIDTH, reading="nce_random_sign", n_eval=16)
+    assert float(hltm.batch_loss(_net(), x, xp, xn, signed)) == float(hltm.batch_loss(_net(), x, xp, xn, paper))
+    for reading in ("paper", "nce_random_sign"):  # hltm's own set-up draws the reading's trees
+        tree = hltm._setup(dataclasses.replace(signed, reading=reading), jax.random.PRNGKey(4))[0]
+        assert np.any(np.asarray(tree.rho) < 0) == (reading == "nce_random_sign")
     np.testing.assert_allclose(ours, by_hand, rtol=1e-12)
     np.testing.assert_allclose(ours, pair, rtol=1e-12)
     np.testing.assert_allclose(ours_authors, by_hand_authors, rtol=1e-12)
     with pytest.raises(ValueError, match="reading"):
         hltm.HltmConfig(reading="other")
+
+
+def test_nce_random_sign_reading_draws_the_authors_trees():
+    """The third reading's polarities are the authors' (random signs, the same draws); its loss is the
+    paper's (``test_loss_readings``, slow)."""
+    rho = {r: np.asarray(tree_data.make_tree(jax.random.PRNGKey(4), DEPTH, 0.5, random_sign=hltm.READING_PARTS[r][0]).rho)
+           for r in hltm.READINGS}
+    np.testing.assert_array_equal(rho["nce_random_sign"], rho["authors"])
+    np.testing.assert_array_equal(np.abs(rho["nce_random_sign"]), rho["paper"])
+    assert np.any(rho["nce_random_sign"] < 0) and np.all(rho["paper"] >= 0)
+    assert hltm.READING_PARTS["nce_random_sign"][1] == hltm.READING_PARTS["paper"][1] != hltm.READING_PARTS["authors"][1]
 
 
 @pytest.mark.slow
