@@ -199,8 +199,9 @@ def analysis_buffer(tile: int) -> int:
 def _ridges(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, w, reach, m: int):
     """The kink analysis of the rows w (:func:`ccdyn.one_layer.sliding.analyse`, each row within its
     delta): (the ridges to slide on, flat view indices in decreasing order, -1 last (k, m); the number of
-    views within delta (k,)). Only these integers leave it: rows analysed in buffers of another size than
-    the tile (whose arithmetic can round differently in the last bit) take the same steps."""
+    views within delta (k,)). Only these integers leave it, so the last-bit rounding inside, which can
+    differ with the number of rows analysed together, matters only where it would change them (equal to
+    the whole tile's in tests/one_layer/test_sliding_compaction.py)."""
     delta = jnp.maximum(KINK_DELTA * dyn.tol, jnp.minimum(reach, KINK_REACH * dyn.flow_rtol))[:, None]
     an = sliding.analyse(ds, act, pw, w, delta=delta, m=m)
     return -jnp.sort(-jnp.where(an.slide, an.active.index, -1), axis=1), an.active.count  # canonical order
