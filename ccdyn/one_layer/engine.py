@@ -187,19 +187,61 @@ def _flow(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State, 
             jnp.where(move, att.u, u), att.u)
 
 
-def _flow_sliding(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State, active):
+ANALYSIS_SHARE = 8  # the kink analysis runs on buffers of tile / ANALYSIS_SHARE rows (only the rows that need it)
+
+
+def analysis_buffer(tile: int) -> int:
+    """Rows per buffer of the sliding flow's kink analysis in a tile of ``tile`` rows: tile / 8 rounded,
+    at least 8 (XLA computes a 1-row product by another kernel, which rounds differently), at most the tile."""
+    return min(tile, max(8, round(tile / ANALYSIS_SHARE)))
+
+
+def _ridges(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, w, reach, m: int):
+    """The kink analysis of the rows w (:func:`ccdyn.one_layer.sliding.analyse`, each row within its
+    delta): (the ridges to slide on, flat view indices in decreasing order, -1 last (k, m); the number of
+    views within delta (k,)). Only these integers leave it, so the last-bit rounding inside, which can
+    differ with the number of rows analysed together, matters only where it would change them (equal to
+    the whole tile's in tests/one_layer/test_sliding_compaction.py)."""
+    delta = jnp.maximum(KINK_DELTA * dyn.tol, jnp.minimum(reach, KINK_REACH * dyn.flow_rtol))[:, None]
+    an = sliding.analyse(ds, act, pw, w, delta=delta, m=m)
+    return -jnp.sort(-jnp.where(an.slide, an.active.index, -1), axis=1), an.active.count  # canonical order
+
+
+def _compacted(fn, need, rows, empty, buffer: int):
+    """``fn(*rows)`` for the rows with ``need`` only, gathered ``buffer`` at a time (a ``lax.while_loop``
+    over ceil(#need / buffer) passes; none when no row needs it) and scattered back; the other rows get
+    ``empty``. ``fn`` must compute row by row. Whatever the buffer, the program around the loop is the
+    same, so XLA compiles it the same way (the float rounding of an op can change with the graph around
+    it: the same projection rounds differently next to the inlined analysis than after a loop)."""
+    k = need.shape[0]
+    order = jnp.nonzero(need, size=-(-k // buffer) * buffer, fill_value=k)[0]  # the rows that need it first
+    passes = (jnp.sum(need.astype(jnp.int32)) + buffer - 1) // buffer
+
+    def one(carry):
+        p, out = carry
+        idx = jax.lax.dynamic_slice(order, (p * buffer,), (buffer,))
+        part = fn(*[a[jnp.minimum(idx, k - 1)] for a in rows])
+        return p + 1, tuple(o.at[idx].set(v, mode="drop") for o, v in zip(out, part))  # the fill k is dropped
+
+    return jax.lax.while_loop(lambda c: c[0] < passes, one, (jnp.int32(0), tuple(empty)))[1]
+
+
+def _flow_sliding(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State, active, buffer=None):
     """The ``flow`` method's attempted step with Filippov sliding on ReLU kinks (docs/flow.md):
     (u at w, w_new, eta, done, aux_new, u at the proposal, residual, kinks, pinned, over).
 
     An init that was pinned (a reversal within tol), slides, or whose last attempt was rejected (then
     views within that attempt's length, at most KINK_REACH flow_rtol rad: on an oblique ridge the field
-    jumps without reversing and only the error test fails) is analysed first
-    (:func:`ccdyn.one_layer.sliding.analyse`, under a ``lax.cond`` that skips tiles without one): its
-    active set becomes the ridges whose minimum-norm multipliers lie in (0, 1); a new one snaps w onto
-    the intersection (w <- normalize(P_V w), a move <= KINK_DELTA tol) and restarts the step size. A
-    pinned init whose set does not change stops there (a kink maximum that is not on a ridge, as before).
-    The step is then the pair's, with every stage projected on V (:func:`stepper.attempt`)."""
-    m = st.kinks.shape[1]
+    jumps without reversing and only the error test fails) is analysed first (:func:`_ridges`, under a
+    ``lax.cond`` that skips tiles without one): its active set becomes the ridges whose minimum-norm
+    multipliers lie in (0, 1); a new one snaps w onto the intersection (w <- normalize(P_V w), a move
+    <= KINK_DELTA tol) and restarts the step size. A pinned init whose set does not change stops there (a
+    kink maximum that is not on a ridge, as before). Only the rows that need it are analysed, gathered
+    into buffers of ``buffer`` rows (default :func:`analysis_buffer` of the tile; ``buffer`` >= the tile:
+    the whole tile in one buffer, the same results). The step is then the pair's, with every stage
+    projected on V (:func:`stepper.attempt`)."""
+    k, m = st.kinks.shape
+    buffer = analysis_buffer(k) if buffer is None else int(buffer)
     x = sliding.flat_views(ds)[0]
     vectors = lambda idx: jnp.where((idx >= 0)[..., None], x[jnp.maximum(idx, 0)], 0.0)
     first = jnp.any(active & (st.steps == 0))  # A(w) w of the inits is not cached yet
@@ -210,9 +252,10 @@ def _flow_sliding(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st:
     none = jnp.zeros_like(active)
 
     def analyse():
-        delta = jnp.maximum(KINK_DELTA * dyn.tol, jnp.minimum(st.reach, KINK_REACH * dyn.flow_rtol))[:, None]
-        an = sliding.analyse(ds, act, pw, st.w, delta=delta, m=m)
-        new = -jnp.sort(-jnp.where(an.slide, an.active.index, -1), axis=1)  # canonical order, -1 last
+        empty = (jnp.full_like(st.kinks, -1), jnp.zeros_like(st.steps))  # (varying under shard_map)
+        new, count = _compacted(lambda w, reach: _ridges(ds, act, pw, dyn, w, reach, m), need, (st.w, st.reach),
+                                empty, min(buffer, k))
+        delta = jnp.maximum(KINK_DELTA * dyn.tol, jnp.minimum(st.reach, KINK_REACH * dyn.flow_rtol))
         old = -jnp.sort(-st.kinks, axis=1)
         added = jnp.any((new >= 0) & jnp.all(new[:, :, None] != old[:, None, :], axis=2), axis=1)
         q = sliding.basis(vectors(new), new >= 0)
@@ -220,8 +263,8 @@ def _flow_sliding(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st:
         w_snap = sphere.normalize(pw_, st.w)
         # the ridges' intersection must lie near w: each is within delta, but views farther than
         # KINK_DELTA tol (after a rejection) can be many and span w itself (P_V w ~ 0), or meet far away
-        near_v = (jnp.linalg.norm(pw_, axis=1) >= 0.5) & (jnp.linalg.norm(w_snap - st.w, axis=1) <= 10 * delta[:, 0])
-        take = need & (near_v | ~added | (delta[:, 0] <= KINK_DELTA * dyn.tol))
+        near_v = (jnp.linalg.norm(pw_, axis=1) >= 0.5) & (jnp.linalg.norm(w_snap - st.w, axis=1) <= 10 * delta)
+        take = need & (near_v | ~added | (delta <= KINK_DELTA * dyn.tol))
         new = jnp.where(take[:, None], new, old)
         same = jnp.all(new == old, axis=1)
         kinks = jnp.where(need[:, None], new, st.kinks)
@@ -229,7 +272,7 @@ def _flow_sliding(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st:
         w = jnp.where(snap[:, None], w_snap, st.w)
         u_snap = jax.lax.cond(jnp.any(snap), lambda: dynamics.ascent(ds, act, w, pw), lambda: u)
         return (w, jnp.where(snap[:, None], u_snap, u), kinks, need & ~same, need & pinned & same,
-                need & (an.active.count > m) & (delta[:, 0] <= KINK_DELTA * dyn.tol))  # more than m on the kinks
+                need & (count > m) & (delta <= KINK_DELTA * dyn.tol))  # more than m on the kinks
 
     w, u, kinks, change, stop, over = jax.lax.cond(
         jnp.any(need), analyse, lambda: (st.w, u, st.kinks, none, none, none))
@@ -249,13 +292,13 @@ def _flow_sliding(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st:
             att.u, res, kinks, pinned, reach, over)
 
 
-def _step(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State) -> State:
+def _step(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State, buffer=None) -> State:
     active = (st.status == int(Status.RUNNING)) & (st.steps < dyn.max_steps)
     cycling = over = jnp.zeros_like(active)
     kinks, pinned, reach = st.kinks, st.pinned, st.reach
     if _slides(act, dyn):
         (u, w_new, eta, done, aux_new, u_new, res_slide, kinks, pinned, reach,
-         over) = _flow_sliding(ds, act, pw, dyn, st, active)
+         over) = _flow_sliding(ds, act, pw, dyn, st, active, buffer)
     elif dyn.method == "flow":
         u, w_new, eta, done, aux_new, u_new = _flow(ds, act, pw, dyn, st, active)
     else:
@@ -303,8 +346,10 @@ def _step(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State) 
     )
 
 
-def make_block(act: Activation, pw: Pairwise, dyn: Dynamics):
-    """``block(ds, state) -> state`` advancing every init by ``dyn.block`` steps (one lax.scan)."""
+def make_block(act: Activation, pw: Pairwise, dyn: Dynamics, *, buffer: int | None = None):
+    """``block(ds, state) -> state`` advancing every init by ``dyn.block`` steps (one lax.scan).
+    ``buffer``: the sliding flow's kink-analysis buffer (default :func:`analysis_buffer` of the tile;
+    the tile or more: analyse whole tiles; the results are the same)."""
     if dyn.method not in METHODS:
         raise ValueError(f"method={dyn.method!r} must be one of {', '.join(METHODS)}")
     if dyn.method == "flow" and not 0 < dyn.flow_rtol < 1:
@@ -313,7 +358,7 @@ def make_block(act: Activation, pw: Pairwise, dyn: Dynamics):
         raise ValueError(f"--method=power needs a homogeneous activation; act={act.name!r} is not")
 
     def block(ds, st):
-        return jax.lax.scan(lambda s, _: (_step(ds, act, pw, dyn, s), None), st, None,
+        return jax.lax.scan(lambda s, _: (_step(ds, act, pw, dyn, s, buffer), None), st, None,
                             length=dyn.block)[0]
 
     return block

@@ -91,10 +91,9 @@ def one_sided_field(ds: Dataset, act: Activation, pw: Pairwise, w, gates):
 
 
 def _gated_field(ds: Dataset, act: Activation, pw: Pairwise, w, gates, moving_alpha: bool = False):
-    """sum_i g_i p_view(i) (L_alpha s)_point(i) x_i: the field of the region with the given gates at w."""
-    x, point, p_view = sliding.flat_views(ds)
-    g = jnp.where(gates, 1.0, act.slope)
-    return (g * p_view * _ls(ds, act, pw, w, moving_alpha)[point]) @ x
+    """sum_i g_i p_view(i) (L_alpha s)_point(i) x_i: the field of the region with the given gates at w
+    (:func:`ccdyn.one_layer.sliding.gated_field`, the formula the engine's kink analysis uses too)."""
+    return sliding.gated_field(ds, act, _ls(ds, act, pw, w, moving_alpha), gates)
 
 
 def region_matrix(ds: Dataset, act: Activation, pw: Pairwise, w, gates):

@@ -48,8 +48,8 @@ from ccdyn.data.dataset import Dataset
 from ccdyn.one_layer import dynamics
 from ccdyn.pairwise import Pairwise
 
-__all__ = ["MAX_ACTIVE", "max_active", "flat_views", "ActiveSet", "active_set", "MinNorm", "min_norm", "analyse",
-           "basis", "project", "gates"]
+__all__ = ["MAX_ACTIVE", "max_active", "flat_views", "gated_field", "ActiveSet", "active_set", "MinNorm", "min_norm",
+           "analyse", "basis", "project", "gates"]
 
 MAX_ACTIVE = 16  # the most views within delta of their hyperplanes analysed at once
 SWEEPS = 200  # coordinate-descent sweeps of min_norm
@@ -80,6 +80,19 @@ def flat_views(ds: Dataset):
     return xv.reshape(n * v, d), jnp.repeat(jnp.arange(n), v), pv.reshape(n * v)
 
 
+def gated_field(ds: Dataset, act: Activation, ls, side):
+    """The one-sided field sum_i g_i p_view(i) (L_alpha s)_point(i) x_i: the ascent field of the region with
+    the given gates, continued to w (A(w) w off the kinks, where every gate is h'(w^T x_i)).
+
+    ``ls`` (..., n): (L_alpha s) per support point at w (alpha held fixed or not: the caller's);
+    ``side`` (..., N) bool over the flat views, the gate of each (True: h'(0+) = 1, False: h'(0-)). The one formula of
+    the one-sided fields: the engine's kink analysis (:func:`active_set`, batched over rows) and the
+    kink refinement and certificates (``kinks.one_sided_field``, one w) both use it."""
+    off, on = gates(act)
+    x, point, p_view = flat_views(ds)
+    return (jnp.where(side, on, off) * p_view * ls[..., point]) @ x
+
+
 class ActiveSet(NamedTuple):
     """The kinks at each row w of W (k rows, m = padded size); index -1 / mask False: padding."""
 
@@ -89,7 +102,6 @@ class ActiveSet(NamedTuple):
     angle: jax.Array  # (k, m) |w^T x_i| / ||x_i||
     x: jax.Array  # (k, m, d) the views' vectors (0 where masked)
     c: jax.Array  # (k, m) one-sided coefficients: u_g = u_0 + sum g_i c_i x_i (0 where masked)
-    u: jax.Array  # (k, d) the ascent A(w) w with the engine's gates (h'(z) at z = w^T x)
     u0: jax.Array  # (k, d) the ascent with every active gate at h'(0-)
     t0: jax.Array  # (k, d) P_w^perp u0
 
@@ -99,15 +111,15 @@ def active_set(ds: Dataset, act: Activation, pw: Pairwise, W, *, delta, m: int) 
 
     Args:
       delta: a view is active when |w^T x_i| <= delta ||x_i|| (radians from its hyperplane; a scalar, or (k, 1): one per row).
-      m: padded size (:func:`max_active`); the m views nearest their hyperplanes are kept.
+      m: padded size (:func:`max_active`); the first m active views in index order are kept (``count``
+        says how many were active).
     """
     off, on = gates(act)
     x, point, p_view = flat_views(ds)
     s, z, _ = dynamics._features(ds, lambda z: act.degree * act.h(z), W)
     ls = dynamics._laplacian_rows(ds, act, pw, W, s)  # (k, n)
     z = z.reshape(W.shape[0], -1)  # (k, N)
-    weight = ls if ds.x_aug is None else p_view[None] * ls[:, point]  # u = (h'(z) weight) @ x
-    u = (act.dh(z) * weight) @ x
+    weight = p_view[None] * ls[:, point]  # per view: u_g = (g weight) @ x
     norm = jnp.linalg.norm(x, axis=1)
     angle = jnp.where(norm > 0, jnp.abs(z) / jnp.where(norm > 0, norm, 1.0), jnp.inf)
     near = angle <= delta
@@ -124,11 +136,12 @@ def active_set(ds: Dataset, act: Activation, pw: Pairwise, W, *, delta, m: int) 
     mask = index >= 0
     take = lambda a: jnp.take_along_axis(a, jnp.maximum(index, 0), axis=1)
     xs = jnp.where(mask[..., None], x[jnp.maximum(index, 0)], 0.0)
-    g_now = take(act.dh(z))
     wt = jnp.where(mask, take(weight), 0.0)
-    u0 = u - jnp.sum(((g_now - off) * wt)[..., None] * xs, axis=1)
+    rows = jnp.arange(W.shape[0])[:, None]
+    chosen = jnp.zeros(near.shape, bool).at[rows, jnp.maximum(index, 0)].max(mask)  # the m views kept
+    u0 = gated_field(ds, act, ls, (z > 0) & ~chosen)  # every kept view at h'(0-), the others at h'(w^T x)
     return ActiveSet(index, mask, jnp.sum(near, axis=1).astype(jnp.int32), jnp.where(mask, take(angle), jnp.inf), xs,
-                     (on - off) * wt, u, u0, sphere.tangent(W, u0))
+                     (on - off) * wt, u0, sphere.tangent(W, u0))
 
 
 class MinNorm(NamedTuple):
@@ -141,8 +154,9 @@ def min_norm(t0, B, mask, sweeps: int = SWEEPS) -> MinNorm:
 
     t0 (k, d), B (k, m, d), mask (k, m). Projected coordinate descent on the convex quadratic
     1/2 lam^T G lam + lam^T r (G = B B^T, r = B t0; up to ``sweeps`` sweeps over the m coordinates, each
-    minimizing exactly over one coordinate and clipping to [0, 1], until no multiplier moves by more
-    than 4 eps), then a polish: the face it found
+    minimizing exactly over one coordinate and clipping to [0, 1], until no multiplier of the row moves
+    by more than 4 eps: each row stops on its own, so its lam does not depend on the other rows), then a
+    polish: the face it found
     (free where 0 < lam < 1, the others at their bound) is solved exactly from the normal equations and
     kept when it is feasible and no worse. The minimum-norm element v is unique; lam need not be when
     the B_i are dependent (e.g. views x_a, x_b and x_a + x_b all active), and then the descent's lam
@@ -155,17 +169,19 @@ def min_norm(t0, B, mask, sweeps: int = SWEEPS) -> MinNorm:
     live = mask & (diag > 0)
     inv = jnp.where(live, 1.0 / jnp.where(live, diag, 1.0), 0.0)
 
+    tiny = 4 * jnp.finfo(t0.dtype).eps  # a sweep that moves no multiplier of a row by more than this: converged
+
     def sweep(carry):
-        n, lam, _ = carry
+        n, lam, going = carry
         old = lam
         for i in range(m):
             g = r[:, i] + jnp.sum(G[:, i] * lam, axis=1)
             lam = lam.at[:, i].set(jnp.clip(lam[:, i] - g * inv[:, i], 0.0, 1.0))
-        return n + 1, lam, jnp.max(jnp.abs(lam - old))
+        lam = jnp.where(going[:, None], lam, old)  # a converged row stops: its lam depends on its row alone
+        return n + 1, lam, going & (jnp.max(jnp.abs(lam - old), axis=1) > tiny)
 
-    tiny = 4 * jnp.finfo(t0.dtype).eps  # a sweep that moves no multiplier by more than this has converged
-    lam = jax.lax.while_loop(lambda c: (c[0] < sweeps) & (c[2] > tiny), sweep,
-                             (0, jnp.zeros_like(r), jnp.inf + 0 * jnp.sum(r)))[1]  # (varying under shard_map)
+    lam = jax.lax.while_loop(lambda c: (c[0] < sweeps) & jnp.any(c[2]), sweep,
+                             (0, jnp.zeros_like(r), jnp.isfinite(r[:, 0]) | True))[1]  # (varying under shard_map)
     free = live & (lam > 0) & (lam < 1)
     fixed = jnp.where(live & ~free & (lam >= 1), 1.0, 0.0).astype(t0.dtype)
     scale = jnp.sqrt(jnp.where(live, diag, 1.0))

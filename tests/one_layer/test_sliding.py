@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from ccdyn import activations, data, pairwise, parallel
-from ccdyn.one_layer import basins, dynamics, engine, sliding
+from ccdyn.one_layer import basins, dynamics, engine, kinks, sliding
 from tests.one_layer import engine_reference
 
 RELU = activations.get_activation("relu")
@@ -43,7 +43,12 @@ def test_one_sided_fields_are_affine_in_the_gates(act, pw, aug):
     w = _on_two_kinks(ds, (0, 5), rng)
     a = sliding.active_set(ds, act, pw, jnp.asarray(w[None]), delta=1e-12, m=4)
     assert int(a.count[0]) == 2 and sorted(np.asarray(a.index[0])[:2]) == [0, 5]
-    np.testing.assert_allclose(a.u[0], dynamics.ascent(ds, act, jnp.asarray(w[None]), pw)[0], rtol=1e-13, atol=1e-13)
+    # the one one-sided field (sliding.gated_field, also behind kinks.one_sided_field) is A(w) w off the kinks
+    off = w + 1e-3 * rng.standard_normal(w.size)
+    off /= np.linalg.norm(off)
+    side = np.asarray(sliding.flat_views(ds)[0]) @ off > 0
+    np.testing.assert_allclose(kinks.one_sided_field(ds, act, pw, jnp.asarray(off), jnp.asarray(side)),
+                               dynamics.ascent(ds, act, jnp.asarray(off[None]), pw)[0], rtol=1e-13, atol=1e-13)
     X = np.asarray(a.x[0, :2])
     field = lambda v: dynamics.ascent(ds, act, v[None], pw)[0]
     for g in itertools.product((0, 1), repeat=2):
