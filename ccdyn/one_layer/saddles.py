@@ -61,7 +61,7 @@ from ccdyn.one_layer import dynamics, kinks, sliding
 from ccdyn.pairwise import Pairwise
 
 __all__ = ["StringResult", "great_circle_paths", "reparametrize", "string", "refine", "certificate",
-           "REFINE_STATUS_TEXT", "barrier_matrix", "merge_tree", "classify_kind"]
+           "REFINE_STATUS_TEXT", "largest_margin_multipliers", "barrier_matrix", "merge_tree", "classify_kind"]
 
 
 # --------------------------------------------------------------------------------------------- paths
@@ -440,17 +440,29 @@ def _certificate(ds, act, pw, ref, tol, plane_tol, rank_tol):
 
 
 def certificate(ds64: Dataset, act: Activation, pw: Pairwise, ref: dict, *, tol: float = 1e-8,
-                plane_tol: float = 1e-10, rank_tol: float = 1e-10) -> list:
+                plane_tol: float = 1e-10, rank_tol: float = 1e-10, lam_tol: float = 1e-9) -> list:
     """Certificates of refined saddles (:func:`refine`'s output), float64, one dict per saddle (module
     docstring, 3): ``certified`` (an index-1 saddle) or ``note`` (why not), with the numbers behind it.
     ``unstable_direction`` is the direction along which E rises (the eigenvector, or the valley's normal);
-    ``jacobian_eigs`` are relative to ``scale`` = ||u_0|| + |mu|."""
+    ``jacobian_eigs`` are relative to ``scale`` = ||u_0|| + |mu|. When a view looks flat on one side
+    (a multiplier at 0 or 1) and the active views are dependent, the multipliers are re-chosen farthest
+    inside the box (:func:`largest_margin_multipliers`; ``multiplier_choice``, ``multiplier_margin``)."""
     out = jax.device_get(_certificate(ds64, act, pw, ref, tol, plane_tol, rank_tol))
     status = np.asarray(ref["status"])
+    x = np.asarray(sliding.flat_views(ds64)[0])
+    xn = np.linalg.norm(x, axis=1)
     rows = []
     for i in range(status.shape[0]):
         g = {k: v[i] for k, v in out.items()}
         act_idx = np.flatnonzero(np.asarray(ref["active"])[i])
+        choice, margin = "nearest 1/2", None
+        if g["n_degenerate"] and act_idx.size:  # dependent views: is there a solution inside (0, 1)^S?
+            c = np.asarray(g["gate_coefficients"])[act_idx]
+            lam, margin = largest_margin_multipliers(x[act_idx].T * c[None], np.asarray(g["multipliers"])[act_idx],
+                                                     rank_tol)
+            if margin > lam_tol:
+                g = dict(g, **_slopes(lam, c, xn[act_idx], g, act_idx, tol))
+                choice = "largest margin (dependent active views)"
         note = ""
         if status[i] != 0:
             note = f"refinement: {REFINE_STATUS_TEXT[int(status[i])]}"
@@ -461,7 +473,8 @@ def certificate(ds64: Dataset, act: Activation, pw: Pairwise, ref: dict, *, tol:
         elif not g["closure"] or g["stray"]:
             note = "a view outside the active set lies on its hyperplane" if g["stray"] else "outside its region"
         elif g["n_degenerate"]:
-            note = f"{int(g['n_degenerate'])} active view(s) with a multiplier at 0 or 1 (flat on one side)"
+            note = (f"{int(g['n_degenerate'])} active view(s) with a multiplier at 0 or 1 in every solution of the "
+                    "Clarke condition (flat to first order on one side)")
         elif g["n_zero"]:
             note = f"{int(g['n_zero'])} zero eigenvalue(s) of the Jacobian on the active intersection"
         elif g["index"] != 1:
@@ -476,8 +489,52 @@ def certificate(ds64: Dataset, act: Activation, pw: Pairwise, ref: dict, *, tol:
                      "gate_coefficients": np.asarray(g["gate_coefficients"])[act_idx].tolist(),
                      "jacobian_eigs": np.sort(eigs[np.isfinite(eigs)])[::-1].tolist(),
                      "scale": float(g["scale"]), "tangent_dim": int(g["tangent_dim"]), "unstable_direction": np.asarray(g["unstable_direction"]),
-                     "moved": float(np.asarray(ref["moved"])[i])})
+                     "moved": float(np.asarray(ref["moved"])[i]), "multiplier_choice": choice,
+                     "multiplier_margin": None if margin is None else float(margin)})
     return rows
+
+
+def largest_margin_multipliers(b, lam, rank_tol: float = 1e-10):
+    """The solution of B lam' = B lam farthest inside [0, 1]^k: (lam', margin), margin = the largest m with
+    m <= lam'_i <= 1 - m for every i (a linear program over lam + N y, N the null space of B (d, k)).
+    With independent columns the solution is unique and its margin is returned as is. Host-side, float64.
+
+    At a Clarke-stationary kink point with dependent active views (docs/saddles.md, 3) the multipliers
+    are a polytope; the one-sided slopes c_i (1 - lam_i), c_i lam_i of *some* solution strictly inside
+    the box bound E's one-sided directional derivatives for every direction, so a view is flat on one
+    side only when every solution puts it at 0 or 1 (margin 0)."""
+    from scipy.optimize import linprog  # noqa: PLC0415 (host-side, only for dependent views)
+
+    b, lam = np.asarray(b, np.float64), np.asarray(lam, np.float64)
+    k = lam.size
+    sv, vt = np.linalg.svd(b, full_matrices=True)[1:]
+    r = int(np.sum(sv > rank_tol * max(sv.max(initial=0.0), np.finfo(np.float64).tiny)))
+    null = vt[r:].T  # (k, k - r)
+    base = float(np.min(np.minimum(lam, 1.0 - lam))) if k else np.inf
+    if null.shape[1] == 0:
+        return lam, base
+    q = null.shape[1]
+    a_ub = np.block([[-null, np.ones((k, 1))], [null, np.ones((k, 1))]])
+    b_ub = np.concatenate([lam, 1.0 - lam])
+    res = linprog(np.r_[np.zeros(q), -1.0], A_ub=a_ub, b_ub=b_ub, bounds=[(None, None)] * q + [(None, 0.5)],
+                  method="highs")
+    if res.status != 0 or -res.fun <= base:
+        return lam, base
+    out = lam + null @ res.x[:q]
+    return out, float(np.min(np.minimum(out, 1.0 - out)))
+
+
+def _slopes(lam, c, xn, g, act_idx, tol):
+    """The certificate's per-view classification (ridge / valley / degenerate) and index redone for the
+    multipliers ``lam`` of the active views ``act_idx`` (gate coefficients c, norms xn)."""
+    scale = g["scale"]
+    plus, minus = c * (1.0 - lam) * xn, c * lam * xn
+    ridge = (plus < -tol * scale) & (minus < -tol * scale)
+    valley = (plus > tol * scale) & (minus > tol * scale)
+    m = np.array(g["multipliers"], np.float64)
+    m[act_idx] = lam
+    return {"multipliers": m, "n_ridge": int(ridge.sum()), "n_valley": int(valley.sum()),
+            "n_degenerate": int((~ridge & ~valley).sum()), "index": int(g["n_up"]) + int(valley.sum())}
 
 
 # --------------------------------------------------------------------------------------------- graph

@@ -219,3 +219,52 @@ def test_classify_kind():
     assert saddles.classify_kind([1, 0], (0, 2)) == "joins another pair"
     assert saddles.classify_kind([1, 1], (0, 1)) == "both ends reach the same optimum"
     assert saddles.classify_kind([-1, 1], (0, 1)).startswith("an end reaches no")
+
+
+def test_largest_margin_multipliers_on_dependent_views():
+    """Columns c_i x_i with x_3 = x_1 + x_2 (the latent data's dependent views): the solutions of
+    B lam = t are a line; the one farthest inside [0, 1]^3 against a dense scan of that line."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 6))
+    xs = np.stack([x[0], x[1], x[0] + x[1]], 1)  # (d, 3)
+    c = np.array([-0.3, -1.2, -0.7])
+    b = xs * c
+    lam = np.array([0.4, 0.0, 0.2])  # a solution with a multiplier at 0
+    null = np.array([1 / c[0], 1 / c[1], -1 / c[2]])  # b @ null = 0
+    s = np.linspace(-10, 10, 200_001)
+    line = lam[None] + s[:, None] * null[None]
+    margins = np.min(np.minimum(line, 1 - line), axis=1)
+    got, m = saddles.largest_margin_multipliers(b, lam)
+    np.testing.assert_allclose(b @ got, b @ lam, atol=1e-13)
+    assert m > 0.05 and abs(m - margins.max()) <= 1e-3 and m >= margins.max() - 1e-12
+    assert abs(m - np.min(np.minimum(got, 1 - got))) <= 1e-12
+    # independent views: the one solution, returned as is
+    got, m = saddles.largest_margin_multipliers(b[:, :2], lam[:2])
+    np.testing.assert_array_equal(got, lam[:2])
+    assert m == 0.0
+
+
+@pytest.mark.slow  # 27 s; fast: the largest-margin multipliers against a dense scan
+def test_dependent_views_saddle_is_a_strict_ridge_by_a_float64_probe():
+    """The default data, optima near u5 and u2 (pair (6, 9) of results/saddles/default): the saddle sits on
+    4 dependent active views (rank 3). The multipliers nearest 1/2 put one at 0; the largest-margin ones
+    lie inside (0, 1), so it is certified, and E falls to first order along every direction of the active
+    views' span (tangent part) by finite differences in float64."""
+    ds = build_dataset(DataSpec(), jnp.float64)
+    pat = np.asarray(ds.patterns) / np.linalg.norm(np.asarray(ds.patterns), axis=1, keepdims=True)
+    st = saddles.string(ds, RELU, UNIFORM, saddles.great_circle_paths(pat[5][None], pat[2][None], 17), n_steps=3000)
+    ref = saddles.refine(ds, RELU, UNIFORM, np.asarray(st.path)[0, int(st.climb[0])][None])
+    cert = saddles.certificate(ds, RELU, UNIFORM, ref)[0]
+    x = np.asarray(ds.x)
+    xa = x[cert["active_views"]]
+    assert len(cert["active_views"]) == 4 and np.linalg.matrix_rank(xa, 1e-10) == 3
+    assert cert["certified"] and cert["multiplier_choice"].startswith("largest margin"), cert["note"]
+    assert cert["multiplier_margin"] > 0.01
+    w = np.asarray(ref["w"][0])
+    q = np.linalg.qr(xa.T)[0]
+    dirs = np.asarray(sphere.tangent(w, np.random.default_rng(1).standard_normal((64, 4)) @ q.T))
+    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+    r = 1e-7
+    e = np.asarray(dynamics.energy(ds, RELU, jnp.asarray(np.cos(r) * w + np.sin(r) * dirs), UNIFORM))
+    slope = (e - cert["energy"]) / r
+    assert np.all(slope < -1e-6), slope.max()
