@@ -53,14 +53,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ccdyn import sphere
+from jax.sharding import PartitionSpec
+
+from ccdyn import parallel, sphere
 from ccdyn.activations import Activation
 from ccdyn.covariance import laplacian_apply
 from ccdyn.data.dataset import Dataset
 from ccdyn.one_layer import dynamics, kinks, sliding
 from ccdyn.pairwise import Pairwise
 
-__all__ = ["StringResult", "great_circle_paths", "reparametrize", "string", "refine", "certificate",
+__all__ = ["on_mesh", "StringResult", "great_circle_paths", "reparametrize", "string", "refine", "certificate",
            "REFINE_STATUS_TEXT", "largest_margin_multipliers", "barrier_matrix", "merge_tree", "classify_kind"]
 
 
@@ -113,6 +115,26 @@ def reparametrize(path):
     b = jnp.take_along_axis(path, idx[..., None] + 1, axis=1)
     out = _slerp(a, b, f[..., None])
     return out.at[:, 0].set(path[:, 0]).at[:, -1].set(path[:, -1])
+
+
+# --------------------------------------------------------------------------------------------- sharding
+def on_mesh(fn, ds, tree, mesh=None):
+    """``fn(ds, tree)`` with the leading (pair / saddle) axis of ``tree`` split over the devices of
+    ``mesh`` (:func:`ccdyn.parallel.device_mesh`: every device of every process), ``ds`` replicated.
+    ``fn`` must treat the rows independently (every stage here does: each pair's path, each saddle's
+    refinement and certificate); the axis is padded with copies of its last row to a multiple of the
+    devices and cut back. Returns numpy arrays, whole on every process. ``mesh`` None: ``fn`` as is."""
+    if mesh is None:
+        return fn(ds, tree)
+    n_dev = mesh.devices.size
+    lead = jax.tree.leaves(tree)[0].shape[0]
+    pad = (-lead) % n_dev
+    padded = jax.tree.map(lambda a: np.concatenate([np.asarray(a)] + [np.asarray(a)[-1:]] * pad), tree)
+    spec = PartitionSpec(parallel.AXIS)
+    # check_vma off: the loops inside start from replicated constants (their carries become per-device)
+    run = jax.jit(jax.shard_map(fn, mesh=mesh, in_specs=(PartitionSpec(), spec), out_specs=spec, check_vma=False))
+    out = run(parallel.to_global(ds, mesh, PartitionSpec()), parallel.to_global(padded, mesh, spec))
+    return jax.tree.map(lambda a: a[:lead], parallel.to_host(out))
 
 
 # --------------------------------------------------------------------------------------------- string
@@ -180,7 +202,7 @@ def _string(ds, act, pw, path, *, n_steps, climb_steps, step, decay, max_move):
 
 
 def string(ds: Dataset, act: Activation, pw: Pairwise, path, *, n_steps: int = 2000, climb_steps: int | None = None,
-           step: float = 0.2, decay: float = 0.05, max_move: float = 0.05) -> StringResult:
+           step: float = 0.2, decay: float = 0.05, max_move: float = 0.05, mesh=None) -> StringResult:
     """The string method with a climbing image for every path of ``path`` (P, M, d) (module docstring, 1).
 
     Args:
@@ -188,6 +210,7 @@ def string(ds: Dataset, act: Activation, pw: Pairwise, path, *, n_steps: int = 2
         climbing image, with the step decaying geometrically to ``decay`` times ``step``.
       step: each step moves an image by step * (its tangent field) / (the largest ||A(w) w|| on its path),
         at most ``max_move`` radians and half the spacing of the images.
+      mesh: the pairs split over its devices (:func:`on_mesh`); None: one device.
     """
     path = jnp.asarray(path, ds.x.dtype)
     if path.ndim != 3 or path.shape[1] < 3 or path.shape[2] != ds.dim:
@@ -196,8 +219,11 @@ def string(ds: Dataset, act: Activation, pw: Pairwise, path, *, n_steps: int = 2
         raise ValueError(f"need n_steps >= 1, step > 0, decay in (0, 1], max_move > 0; got {n_steps}, {step}, "
                          f"{decay}, {max_move}")
     climb_steps = n_steps // 2 if climb_steps is None else int(climb_steps)
-    return _string(ds, act, pw, path, n_steps=int(n_steps), climb_steps=climb_steps, step=float(step),
-                   decay=float(decay), max_move=float(max_move))
+    def fn(d, p):
+        return _string(d, act, pw, p, n_steps=int(n_steps), climb_steps=climb_steps, step=float(step),
+                       decay=float(decay), max_move=float(max_move))
+
+    return on_mesh(fn, ds, path, mesh)
 
 
 # --------------------------------------------------------------------------------------------- refinement
@@ -360,7 +386,7 @@ def _refine_smooth(ds, act, pw, W, *, n_iter, tol):
 
 def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, n_near: int = 6, cand_tol: float = 1e-2,
            z_tol: float = 1e-12, lam_tol: float = 1e-9, rank_tol: float = 1e-10, span_tol: float = 1e-8,
-           n_fixed: int | None = None) -> dict:
+           n_fixed: int | None = None, mesh=None) -> dict:
     """Exact saddles near the climbing images W (k, d), float64 (module docstring, 2).
 
     Args:
@@ -369,6 +395,7 @@ def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, n_near: int = 6, 
       z_tol: an inactive view may be this far on the wrong side of its region (relative).
       lam_tol: multipliers in [-lam_tol, 1 + lam_tol] are accepted.
       n_fixed: re-evaluations of alpha at the refined point (default 1 for uniform alpha, 30 otherwise).
+      mesh: the rows split over its devices (:func:`on_mesh`); None: one device.
 
     Returns per row: ``w``, ``status`` (0 converged, else :data:`REFINE_STATUS_TEXT`), ``kink_rank``
     (the rank of the active views), ``active`` (k, N) the views on their intersection, ``gates`` the
@@ -378,10 +405,11 @@ def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, n_near: int = 6, 
     if W.ndim != 2 or W.shape[1] != ds64.dim or W.shape[0] == 0:
         raise ValueError(f"W has shape {W.shape}; expected (k >= 1, {ds64.dim})")
     if not kinks.has_kinks(act):
-        return _refine_smooth(ds64, act, pw, W, n_iter=50, tol=1e-10)
+        return on_mesh(lambda d, w: _refine_smooth(d, act, pw, w, n_iter=50, tol=1e-10), ds64, W, mesh)
     n_fixed = (1 if pw.kind == "uniform" else 30) if n_fixed is None else int(n_fixed)
-    return _refine_kinks(ds64, act, pw, W, n_near=int(n_near), n_fixed=n_fixed, cand_tol=cand_tol, z_tol=z_tol,
-                         lam_tol=lam_tol, rank_tol=rank_tol, span_tol=span_tol)
+    return on_mesh(lambda d, w: _refine_kinks(d, act, pw, w, n_near=int(n_near), n_fixed=n_fixed, cand_tol=cand_tol,
+                                              z_tol=z_tol, lam_tol=lam_tol, rank_tol=rank_tol, span_tol=span_tol),
+                   ds64, W, mesh)
 
 
 # --------------------------------------------------------------------------------------------- certificate
@@ -440,14 +468,17 @@ def _certificate(ds, act, pw, ref, tol, plane_tol, rank_tol):
 
 
 def certificate(ds64: Dataset, act: Activation, pw: Pairwise, ref: dict, *, tol: float = 1e-8,
-                plane_tol: float = 1e-10, rank_tol: float = 1e-10, lam_tol: float = 1e-9) -> list:
+                plane_tol: float = 1e-10, rank_tol: float = 1e-10, lam_tol: float = 1e-9, mesh=None) -> list:
     """Certificates of refined saddles (:func:`refine`'s output), float64, one dict per saddle (module
     docstring, 3): ``certified`` (an index-1 saddle) or ``note`` (why not), with the numbers behind it.
     ``unstable_direction`` is the direction along which E rises (the eigenvector, or the valley's normal);
     ``jacobian_eigs`` are relative to ``scale`` = ||u_0|| + |mu|. When a view looks flat on one side
     (a multiplier at 0 or 1) and the active views are dependent, the multipliers are re-chosen farthest
-    inside the box (:func:`largest_margin_multipliers`; ``multiplier_choice``, ``multiplier_margin``)."""
-    out = jax.device_get(_certificate(ds64, act, pw, ref, tol, plane_tol, rank_tol))
+    inside the box (:func:`largest_margin_multipliers`; ``multiplier_choice``, ``multiplier_margin``).
+    ``mesh``: the saddles split over its devices (:func:`on_mesh`)."""
+    rows_in = {k: ref[k] for k in ("w", "active", "gates")}
+    out = jax.device_get(on_mesh(lambda d, r: _certificate(d, act, pw, r, tol, plane_tol, rank_tol), ds64, rows_in,
+                                 mesh))
     status = np.asarray(ref["status"])
     x = np.asarray(sliding.flat_views(ds64)[0])
     xn = np.linalg.norm(x, axis=1)

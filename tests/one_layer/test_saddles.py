@@ -268,3 +268,53 @@ def test_dependent_views_saddle_is_a_strict_ridge_by_a_float64_probe():
     e = np.asarray(dynamics.energy(ds, RELU, jnp.asarray(np.cos(r) * w + np.sin(r) * dirs), UNIFORM))
     slope = (e - cert["energy"]) / r
     assert np.all(slope < -1e-6), slope.max()
+
+
+_SHARDED = """
+import jax, jax.numpy as jnp, numpy as np
+jax.config.update("jax_enable_x64", True)
+from ccdyn import activations, pairwise, parallel
+from ccdyn.data import models
+from ccdyn.one_layer import exact2d, saddles
+assert len(jax.devices()) == 3
+relu, uni = activations.get_activation("relu"), pairwise.get_pairwise("uniform")
+ds = models.circle().astype(jnp.float64)
+th = exact2d.circle_basins(exact2d.circle_energy(ds, relu, uni, 1 << 14))["theta"]
+m = np.stack([np.cos(th), np.sin(th)], 1)
+a, b = m[:8], np.roll(m, -1, axis=0)[:8]  # 8 neighbouring pairs: padded to 9 on 3 devices
+out = []
+for mesh in (None, parallel.device_mesh()):
+    st = saddles.string(ds, relu, uni, saddles.great_circle_paths(a, b, 9), n_steps=300, mesh=mesh)
+    climb = np.asarray(st.path)[np.arange(8), np.asarray(st.climb)]
+    ref = saddles.refine(ds, relu, uni, climb, mesh=mesh)
+    cert = saddles.certificate(ds, relu, uni, ref, mesh=mesh)
+    out.append((np.asarray(st.path), np.asarray(ref["w"]), [c["certified"] for c in cert],
+                np.array([c["energy"] for c in cert])))
+(p1, w1, c1, e1), (p3, w3, c3, e3) = out
+assert p3.shape == p1.shape and w3.shape == w1.shape
+np.testing.assert_allclose(p3, p1, atol=1e-12)
+np.testing.assert_allclose(w3, w1, atol=1e-12)
+np.testing.assert_allclose(e3, e1, atol=1e-14)
+assert c1 == c3 and all(c1), (c1, c3)
+print("ok")
+"""
+
+
+@pytest.mark.slow  # 25 s in a subprocess; fast: test_on_mesh_pads_and_cuts_the_pair_axis
+def test_pair_axis_sharded_over_3_devices_gives_the_same_saddles():
+    import os
+    import subprocess
+    import sys
+    flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=3".strip()
+    env = dict(os.environ, XLA_FLAGS=flags, JAX_PLATFORMS="cpu")
+    r = subprocess.run([sys.executable, "-c", _SHARDED], capture_output=True, text=True, timeout=600, env=env)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-3000:]
+
+
+def test_on_mesh_pads_and_cuts_the_pair_axis():
+    """on_mesh on this process's devices: rows padded to a multiple of the devices, each row its own result."""
+    from ccdyn import parallel
+    mesh = parallel.device_mesh()
+    rows = np.arange(5 * mesh.devices.size + 1, dtype=np.float64)[:, None] * np.ones((1, 3))
+    out = saddles.on_mesh(lambda d, t: {"y": t * d["s"] + 1.0}, {"s": jnp.float64(2.0)}, rows, mesh)
+    np.testing.assert_array_equal(out["y"], 2.0 * rows + 1.0)
