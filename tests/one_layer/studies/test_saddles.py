@@ -58,3 +58,47 @@ def test_config_checks():
     with pytest.raises(ValueError, match="two"):
         summary, _ = _summary()
         study.run(study.SaddlesConfig(min_fraction=0.9), summary)
+
+
+def _along(values, mats):
+    """An along.json-shaped record: per value the barrier matrix (diagonal: the optima's energies)."""
+    per = []
+    for v, b in zip(values, mats):
+        b = np.array(b, float)
+        k = len(b)
+        e = np.diag(b)
+        iu = np.triu_indices(k, 1)
+        h = (np.minimum(e[:, None], e[None]) - b)[iu]
+        h = h[np.isfinite(h)]
+        per.append({"value": v, "n_optima": k, "n_pairs": k * (k - 1) // 2, "n_certified": len(h), "n_joined": len(h),
+                    "barrier_min": float(h.min()), "barrier_median": float(np.median(h)),
+                    "barrier_matrix": [[None if not np.isfinite(x) else float(x) for x in row] for row in b]})
+    return {"param": "x", "values": values, "per_value": per, "command": "python scripts/saddles.py --continuation=c"}
+
+
+def _m(energies, saddle):
+    b = np.full((len(energies), len(energies)), saddle, float)
+    np.fill_diagonal(b, energies)
+    return b
+
+
+def test_barrier_verdicts_from_along_records():
+    """The two barrier records judge the numbers they are given: falling barriers hold, rising ones do not;
+    more and relatively deeper optima at the smallest tau hold, a merge (NaN) or fewer optima do not."""
+    from ccdyn.one_layer import claims
+    good = _along([0.0, 0.1, 0.2], [_m([1.0, 1.0], 0.5), _m([1.0, 1.0], 0.6), _m([1.0, 1.0], 0.7)])
+    r = claims.barrier_ortho_claims(good, m=2)[0]
+    assert r["verdict"] == "holds" and r["id"] == "ccdyn-barriers-ortho-eps"
+    assert r["command"] == "python scripts/saddles.py --continuation=c"
+    bad = _along([0.0, 0.1], [_m([1.0, 1.0], 0.7), _m([1.0, 1.0], 0.5)])
+    assert claims.barrier_ortho_claims(bad, m=2)[0]["verdict"] == "partly"
+    # tau: 3 optima at tau = 1 (relative depth 0.5), 2 at tau = 8 (0.2)
+    tau = _along([8.0, 1.0], [_m([1.0, 1.0], 0.8), _m([0.1, 0.1, 0.1], 0.05)])
+    assert claims.barrier_tau_claims(tau)[0]["verdict"] == "holds"
+    shallow = _along([8.0, 1.0], [_m([1.0, 1.0], 0.5), _m([0.1, 0.1, 0.1], 0.09)])
+    r = claims.barrier_tau_claims(shallow)[0]
+    assert r["verdict"] == "partly" and not r["parts"][next(k for k in r["parts"] if k.startswith("deeper"))]
+    apart = _m([0.1, 0.1, 0.1], 0.05)
+    apart[0, 1:] = apart[1:, 0] = np.nan  # optimum 0 joined to no other
+    assert not claims.barrier_tau_claims(_along([8.0, 1.0], [_m([1.0, 1.0], 0.8), apart]))[0]["parts"][
+        "every value: all optima joined by certified saddles"]
