@@ -527,32 +527,42 @@ def certificate(ds64: Dataset, act: Activation, pw: Pairwise, ref: dict, *, tol:
 
 def largest_margin_multipliers(b, lam, rank_tol: float = 1e-10):
     """The solution of B lam' = B lam farthest inside [0, 1]^k: (lam', margin), margin = the largest m with
-    m <= lam'_i <= 1 - m for every i (a linear program over lam + N y, N the null space of B (d, k)).
+    m <= lam'_i <= 1 - m for every i (a linear program over lam + N y, N the null space of B (d, k); with
+    one free direction exactly, at the crossings of the 2k lines lam_i + N_i y, 1 - lam_i - N_i y).
     With independent columns the solution is unique and its margin is returned as is. Host-side, float64.
 
     At a Clarke-stationary kink point with dependent active views (docs/saddles.md, 3) the multipliers
     are a polytope; the one-sided slopes c_i (1 - lam_i), c_i lam_i of *some* solution strictly inside
     the box bound E's one-sided directional derivatives for every direction, so a view is flat on one
     side only when every solution puts it at 0 or 1 (margin 0)."""
-    from scipy.optimize import linprog  # noqa: PLC0415 (host-side, only for dependent views)
-
     b, lam = np.asarray(b, np.float64), np.asarray(lam, np.float64)
     k = lam.size
     sv, vt = np.linalg.svd(b, full_matrices=True)[1:]
     r = int(np.sum(sv > rank_tol * max(sv.max(initial=0.0), np.finfo(np.float64).tiny)))
     null = vt[r:].T  # (k, k - r)
-    base = float(np.min(np.minimum(lam, 1.0 - lam))) if k else np.inf
+    margin = lambda v: float(np.min(np.minimum(v, 1.0 - v)))  # noqa: E731
+    base = margin(lam) if k else np.inf
     if null.shape[1] == 0:
         return lam, base
-    q = null.shape[1]
-    a_ub = np.block([[-null, np.ones((k, 1))], [null, np.ones((k, 1))]])
-    b_ub = np.concatenate([lam, 1.0 - lam])
-    res = linprog(np.r_[np.zeros(q), -1.0], A_ub=a_ub, b_ub=b_ub, bounds=[(None, None)] * q + [(None, 0.5)],
-                  method="highs")
-    if res.status != 0 or -res.fun <= base:
-        return lam, base
-    out = lam + null @ res.x[:q]
-    return out, float(np.min(np.minimum(out, 1.0 - out)))
+    if null.shape[1] == 1:  # one free direction: the margin is concave piecewise linear in y; its maximum
+        a = np.concatenate([lam, 1.0 - lam])  # is where two of the lines a_j + s_j y cross
+        sl = np.concatenate([null[:, 0], -null[:, 0]])
+        da, ds = a[:, None] - a[None], sl[None] - sl[:, None]
+        ok = np.abs(ds) > 1e-300
+        ys = (da[ok] / ds[ok])
+        vals = np.min(a[None] + sl[None] * ys[:, None], axis=1)
+        y = ys[np.argmax(vals)] if ys.size else 0.0
+        out = lam + null[:, 0] * y
+    else:
+        from scipy.optimize import linprog  # noqa: PLC0415 (host-side, only for 2+ free directions)
+        q = null.shape[1]
+        a_ub = np.block([[-null, np.ones((k, 1))], [null, np.ones((k, 1))]])
+        res = linprog(np.r_[np.zeros(q), -1.0], A_ub=a_ub, b_ub=np.concatenate([lam, 1.0 - lam]),
+                      bounds=[(None, None)] * q + [(None, 0.5)], method="highs")
+        if res.status != 0:
+            return lam, base
+        out = lam + null @ res.x[:q]
+    return (out, margin(out)) if margin(out) > base else (lam, base)
 
 
 def _slopes(lam, c, xn, g, act_idx, tol):
