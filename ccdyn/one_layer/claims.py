@@ -424,7 +424,8 @@ def _barrier_numbers(record: dict) -> list:
                      "certified": r.get("n_certified", 0), "joined": r.get("n_joined", 0),
                      "barrier_min": r.get("barrier_min"), "barrier_median": r.get("barrier_median"),
                      "relative_depth_median": _median(depth),
-                     "all_joined": bool(depth) and all(d == d for d in depth)})
+                     "all_joined": bool(depth) and all(d == d for d in depth),
+                     "not_certified_because": r.get("notes", [])})
     return rows
 
 
@@ -472,9 +473,14 @@ def barrier_tau_claims(record: dict, *, result: str = "results/saddles/tau", com
              "deeper optima (median relative depth) at the smallest tau than at the largest":
                  deep and small["relative_depth_median"] > large["relative_depth_median"]}
     numbers = {"param": record["param"], "per_value": rows}
+    note = "barriers over one string per pair: upper bounds of the true barriers"
+    if not deep:  # no certified saddle joins an optimum at one end: the depth has nothing to be judged on
+        parts = None
+        note = ("not established: no certified saddle at the smallest or the largest tau, so no depth to "
+                "compare; " + note)
     return [verdicts.claim_record("ccdyn-barriers-tau", "ccdyn", "docs/saddles.md (core Cor. 2, Sec. 5)",
                                   "Gaussian alpha at a smaller tau gives more and deeper optima (larger relative "
                                   "barriers to the nearest optimum)",
                                   verdicts.verdict("barriers vs tau", parts, numbers), numbers, "sampled estimate",
                                   reading="docs/saddles.md#barrier-studies", result=result, command=command,
-                                  note="barriers over one string per pair: upper bounds of the true barriers")]
+                                  note=note)]
