@@ -102,3 +102,9 @@ def test_barrier_verdicts_from_along_records():
     apart[0, 1:] = apart[1:, 0] = np.nan  # optimum 0 joined to no other
     assert not claims.barrier_tau_claims(_along([8.0, 1.0], [_m([1.0, 1.0], 0.8), apart]))[0]["parts"][
         "every value: all optima joined by certified saddles"]
+    none = np.full((3, 3), np.nan)
+    np.fill_diagonal(none, 0.1)  # no certified saddle at the smallest tau: no depth to judge
+    per = _along([8.0], [_m([1.0, 1.0], 0.8)])
+    per["per_value"].append({"value": 1.0, "n_optima": 3, "barrier_matrix": none.tolist()})
+    r = claims.barrier_tau_claims(per)[0]
+    assert r["verdict"] == "not established" and r["note"].startswith("not established")
