@@ -300,7 +300,7 @@ print("ok")
 """
 
 
-@pytest.mark.slow  # 25 s in a subprocess; fast: test_on_mesh_pads_and_cuts_the_pair_axis
+@pytest.mark.slow  # 37 s in a subprocess; fast: test_on_mesh_pads_and_cuts_the_pair_axis
 def test_pair_axis_sharded_over_3_devices_gives_the_same_saddles():
     import os
     import subprocess
