@@ -5,7 +5,7 @@
 Data: the basins default (latent summation, 2^10 support points, d = 10), relu, uniform alpha. First one
 basins run (``ccdyn.one_layer.basins.run``: ``n_init`` inits, power iteration in float32, clustering,
 float64 refinement and certificates), then the saddle study on its optima
-(``ccdyn.one_layer.studies.saddles.run``: all pairs, float64, string + refinement + certificates +
+(``ccdyn.one_layer.studies.saddles.run``: all pairs by default, float64, string + refinement + certificates +
 both sides followed to their optima). Wall times include compilation, as a user sees them. Reported:
 both wall times, the study's per-stage times, pairs per second, image-steps per second of the string
 (pairs x images x steps / string time) and the ratio of the cost per pair to the basins run. No timing is
@@ -32,6 +32,8 @@ FLAGS = flags.FLAGS
 flags.DEFINE_integer("n_init", 10000, "Inits of the basins run.", lower_bound=1)
 flags.DEFINE_integer("n_steps", saddles.SaddlesConfig.n_steps, "String steps.", lower_bound=2)
 flags.DEFINE_integer("n_images", saddles.SaddlesConfig.n_images, "Images per path.", lower_bound=3)
+flags.DEFINE_enum("pairs", "all", ["all", "touching"], "The study's pairs: every pair (as measured in "
+                  "results/bench_saddles.json) or the touching ones (their probes timed as a stage).")
 flags.DEFINE_string("output_json", None, "Where to write the numbers (optional).")
 
 
@@ -44,7 +46,7 @@ def main(argv):
     s = basins.summary(out["analysis"], out["result"], config=dataclasses.asdict(cfg),
                        record={"command": "", "versions": {}, "devices": [], "num_processes": 1},
                        timings_s={**out["timings_s"], "total": t_basins})
-    scfg = saddles.SaddlesConfig(n_steps=FLAGS.n_steps, n_images=FLAGS.n_images)
+    scfg = saddles.SaddlesConfig(n_steps=FLAGS.n_steps, n_images=FLAGS.n_images, pairs=FLAGS.pairs)
     t1 = time.time()
     rec = saddles.run(scfg, s, log=lambda line: print(line, file=sys.stderr))
     t_saddles = time.time() - t1

@@ -294,6 +294,11 @@ CATALOGUE = (
        Records(r"ccdyn-flow-.*")),
     _c("ccdyn-kinks", "ccdyn", "docs/flow.md (Kinks)", "optima certified on ReLU kinks are strict local maxima",
        Records(r"ccdyn-kink-certificates")),
+    # --- barriers between the optima (docs/saddles.md): beyond the papers
+    _c("ccdyn-barriers-ortho", "ccdyn", "docs/saddles.md (core Thm. 3, Fig. 1)", "a larger pattern overlap lowers "
+       "the barriers between the pattern optima without merging them", Records(r"ccdyn-barriers-ortho-eps")),
+    _c("ccdyn-barriers-tau", "ccdyn", "docs/saddles.md (core Cor. 2, Sec. 5)", "Gaussian alpha at a smaller tau "
+       "gives more and deeper optima", Records(r"ccdyn-barriers-tau")),
 )
 
 
@@ -345,6 +350,8 @@ SOURCES = (
     Source((f"{_R}basins/flow_rtol/flow_accuracy.json",),
            lambda f: one.flow_claims(f[0], result="results/basins/flow_rtol")),
     Source((f"{_R}basins/kink_check/kink_check.json",), lambda f: one.kink_claims(f[0])),
+    Source((f"{_R}saddles/ortho_eps/along.json",), lambda f: one.barrier_ortho_claims(f[0])),
+    Source((f"{_R}saddles/tau/along.json",), lambda f: one.barrier_tau_claims(f[0])),
     Source((f"{_R}two_layer/claims.json",),
            lambda f: two.grid_claims(f[0]["checks"], command=f[0]["command"])),
     *[_mnist(name) for name in _MNIST],

@@ -5,8 +5,9 @@
     python scripts/continuation.py --param=ortho_eps --values=0,0.1,0.2,0.3 --n_init=2000 --output_dir=runs/c
     python scripts/saddles.py --continuation=runs/c --output_dir=results/saddles/ortho_eps
 
-For every pair of optima (basin fraction >= --min_fraction): a string of --n_images images on the sphere
-with a climbing image (all pairs and images in one jitted program), the exact saddle refined from the
+For every pair of optima (basin fraction >= --min_fraction) whose basins touch (random probes whose end
+flips under a --touch_angle perturbation; --pairs=all: every pair): a string of --n_images images on the
+sphere with a climbing image (all pairs and images in one jitted program), the exact saddle refined from the
 climbing image (float64; on ReLU kinks by active sets), its certificate (an index-1 saddle, or why not),
 and the optima that its two sides reach under the run's own dynamics. Writes saddles.json (every pair:
 saddle, energy, the optima, certificate, path energies), barriers.csv (the minimax saddle energy between
@@ -27,7 +28,7 @@ import jax
 
 jax.config.update("jax_enable_x64", True)  # the saddle search runs in float64
 
-from ccdyn import cli, io, report  # noqa: E402
+from ccdyn import cli, io, parallel, report  # noqa: E402
 from ccdyn.one_layer import figures  # noqa: E402
 from ccdyn.one_layer.studies import saddles  # noqa: E402
 
@@ -44,8 +45,12 @@ flags.DEFINE_float("min_fraction", D.min_fraction, "Only optima with at least th
 flags.DEFINE_float("probe_angle", D.probe_angle, "Each side of a saddle is followed from this angle (rad), in "
                    "(0, 0.1).")
 flags.DEFINE_float("match_tol", D.match_tol, "An end within this distance of an optimum reaches it, in (0, 1).")
-flags.DEFINE_integer("max_pairs", 2000, "Refuse more pairs than this (pairs = k (k - 1) / 2 for k optima).",
-                     lower_bound=1)
+flags.DEFINE_enum("pairs", D.pairs, ["touching", "all"], "Search the pairs whose basins touch (random probes whose "
+                  "end flips under a --touch_angle perturbation) or every pair.")
+flags.DEFINE_integer("touch_inits", D.touch_inits, "Probes of the touching test, >= 1.", lower_bound=1)
+flags.DEFINE_float("touch_angle", D.touch_angle, "Perturbation of the touching test (rad), in (0, 0.5).")
+flags.DEFINE_bool("check_all", False, "With --pairs=touching, also search every pair and compare the barriers.")
+flags.DEFINE_integer("max_pairs", D.max_pairs, "Refuse more pairs than this.", lower_bound=1)
 cli.define_run_flags(None, resume=False, what="Where the outputs go (default <run>/saddles).")
 flags.register_multi_flags_validator(["run", "continuation"], lambda f: (f["run"] is None) != (f["continuation"] is None),
                                      "give exactly one of --run and --continuation")
@@ -53,6 +58,12 @@ flags.register_validator("step", lambda v: 0 < v <= 1, "--step must lie in (0, 1
 flags.register_validator("min_fraction", lambda v: 0 <= v < 1, "--min_fraction must lie in [0, 1)")
 flags.register_validator("probe_angle", lambda v: 0 < v < 0.1, "--probe_angle must lie in (0, 0.1)")
 flags.register_validator("match_tol", lambda v: 0 < v < 1, "--match_tol must lie in (0, 1)")
+flags.register_validator("touch_angle", lambda v: 0 < v < 0.5, "--touch_angle must lie in (0, 0.5)")
+
+
+def _mesh():
+    """The pairs split over every local device when there are several (one device: unsharded)."""
+    return parallel.device_mesh() if jax.device_count() > 1 else None
 
 
 def _along(cfg, t0, continuation: str, output_dir, overwrite: bool):
@@ -61,7 +72,7 @@ def _along(cfg, t0, continuation: str, output_dir, overwrite: bool):
     run = cli.open_run_dir(output_dir or str(Path(continuation) / "saddles"),
                            {**dataclasses.asdict(cfg), "continuation": str(continuation)},
                            script="scripts/saddles.py", outputs=ALONG_OUTPUTS, overwrite=overwrite, can_resume=False)
-    out = cli.or_fail(saddles.along, cfg, rec, log=cli.log)
+    out = cli.or_fail(saddles.along, cfg, rec, log=cli.log, mesh=_mesh())
     io.write_csv(run.path / "along.csv", saddles.ALONG_COLUMNS, saddles.along_rows(out))
     io.save_figure(run.path / "along.png", figures.barriers_along_figure(out))
     keep = ("optima", "barrier_matrix", "merges", "n_certified", "timings_s")
@@ -81,7 +92,8 @@ def main(argv):
     t0 = time.time()
     cfg = saddles.SaddlesConfig(n_images=FLAGS.n_images, n_steps=FLAGS.n_steps, step=FLAGS.step,
                                 min_fraction=FLAGS.min_fraction, probe_angle=FLAGS.probe_angle,
-                                match_tol=FLAGS.match_tol)
+                                match_tol=FLAGS.match_tol, pairs=FLAGS.pairs, touch_inits=FLAGS.touch_inits,
+                                touch_angle=FLAGS.touch_angle, check_all=FLAGS.check_all, max_pairs=FLAGS.max_pairs)
     if FLAGS.continuation:
         return _along(cfg, t0, FLAGS.continuation, FLAGS.output_dir, FLAGS.overwrite)
     summary = cli.read_run_json(Path(FLAGS.run) / "summary.json", script="scripts/basins.py", flag="--run",
@@ -90,13 +102,13 @@ def main(argv):
     if k < 2:
         cli.fail(f"--run: {FLAGS.run} has {k} optima with basin fraction >= {cfg.min_fraction} (--min_fraction); "
                  "a saddle needs two")
-    if k * (k - 1) // 2 > FLAGS.max_pairs:
+    if FLAGS.pairs == "all" and k * (k - 1) // 2 > FLAGS.max_pairs:
         cli.fail(f"--max_pairs: {k} optima make {k * (k - 1) // 2} pairs, more than {FLAGS.max_pairs}; raise "
                  "--min_fraction or --max_pairs")
     out_name = FLAGS.output_dir or str(Path(FLAGS.run) / "saddles")
     run = cli.open_run_dir(out_name, {**dataclasses.asdict(cfg), "run": str(FLAGS.run)}, script="scripts/saddles.py",
                            outputs=OUTPUTS, overwrite=FLAGS.overwrite, can_resume=False)
-    record = cli.or_fail(saddles.run, cfg, summary, log=cli.log)
+    record = cli.or_fail(saddles.run, cfg, summary, log=cli.log, mesh=_mesh())
     out = run.path
     n = len(record["optima"])
     io.write_csv(out / "barriers.csv", ["optimum"] + [str(j) for j in range(n)],

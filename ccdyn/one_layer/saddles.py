@@ -53,15 +53,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ccdyn import sphere
+from jax.sharding import PartitionSpec
+
+from ccdyn import parallel, sphere
 from ccdyn.activations import Activation
 from ccdyn.covariance import laplacian_apply
 from ccdyn.data.dataset import Dataset
 from ccdyn.one_layer import dynamics, kinks, sliding
 from ccdyn.pairwise import Pairwise
 
-__all__ = ["StringResult", "great_circle_paths", "reparametrize", "string", "refine", "certificate",
-           "REFINE_STATUS_TEXT", "barrier_matrix", "merge_tree", "classify_kind"]
+__all__ = ["on_mesh", "StringResult", "great_circle_paths", "reparametrize", "string", "refine", "certificate",
+           "REFINE_STATUS_TEXT", "largest_margin_multipliers", "barrier_matrix", "merge_tree", "classify_kind"]
 
 
 # --------------------------------------------------------------------------------------------- paths
@@ -113,6 +115,26 @@ def reparametrize(path):
     b = jnp.take_along_axis(path, idx[..., None] + 1, axis=1)
     out = _slerp(a, b, f[..., None])
     return out.at[:, 0].set(path[:, 0]).at[:, -1].set(path[:, -1])
+
+
+# --------------------------------------------------------------------------------------------- sharding
+def on_mesh(fn, ds, tree, mesh=None):
+    """``fn(ds, tree)`` with the leading (pair / saddle) axis of ``tree`` split over the devices of
+    ``mesh`` (:func:`ccdyn.parallel.device_mesh`: every device of every process), ``ds`` replicated.
+    ``fn`` must treat the rows independently (every stage here does: each pair's path, each saddle's
+    refinement and certificate); the axis is padded with copies of its last row to a multiple of the
+    devices and cut back. Returns numpy arrays, whole on every process. ``mesh`` None: ``fn`` as is."""
+    if mesh is None:
+        return fn(ds, tree)
+    n_dev = mesh.devices.size
+    lead = jax.tree.leaves(tree)[0].shape[0]
+    pad = (-lead) % n_dev
+    padded = jax.tree.map(lambda a: np.concatenate([np.asarray(a)] + [np.asarray(a)[-1:]] * pad), tree)
+    spec = PartitionSpec(parallel.AXIS)
+    # check_vma off: the loops inside start from replicated constants (their carries become per-device)
+    run = jax.jit(jax.shard_map(fn, mesh=mesh, in_specs=(PartitionSpec(), spec), out_specs=spec, check_vma=False))
+    out = run(parallel.to_global(ds, mesh, PartitionSpec()), parallel.to_global(padded, mesh, spec))
+    return jax.tree.map(lambda a: a[:lead], parallel.to_host(out))
 
 
 # --------------------------------------------------------------------------------------------- string
@@ -180,7 +202,7 @@ def _string(ds, act, pw, path, *, n_steps, climb_steps, step, decay, max_move):
 
 
 def string(ds: Dataset, act: Activation, pw: Pairwise, path, *, n_steps: int = 2000, climb_steps: int | None = None,
-           step: float = 0.2, decay: float = 0.05, max_move: float = 0.05) -> StringResult:
+           step: float = 0.2, decay: float = 0.05, max_move: float = 0.05, mesh=None) -> StringResult:
     """The string method with a climbing image for every path of ``path`` (P, M, d) (module docstring, 1).
 
     Args:
@@ -188,6 +210,7 @@ def string(ds: Dataset, act: Activation, pw: Pairwise, path, *, n_steps: int = 2
         climbing image, with the step decaying geometrically to ``decay`` times ``step``.
       step: each step moves an image by step * (its tangent field) / (the largest ||A(w) w|| on its path),
         at most ``max_move`` radians and half the spacing of the images.
+      mesh: the pairs split over its devices (:func:`on_mesh`); None: one device.
     """
     path = jnp.asarray(path, ds.x.dtype)
     if path.ndim != 3 or path.shape[1] < 3 or path.shape[2] != ds.dim:
@@ -196,8 +219,11 @@ def string(ds: Dataset, act: Activation, pw: Pairwise, path, *, n_steps: int = 2
         raise ValueError(f"need n_steps >= 1, step > 0, decay in (0, 1], max_move > 0; got {n_steps}, {step}, "
                          f"{decay}, {max_move}")
     climb_steps = n_steps // 2 if climb_steps is None else int(climb_steps)
-    return _string(ds, act, pw, path, n_steps=int(n_steps), climb_steps=climb_steps, step=float(step),
-                   decay=float(decay), max_move=float(max_move))
+    def fn(d, p):
+        return _string(d, act, pw, p, n_steps=int(n_steps), climb_steps=climb_steps, step=float(step),
+                       decay=float(decay), max_move=float(max_move))
+
+    return on_mesh(fn, ds, path, mesh)
 
 
 # --------------------------------------------------------------------------------------------- refinement
@@ -360,7 +386,7 @@ def _refine_smooth(ds, act, pw, W, *, n_iter, tol):
 
 def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, n_near: int = 6, cand_tol: float = 1e-2,
            z_tol: float = 1e-12, lam_tol: float = 1e-9, rank_tol: float = 1e-10, span_tol: float = 1e-8,
-           n_fixed: int | None = None) -> dict:
+           n_fixed: int | None = None, mesh=None) -> dict:
     """Exact saddles near the climbing images W (k, d), float64 (module docstring, 2).
 
     Args:
@@ -369,6 +395,7 @@ def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, n_near: int = 6, 
       z_tol: an inactive view may be this far on the wrong side of its region (relative).
       lam_tol: multipliers in [-lam_tol, 1 + lam_tol] are accepted.
       n_fixed: re-evaluations of alpha at the refined point (default 1 for uniform alpha, 30 otherwise).
+      mesh: the rows split over its devices (:func:`on_mesh`); None: one device.
 
     Returns per row: ``w``, ``status`` (0 converged, else :data:`REFINE_STATUS_TEXT`), ``kink_rank``
     (the rank of the active views), ``active`` (k, N) the views on their intersection, ``gates`` the
@@ -378,10 +405,11 @@ def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, n_near: int = 6, 
     if W.ndim != 2 or W.shape[1] != ds64.dim or W.shape[0] == 0:
         raise ValueError(f"W has shape {W.shape}; expected (k >= 1, {ds64.dim})")
     if not kinks.has_kinks(act):
-        return _refine_smooth(ds64, act, pw, W, n_iter=50, tol=1e-10)
+        return on_mesh(lambda d, w: _refine_smooth(d, act, pw, w, n_iter=50, tol=1e-10), ds64, W, mesh)
     n_fixed = (1 if pw.kind == "uniform" else 30) if n_fixed is None else int(n_fixed)
-    return _refine_kinks(ds64, act, pw, W, n_near=int(n_near), n_fixed=n_fixed, cand_tol=cand_tol, z_tol=z_tol,
-                         lam_tol=lam_tol, rank_tol=rank_tol, span_tol=span_tol)
+    return on_mesh(lambda d, w: _refine_kinks(d, act, pw, w, n_near=int(n_near), n_fixed=n_fixed, cand_tol=cand_tol,
+                                              z_tol=z_tol, lam_tol=lam_tol, rank_tol=rank_tol, span_tol=span_tol),
+                   ds64, W, mesh)
 
 
 # --------------------------------------------------------------------------------------------- certificate
@@ -440,17 +468,32 @@ def _certificate(ds, act, pw, ref, tol, plane_tol, rank_tol):
 
 
 def certificate(ds64: Dataset, act: Activation, pw: Pairwise, ref: dict, *, tol: float = 1e-8,
-                plane_tol: float = 1e-10, rank_tol: float = 1e-10) -> list:
+                plane_tol: float = 1e-10, rank_tol: float = 1e-10, lam_tol: float = 1e-9, mesh=None) -> list:
     """Certificates of refined saddles (:func:`refine`'s output), float64, one dict per saddle (module
     docstring, 3): ``certified`` (an index-1 saddle) or ``note`` (why not), with the numbers behind it.
     ``unstable_direction`` is the direction along which E rises (the eigenvector, or the valley's normal);
-    ``jacobian_eigs`` are relative to ``scale`` = ||u_0|| + |mu|."""
-    out = jax.device_get(_certificate(ds64, act, pw, ref, tol, plane_tol, rank_tol))
+    ``jacobian_eigs`` are relative to ``scale`` = ||u_0|| + |mu|. When a view looks flat on one side
+    (a multiplier at 0 or 1) and the active views are dependent, the multipliers are re-chosen farthest
+    inside the box (:func:`largest_margin_multipliers`; ``multiplier_choice``, ``multiplier_margin``).
+    ``mesh``: the saddles split over its devices (:func:`on_mesh`)."""
+    rows_in = {k: ref[k] for k in ("w", "active", "gates")}
+    out = jax.device_get(on_mesh(lambda d, r: _certificate(d, act, pw, r, tol, plane_tol, rank_tol), ds64, rows_in,
+                                 mesh))
     status = np.asarray(ref["status"])
+    x = np.asarray(sliding.flat_views(ds64)[0])
+    xn = np.linalg.norm(x, axis=1)
     rows = []
     for i in range(status.shape[0]):
         g = {k: v[i] for k, v in out.items()}
         act_idx = np.flatnonzero(np.asarray(ref["active"])[i])
+        choice, margin = "nearest 1/2", None
+        if g["n_degenerate"] and act_idx.size:  # dependent views: is there a solution inside (0, 1)^S?
+            c = np.asarray(g["gate_coefficients"])[act_idx]
+            lam, margin = largest_margin_multipliers(x[act_idx].T * c[None], np.asarray(g["multipliers"])[act_idx],
+                                                     rank_tol)
+            if margin > lam_tol:
+                g = dict(g, **_slopes(lam, c, xn[act_idx], g, act_idx, tol))
+                choice = "largest margin (dependent active views)"
         note = ""
         if status[i] != 0:
             note = f"refinement: {REFINE_STATUS_TEXT[int(status[i])]}"
@@ -461,7 +504,8 @@ def certificate(ds64: Dataset, act: Activation, pw: Pairwise, ref: dict, *, tol:
         elif not g["closure"] or g["stray"]:
             note = "a view outside the active set lies on its hyperplane" if g["stray"] else "outside its region"
         elif g["n_degenerate"]:
-            note = f"{int(g['n_degenerate'])} active view(s) with a multiplier at 0 or 1 (flat on one side)"
+            note = (f"{int(g['n_degenerate'])} active view(s) with a multiplier at 0 or 1 in every solution of the "
+                    "Clarke condition (flat to first order on one side)")
         elif g["n_zero"]:
             note = f"{int(g['n_zero'])} zero eigenvalue(s) of the Jacobian on the active intersection"
         elif g["index"] != 1:
@@ -476,8 +520,62 @@ def certificate(ds64: Dataset, act: Activation, pw: Pairwise, ref: dict, *, tol:
                      "gate_coefficients": np.asarray(g["gate_coefficients"])[act_idx].tolist(),
                      "jacobian_eigs": np.sort(eigs[np.isfinite(eigs)])[::-1].tolist(),
                      "scale": float(g["scale"]), "tangent_dim": int(g["tangent_dim"]), "unstable_direction": np.asarray(g["unstable_direction"]),
-                     "moved": float(np.asarray(ref["moved"])[i])})
+                     "moved": float(np.asarray(ref["moved"])[i]), "multiplier_choice": choice,
+                     "multiplier_margin": None if margin is None else float(margin)})
     return rows
+
+
+def largest_margin_multipliers(b, lam, rank_tol: float = 1e-10):
+    """The solution of B lam' = B lam farthest inside [0, 1]^k: (lam', margin), margin = the largest m with
+    m <= lam'_i <= 1 - m for every i (a linear program over lam + N y, N the null space of B (d, k); with
+    one free direction exactly, at the crossings of the 2k lines lam_i + N_i y, 1 - lam_i - N_i y).
+    With independent columns the solution is unique and its margin is returned as is. Host-side, float64.
+
+    At a Clarke-stationary kink point with dependent active views (docs/saddles.md, 3) the multipliers
+    are a polytope; the one-sided slopes c_i (1 - lam_i), c_i lam_i of *some* solution strictly inside
+    the box bound E's one-sided directional derivatives for every direction, so a view is flat on one
+    side only when every solution puts it at 0 or 1 (margin 0)."""
+    b, lam = np.asarray(b, np.float64), np.asarray(lam, np.float64)
+    k = lam.size
+    sv, vt = np.linalg.svd(b, full_matrices=True)[1:]
+    r = int(np.sum(sv > rank_tol * max(sv.max(initial=0.0), np.finfo(np.float64).tiny)))
+    null = vt[r:].T  # (k, k - r)
+    margin = lambda v: float(np.min(np.minimum(v, 1.0 - v)))  # noqa: E731
+    base = margin(lam) if k else np.inf
+    if null.shape[1] == 0:
+        return lam, base
+    if null.shape[1] == 1:  # one free direction: the margin is concave piecewise linear in y; its maximum
+        a = np.concatenate([lam, 1.0 - lam])  # is where two of the lines a_j + s_j y cross
+        sl = np.concatenate([null[:, 0], -null[:, 0]])
+        da, ds = a[:, None] - a[None], sl[None] - sl[:, None]
+        ok = np.abs(ds) > 1e-300
+        ys = (da[ok] / ds[ok])
+        vals = np.min(a[None] + sl[None] * ys[:, None], axis=1)
+        y = ys[np.argmax(vals)] if ys.size else 0.0
+        out = lam + null[:, 0] * y
+    else:
+        from scipy.optimize import linprog  # noqa: PLC0415 (host-side, only for 2+ free directions)
+        q = null.shape[1]
+        a_ub = np.block([[-null, np.ones((k, 1))], [null, np.ones((k, 1))]])
+        res = linprog(np.r_[np.zeros(q), -1.0], A_ub=a_ub, b_ub=np.concatenate([lam, 1.0 - lam]),
+                      bounds=[(None, None)] * q + [(None, 0.5)], method="highs")
+        if res.status != 0:
+            return lam, base
+        out = lam + null @ res.x[:q]
+    return (out, margin(out)) if margin(out) > base else (lam, base)
+
+
+def _slopes(lam, c, xn, g, act_idx, tol):
+    """The certificate's per-view classification (ridge / valley / degenerate) and index redone for the
+    multipliers ``lam`` of the active views ``act_idx`` (gate coefficients c, norms xn)."""
+    scale = g["scale"]
+    plus, minus = c * (1.0 - lam) * xn, c * lam * xn
+    ridge = (plus < -tol * scale) & (minus < -tol * scale)
+    valley = (plus > tol * scale) & (minus > tol * scale)
+    m = np.array(g["multipliers"], np.float64)
+    m[act_idx] = lam
+    return {"multipliers": m, "n_ridge": int(ridge.sum()), "n_valley": int(valley.sum()),
+            "n_degenerate": int((~ridge & ~valley).sum()), "index": int(g["n_up"]) + int(valley.sum())}
 
 
 # --------------------------------------------------------------------------------------------- graph

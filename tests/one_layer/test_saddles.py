@@ -219,3 +219,120 @@ def test_classify_kind():
     assert saddles.classify_kind([1, 0], (0, 2)) == "joins another pair"
     assert saddles.classify_kind([1, 1], (0, 1)) == "both ends reach the same optimum"
     assert saddles.classify_kind([-1, 1], (0, 1)).startswith("an end reaches no")
+
+
+def test_largest_margin_multipliers_on_dependent_views():
+    """Columns c_i x_i with x_3 = x_1 + x_2 (the latent data's dependent views): the solutions of
+    B lam = t are a line; the one farthest inside [0, 1]^3 against a dense scan of that line."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 6))
+    xs = np.stack([x[0], x[1], x[0] + x[1]], 1)  # (d, 3)
+    c = np.array([-0.3, -1.2, -0.7])
+    b = xs * c
+    lam = np.array([0.4, 0.0, 0.2])  # a solution with a multiplier at 0
+    null = np.array([1 / c[0], 1 / c[1], -1 / c[2]])  # b @ null = 0
+    s = np.linspace(-10, 10, 20_001)
+    line = lam[None] + s[:, None] * null[None]
+    margins = np.min(np.minimum(line, 1 - line), axis=1)
+    got, m = saddles.largest_margin_multipliers(b, lam)
+    np.testing.assert_allclose(b @ got, b @ lam, atol=1e-13)
+    assert m > 0.05 and abs(m - margins.max()) <= 5e-3 and m >= margins.max() - 1e-12
+    assert abs(m - np.min(np.minimum(got, 1 - got))) <= 1e-12
+    # independent views: the one solution, returned as is
+    got, m = saddles.largest_margin_multipliers(b[:, :2], lam[:2])
+    np.testing.assert_array_equal(got, lam[:2])
+    assert m == 0.0
+
+
+@pytest.mark.slow  # 27 s; fast: the largest-margin multipliers against a dense scan
+def test_dependent_views_saddle_is_a_strict_ridge_by_a_float64_probe():
+    """The default data, optima near u5 and u2 (pair (6, 9) of results/saddles/default): the saddle sits on
+    4 dependent active views (rank 3). The multipliers nearest 1/2 put one at 0; the largest-margin ones
+    lie inside (0, 1), so it is certified, and E falls to first order along every direction of the active
+    views' span (tangent part) by finite differences in float64."""
+    ds = build_dataset(DataSpec(), jnp.float64)
+    pat = np.asarray(ds.patterns) / np.linalg.norm(np.asarray(ds.patterns), axis=1, keepdims=True)
+    st = saddles.string(ds, RELU, UNIFORM, saddles.great_circle_paths(pat[5][None], pat[2][None], 17), n_steps=3000)
+    ref = saddles.refine(ds, RELU, UNIFORM, np.asarray(st.path)[0, int(st.climb[0])][None])
+    cert = saddles.certificate(ds, RELU, UNIFORM, ref)[0]
+    x = np.asarray(ds.x)
+    xa = x[cert["active_views"]]
+    assert len(cert["active_views"]) == 4 and np.linalg.matrix_rank(xa, 1e-10) == 3
+    assert cert["certified"] and cert["multiplier_choice"].startswith("largest margin"), cert["note"]
+    assert cert["multiplier_margin"] > 0.01
+    w = np.asarray(ref["w"][0])
+    q = np.linalg.qr(xa.T)[0]
+    dirs = np.asarray(sphere.tangent(w, np.random.default_rng(1).standard_normal((64, 4)) @ q.T))
+    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+    r = 1e-7
+    e = np.asarray(dynamics.energy(ds, RELU, jnp.asarray(np.cos(r) * w + np.sin(r) * dirs), UNIFORM))
+    slope = (e - cert["energy"]) / r
+    assert np.all(slope < -1e-6), slope.max()
+
+
+_SHARDED = """
+import jax, jax.numpy as jnp, numpy as np
+jax.config.update("jax_enable_x64", True)
+from ccdyn import activations, pairwise, parallel
+from ccdyn.data import models
+from ccdyn.one_layer import exact2d, saddles
+assert len(jax.devices()) == 3
+relu, uni = activations.get_activation("relu"), pairwise.get_pairwise("uniform")
+ds = models.circle().astype(jnp.float64)
+th = exact2d.circle_basins(exact2d.circle_energy(ds, relu, uni, 1 << 14))["theta"]
+m = np.stack([np.cos(th), np.sin(th)], 1)
+a, b = m[:8], np.roll(m, -1, axis=0)[:8]  # 8 neighbouring pairs: padded to 9 on 3 devices
+out = []
+for mesh in (None, parallel.device_mesh()):
+    st = saddles.string(ds, relu, uni, saddles.great_circle_paths(a, b, 9), n_steps=300, mesh=mesh)
+    climb = np.asarray(st.path)[np.arange(8), np.asarray(st.climb)]
+    ref = saddles.refine(ds, relu, uni, climb, mesh=mesh)
+    cert = saddles.certificate(ds, relu, uni, ref, mesh=mesh)
+    out.append((np.asarray(st.path), np.asarray(ref["w"]), [c["certified"] for c in cert],
+                np.array([c["energy"] for c in cert])))
+(p1, w1, c1, e1), (p3, w3, c3, e3) = out
+assert p3.shape == p1.shape and w3.shape == w1.shape
+np.testing.assert_allclose(p3, p1, atol=1e-12)
+np.testing.assert_allclose(w3, w1, atol=1e-12)
+np.testing.assert_allclose(e3, e1, atol=1e-14)
+assert c1 == c3 and all(c1), (c1, c3)
+print("ok")
+"""
+
+
+@pytest.mark.slow  # 37 s in a subprocess; fast: test_on_mesh_pads_and_cuts_the_pair_axis
+def test_pair_axis_sharded_over_3_devices_gives_the_same_saddles():
+    import os
+    import subprocess
+    import sys
+    flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=3".strip()
+    env = dict(os.environ, XLA_FLAGS=flags, JAX_PLATFORMS="cpu")
+    r = subprocess.run([sys.executable, "-c", _SHARDED], capture_output=True, text=True, timeout=600, env=env)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-3000:]
+
+
+def test_on_mesh_pads_and_cuts_the_pair_axis():
+    """on_mesh on this process's devices: rows padded to a multiple of the devices, each row its own result."""
+    from ccdyn import parallel
+    mesh = parallel.device_mesh()
+    rows = np.arange(5 * mesh.devices.size + 1, dtype=np.float64)[:, None] * np.ones((1, 3))
+    out = saddles.on_mesh(lambda d, t: {"y": t * d["s"] + 1.0}, {"s": jnp.float64(2.0)}, rows, mesh)
+    np.testing.assert_array_equal(out["y"], 2.0 * rows + 1.0)
+
+
+@pytest.mark.slow  # 3 s (imports scipy.optimize); fast: the one-free-direction case above
+def test_largest_margin_multipliers_with_two_free_directions():
+    """4 views of rank 2 (x_1, x_2, x_1 + x_2, x_1 - x_2): a plane of solutions, the linear program against
+    a dense scan of that plane."""
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((2, 5))
+    b = np.stack([x[0], x[1], x[0] + x[1], x[0] - x[1]], 1) * np.array([-0.5, -1.0, -0.8, -0.3])
+    lam = np.array([0.9, 0.05, 0.3, 0.5])
+    null = np.linalg.svd(b)[2][2:].T
+    g = np.linspace(-3, 3, 1201)
+    yy = np.stack(np.meshgrid(g, g), -1).reshape(-1, 2)
+    pts = lam[None] + yy @ null.T
+    best = np.max(np.min(np.minimum(pts, 1 - pts), axis=1))
+    got, m = saddles.largest_margin_multipliers(b, lam)
+    np.testing.assert_allclose(b @ got, b @ lam, atol=1e-12)
+    assert best > 0.1 and m >= best - 1e-9 and m - best <= 0.02

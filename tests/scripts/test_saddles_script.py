@@ -39,6 +39,8 @@ def test_bad_flags_and_inputs(tmp_path):
     with inprocess.script("saddles") as script:
         assert "--step must lie in (0, 1]" in (inprocess.flag_error(script, "--run=x", "--step=2") or "")
         assert "--probe_angle" in (inprocess.flag_error(script, "--run=x", "--probe_angle=0") or "")
+        assert "--touch_angle must lie in (0, 0.5)" in (inprocess.flag_error(script, "--run=x", "--touch_angle=1") or "")
+        assert "--pairs" in (inprocess.flag_error(script, "--run=x", "--pairs=near") or "")
         assert "exactly one of --run and --continuation" in (
             inprocess.flag_error(script, "--run=x", "--continuation=y") or "")
         assert "exactly one of --run and --continuation" in (inprocess.flag_error(script) or "")

@@ -23,7 +23,7 @@ from ccdyn.one_layer import engine, saddles
 from ccdyn.one_layer.basins import BasinsConfig
 from ccdyn.one_layer.studies import continuation as continuation_study
 
-__all__ = ["SaddlesConfig", "optima_of", "run", "table", "pair_rows", "PAIR_COLUMNS", "along", "ALONG_COLUMNS",
+__all__ = ["SaddlesConfig", "optima_of", "touching", "components", "compare", "run", "table", "pair_rows", "PAIR_COLUMNS", "along", "ALONG_COLUMNS",
            "along_rows"]
 
 
@@ -37,9 +37,19 @@ class SaddlesConfig:
     min_fraction: float = 0.0
     probe_angle: float = 1e-3
     match_tol: float = 1e-2
+    pairs: str = "touching"
+    touch_inits: int = 2000
+    touch_angle: float = 0.1
+    touch_seed: int = 0
+    max_pairs: int = 2000
+    check_all: bool = False
 
     def __post_init__(self):
         checks = [(self.n_images >= 3, "n_images must be >= 3"), (self.n_steps >= 2, "n_steps must be >= 2"),
+                  (self.pairs in ("touching", "all"), "pairs must be 'touching' or 'all'"),
+                  (self.touch_inits >= 1, "touch_inits must be >= 1"),
+                  (0 < self.touch_angle < 0.5, "touch_angle must lie in (0, 0.5)"),
+                  (self.max_pairs >= 1, "max_pairs must be >= 1"),
                   (0 < self.step <= 1, "step must lie in (0, 1]"), (0 <= self.min_fraction < 1, "min_fraction must lie in [0, 1)"),
                   (0 < self.probe_angle < 0.1, "probe_angle must lie in (0, 0.1)"),
                   (0 < self.match_tol < 1, "match_tol must lie in (0, 1)")]
@@ -61,8 +71,42 @@ def _match(W, optima, tol: float, odd: bool):
     return np.where(d.min(axis=1) <= tol, d.argmin(axis=1), -1)
 
 
-def run(cfg: SaddlesConfig, summary: dict, *, log=None) -> dict:
-    """The saddle search on a basins run's ``summary`` (module docstring). ``log``: optional progress lines."""
+def touching(ds, act, pw, dyn, opt, *, n_probe: int, angle: float, match_tol: float, seed: int) -> dict:
+    """Which optima's basins touch, by probes: ``n_probe`` uniform random inits and, for each, a point
+    ``angle`` radians away along a random tangent; both run to a stop by the run's own dynamics (one
+    batch) and matched to the optima ``opt`` (k, d). A probe whose two ends reach two different optima
+    a, b puts a point of basin a within ``angle`` of basin b: the basins touch (to that resolution).
+    Returns ``counts`` (k, k) symmetric (probes that flip between i and j), ``n_flips``, ``n_unmatched``
+    (ends that reach no optimum within ``match_tol``) and the settings. ``ds`` in float32 is enough (the
+    ends are only matched to the optima, as the basins run's float32 dynamics do)."""
+    rng = np.random.default_rng(seed)
+    d = opt.shape[1]
+    w = rng.standard_normal((n_probe, d))
+    w /= np.linalg.norm(w, axis=1, keepdims=True)
+    u = rng.standard_normal((n_probe, d))
+    u -= np.sum(u * w, axis=1, keepdims=True) * w
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    w2 = np.cos(angle) * w + np.sin(angle) * u
+    ends = engine.converge(ds, act, pw, dyn, jnp.asarray(np.concatenate([w, w2]), ds.x.dtype))
+    lab = _match(np.asarray(ends["w"], np.float64), opt, match_tol, act.odd).reshape(2, n_probe)
+    flip = (lab[0] >= 0) & (lab[1] >= 0) & (lab[0] != lab[1])
+    k = opt.shape[0]
+    counts = np.zeros((k, k), np.int64)
+    np.add.at(counts, (lab[0][flip], lab[1][flip]), 1)
+    counts = counts + counts.T
+    return {"counts": counts, "n_probe": int(n_probe), "angle": float(angle), "seed": int(seed),
+            "n_flips": int(flip.sum()), "n_unmatched": int(np.sum(lab < 0))}
+
+
+def components(n: int, pairs) -> int:
+    """Connected components of the graph on n nodes with edges ``pairs``."""
+    return n - len(saddles.merge_tree(n, [(0.0, int(i), int(j)) for i, j in pairs]))
+
+
+def run(cfg: SaddlesConfig, summary: dict, *, log=None, mesh=None) -> dict:
+    """The saddle search on a basins run's ``summary`` (module docstring). ``log``: optional progress lines;
+    ``mesh``: the pairs (string) and saddles (refinement, certificates) split over its devices
+    (:func:`ccdyn.one_layer.saddles.on_mesh`), None: one device."""
     bcfg = BasinsConfig.from_dict(summary["config"])
     act, pw = bcfg.activation, bcfg.pairwise
     ds64 = build_dataset(bcfg.data, jnp.float64)
@@ -74,17 +118,33 @@ def run(cfg: SaddlesConfig, summary: dict, *, log=None) -> dict:
     say = log or (lambda s: None)
     timings = {}
     t0 = time.time()
+    touch = None
+    if cfg.pairs == "touching":
+        touch = touching(build_dataset(bcfg.data, jnp.float32), act, pw, bcfg.dynamics, opt, n_probe=cfg.touch_inits, angle=cfg.touch_angle,
+                         match_tol=cfg.match_tol, seed=cfg.touch_seed)
+        keep = touch["counts"][pairs[:, 0], pairs[:, 1]] > 0
+        timings["touching"] = time.time() - t0
+        say(f"  touching basins: {int(keep.sum())} of {len(pairs)} pairs ({touch['n_flips']} of {cfg.touch_inits} "
+            f"probes flip at {cfg.touch_angle} rad; {timings['touching']:.1f} s)")
+        pairs = pairs[keep]
+        if len(pairs) == 0:
+            raise ValueError(f"no two basins touch in {cfg.touch_inits} probes (--touch_inits) at {cfg.touch_angle} "
+                             "rad (--touch_angle); raise them or give --pairs=all")
+    if len(pairs) > cfg.max_pairs:
+        raise ValueError(f"{len(pairs)} pairs of {len(rows)} optima, more than {cfg.max_pairs} (--max_pairs); raise "
+                         "--min_fraction or --max_pairs")
     say(f"saddles: {len(pairs)} pairs of {len(rows)} optima, {cfg.n_images} images, {cfg.n_steps} string steps")
+    ts = time.time()
     path = saddles.great_circle_paths(opt[pairs[:, 0]], opt[pairs[:, 1]], cfg.n_images)
-    st = jax.block_until_ready(saddles.string(ds64, act, pw, path, n_steps=cfg.n_steps, step=cfg.step))
-    timings["string"] = time.time() - t0
+    st = jax.block_until_ready(saddles.string(ds64, act, pw, path, n_steps=cfg.n_steps, step=cfg.step, mesh=mesh))
+    timings["string"] = time.time() - ts
     say(f"  string: {timings['string']:.1f} s")
     t1 = time.time()
     climb = np.asarray(st.path)[np.arange(len(pairs)), np.asarray(st.climb)]
-    ref = jax.block_until_ready(saddles.refine(ds64, act, pw, climb))
+    ref = jax.block_until_ready(saddles.refine(ds64, act, pw, climb, mesh=mesh))
     timings["refine"] = time.time() - t1
     t2 = time.time()
-    certs = saddles.certificate(ds64, act, pw, ref)
+    certs = saddles.certificate(ds64, act, pw, ref, mesh=mesh)
     timings["certify"] = time.time() - t2
     say(f"  refine {timings['refine']:.1f} s, certify {timings['certify']:.1f} s: "
         f"{sum(c['certified'] for c in certs)}/{len(certs)} certified index-1 saddles")
@@ -116,6 +176,15 @@ def run(cfg: SaddlesConfig, summary: dict, *, log=None) -> dict:
     unique = _unique_edges(edges, records)
     b = saddles.barrier_matrix(energies, [(e, i, j) for e, i, j in unique])
     timings["total"] = time.time() - t0
+    check = None
+    if cfg.check_all and cfg.pairs == "touching":
+        say("  the same with every pair (--check_all):")
+        full = run(dataclasses.replace(cfg, pairs="all", check_all=False), summary, log=log, mesh=mesh)
+        check = compare(b, np.array(full["barrier_matrix"]))
+        check.update(n_pairs_all=full["n_pairs"], n_certified_all=full["n_certified"],
+                     total_s_all=full["timings_s"]["total"])
+        say(f"  all pairs: {check['n_lower']} entries of the barrier matrix higher than with touching pairs "
+            f"(max difference {check['max_abs_diff']:.2e})")
     return {"config": dataclasses.asdict(cfg), "basins_config": summary["config"],
             "basins_command": summary.get("command"),
             "optima": [{"optimum": k, "run_index": r["index"], "energy": r["energy"], "fraction": r["fraction"],
@@ -123,10 +192,29 @@ def run(cfg: SaddlesConfig, summary: dict, *, log=None) -> dict:
                         "overlap": r.get("overlap")} for k, r in enumerate(rows)],
             "pairs": records, "barrier_matrix": b.tolist(),
             "merges": [list(m) for m in saddles.merge_tree(len(rows), unique)],
+            "touching": None if touch is None else {**touch, "counts": touch["counts"].tolist(),
+                                                    "components": components(len(rows), pairs)},
+            "all_pairs_check": check,
             "n_pairs": len(pairs), "n_certified": sum(c["certified"] for c in certs),
             "n_direct": sum(r["kind"] == "direct" for r in records),
             "n_distinct_saddles": len(unique),
             "timings_s": timings, "per_pair_s": timings["total"] / len(pairs)}
+
+
+def compare(b_touch, b_all, tol: float = 1e-10) -> dict:
+    """The barrier matrix from the touching pairs against the one from every pair (both (k, k), NaN: not
+    joined). A lower barrier missed is an entry where every pair joins i and j at a higher saddle than the
+    touching pairs do (E_ij(all) > E_ij(touching) + tol), or joins a pair the touching pairs leave apart."""
+    bt, ba = np.asarray(b_touch, np.float64), np.asarray(b_all, np.float64)
+    iu = np.triu_indices(bt.shape[0], 1)
+    t, a = bt[iu], ba[iu]
+    both = np.isfinite(t) & np.isfinite(a)
+    lower = (both & (a > t + tol)) | (np.isfinite(a) & ~np.isfinite(t))
+    return {"n_entries": int(t.size), "n_lower": int(lower.sum()),
+            "n_joined_only_by_all": int(np.sum(np.isfinite(a) & ~np.isfinite(t))),
+            "n_joined_only_by_touching": int(np.sum(np.isfinite(t) & ~np.isfinite(a))),
+            "max_abs_diff": float(np.max(np.abs(t[both] - a[both]), initial=0.0)),
+            "lower_pairs": [[int(i), int(j)] for i, j, m in zip(*iu, lower) if m]}
 
 
 def _arc(path):
@@ -163,12 +251,18 @@ def pair_rows(record: dict) -> list:
 
 def table(record: dict) -> str:
     t = report.format_table(PAIR_COLUMNS, pair_rows(record))
-    return (f"{t}\n\n{record['n_certified']}/{record['n_pairs']} certified index-1 saddles, {record['n_direct']} "
+    k = len(record["optima"])
+    tc, ck = record.get("touching"), record.get("all_pairs_check")
+    head = (f"pairs whose basins touch: {record['n_pairs']} of {k * (k - 1) // 2} ({tc['n_flips']} of {tc['n_probe']} "
+            f"probes flip at {tc['angle']} rad; {tc['components']} component(s))\n" if tc else "")
+    tail = (f"\nevery pair ({ck['n_pairs_all']}): {ck['n_lower']} barrier entries lower than with the touching pairs "
+            f"(largest difference {ck['max_abs_diff']:.1e}; {ck['total_s_all']:.1f} s)" if ck else "")
+    return (f"{head}{t}\n\n{record['n_certified']}/{record['n_pairs']} certified index-1 saddles, {record['n_direct']} "
             f"join the pair they were searched for, {record['n_distinct_saddles']} distinct saddles in the graph; "
-            f"{record['timings_s']['total']:.1f} s ({record['per_pair_s']:.2f} s per pair)")
+            f"{record['timings_s']['total']:.1f} s ({record['per_pair_s']:.2f} s per pair){tail}")
 
 
-def along(cfg: SaddlesConfig, record: dict, *, log=None) -> dict:
+def along(cfg: SaddlesConfig, record: dict, *, log=None, mesh=None) -> dict:
     """:func:`run` at every value of a continuation record (``scripts/continuation.py``'s
     ``continuation.json``: its base config, parameter, values and each value's optima), e.g. the barriers
     against ``ortho_eps`` (Thm. 3 / Fig. 1) or against tau for Gaussian alpha (Cor. 2). Per value: the
@@ -187,7 +281,7 @@ def along(cfg: SaddlesConfig, record: dict, *, log=None) -> dict:
             per_value.append({**row, "note": "fewer than two optima: no saddle"})
             continue
         say(f"{c['param']}={value}:")
-        rec = run(cfg, summ, log=log)
+        rec = run(cfg, summ, log=log, mesh=mesh)
         b = np.array(rec["barrier_matrix"])
         e = np.diag(b)
         iu = np.triu_indices(k, 1)

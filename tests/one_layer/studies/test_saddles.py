@@ -32,7 +32,7 @@ def _summary():
 @pytest.mark.slow  # about 1 min on 2 busy cores
 def test_barrier_matrix_is_the_exact_2d_minimax():
     summary, ds = _summary()
-    rec = study.run(study.SaddlesConfig(n_steps=600, n_images=13), summary)
+    rec = study.run(study.SaddlesConfig(n_steps=600, n_images=13, pairs="all"), summary)
     n = len(summary["optima"])
     assert rec["n_pairs"] == n * (n - 1) // 2 and len(rec["barrier_matrix"]) == n
     arcs = arc_minima(ds, RELU, UNIFORM)  # arc k runs from maximum k to maximum k + 1 (by angle)
@@ -52,9 +52,100 @@ def test_barrier_matrix_is_the_exact_2d_minimax():
     assert len(study.table(rec).splitlines()) == rec["n_pairs"] + 4
 
 
+@pytest.mark.slow  # 10 s; fast: the verdicts and config checks
+def test_touching_pairs_on_the_circle_are_the_neighbours():
+    """On the circle each basin is an arc between two minima of E(theta): the basins that touch are the
+    neighbouring maxima. The probes find every neighbouring pair, and a non-neighbouring pair only
+    across a basin narrower than the perturbation (a flip that jumps over it)."""
+    summary, ds = _summary()
+    cfg = basins.BasinsConfig.from_dict(summary["config"])
+    opt = np.array([r["w"] for r in summary["optima"]])
+    # the error-controlled flow: its basins are the arcs (a fixed step can jump over a basin)
+    t = study.touching(ds, cfg.activation, cfg.pairwise, engine.Dynamics(method="flow"), opt, n_probe=2000,
+                       angle=0.1, match_tol=1e-2, seed=0)
+    n = len(opt)
+    frac = np.array([r["fraction"] for r in summary["optima"]])  # basin width / 2 pi, in angle order
+    c = t["counts"]
+    np.testing.assert_array_equal(c, c.T)
+    for i in range(n):
+        assert c[i, (i + 1) % n] > 0, (i, c[i])
+    for i in range(n):
+        for j in range(i + 2, n if i else n - 1):  # not neighbours
+            if c[i, j]:
+                between = min(frac[i + 1:j].sum(), np.concatenate([frac[j + 1:], frac[:i]]).sum())
+                assert between * 2 * np.pi < 0.1, (i, j, between)
+    kept = [(i, j) for i in range(n) for j in range(i + 1, n) if c[i, j]]
+    assert study.components(n, kept) == 1
+    # ends that stop short of every optimum (inits next to a minimum of E leave it slowly): a few percent
+    assert t["n_unmatched"] <= 0.05 * 2 * t["n_probe"], t["n_unmatched"]
+
+
+def test_compare_names_a_missed_lower_barrier():
+    b_all = np.array([[1.0, 0.5, 0.4], [0.5, 1.0, 0.4], [0.4, 0.4, 1.0]])
+    assert study.compare(b_all, b_all)["n_lower"] == 0
+    b_t = b_all.copy()
+    b_t[0, 1] = b_t[1, 0] = 0.4  # the touching pairs join 0 and 1 only through 2
+    b_t[0, 2] = b_t[2, 0] = np.nan
+    c = study.compare(b_t, b_all)
+    assert c["n_lower"] == 2 and c["lower_pairs"] == [[0, 1], [0, 2]] and c["n_joined_only_by_all"] == 1
+    assert abs(c["max_abs_diff"] - 0.1) < 1e-15
+
+
 def test_config_checks():
     with pytest.raises(ValueError, match="n_images"):
         study.SaddlesConfig(n_images=2)
+    with pytest.raises(ValueError, match="pairs"):
+        study.SaddlesConfig(pairs="some")
     with pytest.raises(ValueError, match="two"):
         summary, _ = _summary()
         study.run(study.SaddlesConfig(min_fraction=0.9), summary)
+
+
+def _along(values, mats):
+    """An along.json-shaped record: per value the barrier matrix (diagonal: the optima's energies)."""
+    per = []
+    for v, b in zip(values, mats):
+        b = np.array(b, float)
+        k = len(b)
+        e = np.diag(b)
+        iu = np.triu_indices(k, 1)
+        h = (np.minimum(e[:, None], e[None]) - b)[iu]
+        h = h[np.isfinite(h)]
+        per.append({"value": v, "n_optima": k, "n_pairs": k * (k - 1) // 2, "n_certified": len(h), "n_joined": len(h),
+                    "barrier_min": float(h.min()), "barrier_median": float(np.median(h)),
+                    "barrier_matrix": [[None if not np.isfinite(x) else float(x) for x in row] for row in b]})
+    return {"param": "x", "values": values, "per_value": per, "command": "python scripts/saddles.py --continuation=c"}
+
+
+def _m(energies, saddle):
+    b = np.full((len(energies), len(energies)), saddle, float)
+    np.fill_diagonal(b, energies)
+    return b
+
+
+def test_barrier_verdicts_from_along_records():
+    """The two barrier records judge the numbers they are given: falling barriers hold, rising ones do not;
+    more and relatively deeper optima at the smallest tau hold, a merge (NaN) or fewer optima do not."""
+    from ccdyn.one_layer import claims
+    good = _along([0.0, 0.1, 0.2], [_m([1.0, 1.0], 0.5), _m([1.0, 1.0], 0.6), _m([1.0, 1.0], 0.7)])
+    r = claims.barrier_ortho_claims(good, m=2)[0]
+    assert r["verdict"] == "holds" and r["id"] == "ccdyn-barriers-ortho-eps"
+    assert r["command"] == "python scripts/saddles.py --continuation=c"
+    bad = _along([0.0, 0.1], [_m([1.0, 1.0], 0.7), _m([1.0, 1.0], 0.5)])
+    assert claims.barrier_ortho_claims(bad, m=2)[0]["verdict"] == "partly"
+    # tau: 3 optima at tau = 1 (relative depth 0.5), 2 at tau = 8 (0.2)
+    tau = _along([8.0, 1.0], [_m([1.0, 1.0], 0.8), _m([0.1, 0.1, 0.1], 0.05)])
+    assert claims.barrier_tau_claims(tau)[0]["verdict"] == "holds"
+    shallow = _along([8.0, 1.0], [_m([1.0, 1.0], 0.5), _m([0.1, 0.1, 0.1], 0.09)])
+    r = claims.barrier_tau_claims(shallow)[0]
+    assert r["verdict"] == "partly" and not r["parts"][next(k for k in r["parts"] if k.startswith("deeper"))]
+    apart = _m([0.1, 0.1, 0.1], 0.05)
+    apart[0, 1:] = apart[1:, 0] = np.nan  # optimum 0 joined to no other
+    assert not claims.barrier_tau_claims(_along([8.0, 1.0], [_m([1.0, 1.0], 0.8), apart]))[0]["parts"][
+        "every value: all optima joined by certified saddles"]
+    none = np.full((3, 3), np.nan)
+    np.fill_diagonal(none, 0.1)  # no certified saddle at the smallest tau: no depth to judge
+    per = _along([8.0], [_m([1.0, 1.0], 0.8)])
+    per["per_value"].append({"value": 1.0, "n_optima": 3, "barrier_matrix": none.tolist()})
+    r = claims.barrier_tau_claims(per)[0]
+    assert r["verdict"] == "not established" and r["note"].startswith("not established")
