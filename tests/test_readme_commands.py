@@ -22,7 +22,8 @@ its own: the small sizes of two commands could give the same one); a relative in
 commands before it did not make there is copied in from the checkout, so nothing the commands write
 lands in the checkout. Not run, flags parsed only: a command for several hosts (``srun``, or a
 ``--coordinator_address`` other than localhost; that path has its own slow tests in tests/scripts) and a
-template (a ``/path/to/`` placeholder).
+template (a ``/path/to/`` placeholder). A script that reads the repository itself rather than paths named by
+its flags (:data:`READS_THE_CHECKOUT`: the claims ledger) runs on a copy of the checkout's tracked files.
 """
 
 from __future__ import annotations
@@ -347,6 +348,22 @@ def _mnist_wheel(path: Path):
     path.write_bytes(mnist_pickle.wheel(mnist_pickle.gz(mnist_pickle.py2_pickle(parts))))
 
 
+# Scripts that read the repository itself (not paths named by their flags): scripts/claims.py reads every
+# committed result under --root and, with --run_tests, runs the cited test nodes there. Such a command
+# runs on a copy of the checkout's tracked files (overwriting what the commands before it wrote).
+READS_THE_CHECKOUT = ("scripts/claims.py",)
+
+
+def _copy_checkout(where: Path):
+    """The checkout's tracked files (as ``git ls-files`` lists them) copied under ``where``."""
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    for rel in filter(None, files.split("\0")):
+        src, dst = ROOT / rel, where / rel
+        if src.is_file():
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst)
+
+
 def _prepare(cmd: Command, where: Path) -> list | None:
     """Runs a set-up or cp command in ``where``; returns the shrunk argv of a script command (None if none)."""
     if cmd.kind == "cp":
@@ -368,6 +385,8 @@ def _prepare(cmd: Command, where: Path) -> list | None:
         FLAGS([module.__file__, *cmd.argv[2:]])
         try:
             _copy_in(_inputs(cmd.argv[2:], module), where)
+            if cmd.argv[1] in READS_THE_CHECKOUT:
+                _copy_checkout(where)
             argv = shrunk(list(cmd.argv[2:]), set(FLAGS))
             if "output_dir" in FLAGS and FLAGS["output_dir"].default is None and "output_dir" not in _flag_names(argv):
                 # the default name comes from the config, where the small sizes of two commands can meet
