@@ -69,6 +69,9 @@ SHRINK = {
     "repeats": "1", "naive_cap": "64", "e2e_inits": "256", "e2e_steps": "20", "refine_inits": "64",
     "n_inits": "64,128", "diffrax_inits": "0", "Ms": "5", "naive_steps": "10", "many_seeds": "4", "many_steps": "10",
 }  # (not --runs: bench_two_layer's run counts, but basins_table's and roughness's run directories)
+# One command of the slow runs, at the small sizes: a 2-layer grid compiles each of its (beta, P) settings, and
+# grids of 18 settings took 15-25 min on 2 CPU cores under a load of 30; a hung command still ends the run.
+COMMAND_TIMEOUT_S = 3600
 _TIME = re.compile(r"\d+(?:\.\d+)?\s*(?:s|sec|seconds?|min|minutes?|h|hours?)\b")
 
 
@@ -402,7 +405,7 @@ def _run_subprocess(cmd: Command, where: Path) -> str | None:
         return None
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     r = subprocess.run([sys.executable, str(ROOT / cmd.argv[1]), *argv], cwd=where, env=env, capture_output=True,
-                       text=True, timeout=900)
+                       text=True, timeout=COMMAND_TIMEOUT_S)
     if r.returncode:
         return f"{cmd}\n  shrunk: {shlex.join(argv)}\n  exit {r.returncode}:\n{(r.stdout + r.stderr)[-3000:]}"
     return None
