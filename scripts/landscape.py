@@ -80,7 +80,7 @@ def main(argv):
     io.write_json(out / "landscape.json", {**cli.with_run_record("scripts/landscape.py", record, omit=("curves",)),
                                            "wall_s": time.time() - t0})
     out = cli.finish(run)
-    print(landscape_fig8.table(record))
+    print("\n".join([landscape_fig8.table(record), *landscape_fig8.table_key(cfg.n_grid)]))
     print(f"\nwrote {out / 'landscape.json'} and {out / 'fig8.png'} ({time.time() - t0:.1f} s)")
 
 

@@ -79,7 +79,8 @@ def main(argv):
           f"over {len(eq15['rows'])} cases")
     print(f"Fig. 7: worst relative error {fig7['verdict']['numbers']['worst_rel_err']:.1e}")
     print(f"Eq. 155: {rec['eq155']['verdict']['numbers']['inside']} theory values inside the 95% interval")
-    print(f"\nThm. 6:\n{tables['thm6.md']}\nCor. 3:\n{tables['cor3.md']}")
+    keys = {name: "\n".join(lines) for name, lines in modulation.TABLE_KEYS.items()}
+    print(f"\nThm. 6:\n{tables['thm6.md']}{keys['thm6.md']}\n\nCor. 3:\n{tables['cor3.md']}{keys['cor3.md']}\n")
     print(report.format_table(*modulation.verdict_rows(rec)))
     print(f"\nwrote {out}")
 

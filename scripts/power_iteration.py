@@ -62,7 +62,7 @@ def main(argv):
     io.save_figure(out / "fig1_right.png", figures.power_iteration_figure(moves, title))
     io.write_json(out / "power_iteration.json", cli.with_run_record("scripts/power_iteration.py", record))
     out = cli.finish(run)
-    print(fig1.table(record))
+    print("\n".join([fig1.table(record), *fig1.table_key(cfg.n_steps)]))
     print(f"\nwrote {out / 'power_iteration.json'} and {out / 'fig1_right.png'} ({time.time() - t0:.1f} s)")
 
 

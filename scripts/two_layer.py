@@ -142,7 +142,7 @@ def main(argv):
                                          "config": cfg.results_config(" ".join(sys.argv)), "rows": rows,
                                          "wall_s": time.time() - t0})  # last: results.json means complete
     out = cli.finish(run)
-    print("\n" + report.format_table(*token_grid.results_table(rows)))
+    print("\n" + "\n".join([report.format_table(*token_grid.results_table(rows)), *token_grid.results_table_key()]))
     print(f"\nwrote {out}/results.json, results.csv and figures in {time.time() - t0:.1f} s")
 
 

@@ -22,7 +22,8 @@ its own: the small sizes of two commands could give the same one); a relative in
 commands before it did not make there is copied in from the checkout, so nothing the commands write
 lands in the checkout. Not run, flags parsed only: a command for several hosts (``srun``, or a
 ``--coordinator_address`` other than localhost; that path has its own slow tests in tests/scripts) and a
-template (a ``/path/to/`` placeholder).
+template (a ``/path/to/`` placeholder). A script that reads the repository itself rather than paths named by
+its flags (:data:`READS_THE_CHECKOUT`: the claims ledger) runs on a copy of the checkout's tracked files.
 """
 
 from __future__ import annotations
@@ -68,6 +69,9 @@ SHRINK = {
     "repeats": "1", "naive_cap": "64", "e2e_inits": "256", "e2e_steps": "20", "refine_inits": "64",
     "n_inits": "64,128", "diffrax_inits": "0", "Ms": "5", "naive_steps": "10", "many_seeds": "4", "many_steps": "10",
 }  # (not --runs: bench_two_layer's run counts, but basins_table's and roughness's run directories)
+# One command of the slow runs, at the small sizes: a 2-layer grid compiles each of its (beta, P) settings, and
+# grids of 18 settings took 15-25 min on 2 CPU cores under a load of 30; a hung command still ends the run.
+COMMAND_TIMEOUT_S = 3600
 _TIME = re.compile(r"\d+(?:\.\d+)?\s*(?:s|sec|seconds?|min|minutes?|h|hours?)\b")
 
 
@@ -347,6 +351,22 @@ def _mnist_wheel(path: Path):
     path.write_bytes(mnist_pickle.wheel(mnist_pickle.gz(mnist_pickle.py2_pickle(parts))))
 
 
+# Scripts that read the repository itself (not paths named by their flags): scripts/claims.py reads every
+# committed result under --root and, with --run_tests, runs the cited test nodes there. Such a command
+# runs on a copy of the checkout's tracked files (overwriting what the commands before it wrote).
+READS_THE_CHECKOUT = ("scripts/claims.py",)
+
+
+def _copy_checkout(where: Path):
+    """The checkout's tracked files (as ``git ls-files`` lists them) copied under ``where``."""
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    for rel in filter(None, files.split("\0")):
+        src, dst = ROOT / rel, where / rel
+        if src.is_file():
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst)
+
+
 def _prepare(cmd: Command, where: Path) -> list | None:
     """Runs a set-up or cp command in ``where``; returns the shrunk argv of a script command (None if none)."""
     if cmd.kind == "cp":
@@ -368,6 +388,8 @@ def _prepare(cmd: Command, where: Path) -> list | None:
         FLAGS([module.__file__, *cmd.argv[2:]])
         try:
             _copy_in(_inputs(cmd.argv[2:], module), where)
+            if cmd.argv[1] in READS_THE_CHECKOUT:
+                _copy_checkout(where)
             argv = shrunk(list(cmd.argv[2:]), set(FLAGS))
             if "output_dir" in FLAGS and FLAGS["output_dir"].default is None and "output_dir" not in _flag_names(argv):
                 # the default name comes from the config, where the small sizes of two commands can meet
@@ -383,7 +405,7 @@ def _run_subprocess(cmd: Command, where: Path) -> str | None:
         return None
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     r = subprocess.run([sys.executable, str(ROOT / cmd.argv[1]), *argv], cwd=where, env=env, capture_output=True,
-                       text=True, timeout=900)
+                       text=True, timeout=COMMAND_TIMEOUT_S)
     if r.returncode:
         return f"{cmd}\n  shrunk: {shlex.join(argv)}\n  exit {r.returncode}:\n{(r.stdout + r.stderr)[-3000:]}"
     return None

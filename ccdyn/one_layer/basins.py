@@ -622,7 +622,7 @@ def statistics_lines(s: dict) -> list:
     lines = [f"{st['miss_phrase']}: any optimum not in this table has a basin < {bound} of the inits (wrong only "
              f"with probability <= {100 * (1 - st['confidence']):g}% over the random inits; smaller basins may exist)",
              f"number of optima, estimated (Chao1, from the {r['f1']} optima found once and {r['f2']} twice): "
-             f"{r['chao1']:.1f}, {100 * r['confidence']:g}% interval [{r['low']:.1f}, {r['high']:.1f}]: "
+             f"{r['chao1']:.1f}, {100 * r['confidence']:g}% interval [{float(r['low']):.1f}, {float(r['high']):.1f}]: "
              + (f"none beyond the {found} found" if more < 0.05 else
                 f"about {more:.1f} beyond the {found} found, each with a basin < {bound}")]
     plan = st.get("stop")
@@ -733,4 +733,4 @@ def _statistics_cells(s: dict) -> list:
         rule, met = "-", "-"
     half = "-" if st["max_halfwidth"] is None else round(st["max_halfwidth"], 5)
     return [float(f"{st['miss_bound']:.3g}"), float(f"{st['interval_confidence']:.6g}"), half, round(r["chao1"], 2),
-            round(r["low"], 2), round(r["high"], 2), rule, met]
+            round(float(r["low"]), 2), round(float(r["high"]), 2), rule, met]  # "inf" when no optimum was found

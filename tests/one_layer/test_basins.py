@@ -203,6 +203,18 @@ def test_summary_reports_the_miss_bound_simultaneous_intervals_and_chao1_in_word
     assert s["unseen_mass"]["singletons"] == 3  # the total-mass bound stays in the JSON
 
 
+def test_a_run_without_optima_reads_back_and_tabulates():
+    """No init converged (a short run): Chao1's upper end is infinite, "inf" in summary.json; the run's table
+    and the comparison table of basins_table.py both take the summary as it reads back."""
+    from ccdyn import io
+    s = io.as_json(_summary([], 64, dataclasses.asdict(basins.BasinsConfig(n_init=64))))
+    assert s["optima"] == [] and s["statistics"]["richness"]["high"] == "inf"
+    assert "number of optima, estimated (Chao1, from the 0 optima found once and 0 twice): 0.0, 95% interval " \
+           "[0.0, inf]" in basins.table(s)
+    (row,) = basins.comparison_rows([("none", s)])
+    assert row[basins.COMPARISON_COLUMNS.index("chao1_high")] == float("inf")
+
+
 def test_summary_of_a_run_stopped_by_the_half_width_claims_the_first_checkpoint_and_splits_alpha():
     from ccdyn import stats
     cfg = basins.BasinsConfig(n_init=100000, chunk_size=1000, target_miss=0.01, target_halfwidth=0.02)

@@ -21,7 +21,7 @@ def test_landscape_script_on_a_user_file(tmp_path):
                         "--output_dir=land", "--n_grid=1024", "--acts=linear"],
                        capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert r.returncode == 0, r.stderr
-    assert "linear" in r.stdout and "maxima" in r.stdout
+    assert "linear" in r.stdout and "maxima" in r.stdout and "key: maxima" in r.stdout
     s = json.loads((tmp_path / "land" / "landscape.json").read_text())
     assert s["command"].startswith("python scripts/landscape.py --data_path=pts.npz") and "versions" in s
     assert list(s) == ["command", "versions", "devices", "num_processes", "config", "activations", "wall_s"]

@@ -20,7 +20,7 @@ def test_fig1_script(tmp_path):
                         "--ortho_eps=0,0.1", "--n_steps=30", "--output_dir=fig1"],
                        capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert r.returncode == 0, r.stderr
-    assert "min cos(w*, u_m)" in r.stdout
+    assert "min cos(w*, u_m)" in r.stdout and "converged" in r.stdout and "key: ortho_eps" in r.stdout
     s = json.loads((tmp_path / "fig1" / "power_iteration.json").read_text())
     assert s["command"].startswith("python scripts/power_iteration.py --d=4") and "versions" in s
     assert sorted(s["ortho_eps"]) == ["0.0", "0.1"] and s["config"]["dtype"] == "float64"

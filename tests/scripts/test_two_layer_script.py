@@ -43,7 +43,7 @@ def test_two_layer_grid_outputs_figures_and_weights(tmp_path):
     per_run = json.loads((out / "runs" / "infonce-relu-bn_mean_only-zeta1-P2-beta2.json").read_text())
     assert np.asarray(per_run["chi_plus_rf"]).shape == (2, 3) and np.asarray(per_run["loss"]).shape == (3, 2)
     assert len(per_run["turn_deg"]) == 2 and min(per_run["turn_deg"]) > 1.0  # lr 0.05: the filters turn
-    assert "relu" in r.stdout and "χ̄₊" in r.stdout and "step 30/30" in r.stderr
+    assert "relu" in r.stdout and "χ̄₊" in r.stdout and "key: loss" in r.stdout and "step 30/30" in r.stderr
     assert json.loads((out / "ccdyn-run.json").read_text())["state"] == "complete" and res["state"] == "complete"
     assert per_run["fingerprint"] == json.loads((out / "ccdyn-run.json").read_text())["fingerprint"]
     args = SMALL + ["--betas=2", "--Ps=2", "--bn=mean_only", f"--output_dir={out}", "--resume"]

@@ -17,9 +17,10 @@ import numpy as np
 from ccdyn import activations, data, one_layer, pairwise, report
 from ccdyn.one_layer import certify
 
-__all__ = ["Fig1Config", "run", "table", "TABLE_COLUMNS"]
+__all__ = ["Fig1Config", "run", "table", "table_key", "TABLE_COLUMNS", "CONVERGED_TOL"]
 
-TABLE_COLUMNS = ("ortho_eps", "min cos(w*, u_m)", "stable optima", "starts", "last move")
+TABLE_COLUMNS = ("ortho_eps", "converged", "steps", "min cos(w*, u_m)", "stable optima", "starts", "last move")
+CONVERGED_TOL = 1e-12  # a start has converged once one move ||w(t+1) - w(t)|| is below it
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,7 +37,7 @@ class Fig1Config:
     data_seed: int = 0
 
 
-def _moves_to(moves, tol: float = 1e-12) -> list:
+def _moves_to(moves, tol: float = CONVERGED_TOL) -> list:
     """Per start: the first step whose move is below ``tol`` (1-based), or None."""
     return [int(np.argmax(r < tol)) + 1 if np.any(r < tol) else None for r in moves]
 
@@ -63,8 +64,27 @@ def run(cfg: Fig1Config) -> dict:
     return {"config": {**dataclasses.asdict(cfg), "dtype": "float64"}, "ortho_eps": per_eps}
 
 
+def _steps(steps: list) -> str:
+    """The range of the steps to convergence of the converged starts ("-" when none converged)."""
+    done = [k for k in steps if k is not None]
+    return "-" if not done else f"{min(done)}" if min(done) == max(done) else f"{min(done)}-{max(done)}"
+
+
 def table(record: dict) -> str:
-    """One row per eps: the smallest cos(w*, u_m), the stable end points, the largest last move."""
-    rows = [[float(eps), f"{np.min(r['overlap_with_start']):.4f}", int(np.sum(r["stable"])), len(r["stable"]),
+    """One row per eps: the starts that converged and the steps they needed, the smallest cos(w*, u_m), the
+    stable end points, the largest last move (the key of the columns: :func:`table_key`)."""
+    rows = [[float(eps), sum(k is not None for k in r["steps_to_1e-12"]), _steps(r["steps_to_1e-12"]),
+             f"{np.min(r['overlap_with_start']):.4f}", int(np.sum(r["stable"])), len(r["stable"]),
              f"{float(np.max(np.asarray(r['moves'])[:, -1])):.1e}"] for eps, r in record["ortho_eps"].items()]
     return report.format_table(TABLE_COLUMNS, rows)
+
+
+def table_key(n_steps: int) -> list:
+    """The key of :func:`table`'s columns, for a run of ``n_steps`` power-iteration steps."""
+    return [f"key: ortho_eps: ||U^T U - I||_2 of the basis; converged: starts w(0) = u_m whose move ||w(t+1) - w(t)|| "
+            f"fell below {CONVERGED_TOL:g} within {n_steps} steps;",
+            "     steps: the first such step (range over the converged starts, 1: u_m is already a fixed point); "
+            "min cos(w*, u_m): the",
+            "     smallest cosine of an end point with its start; stable optima: end points certified stable "
+            "(float64); starts: M;",
+            "     last move: the largest ||w(t+1) - w(t)|| of the last step."]

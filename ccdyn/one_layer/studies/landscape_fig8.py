@@ -18,7 +18,7 @@ from ccdyn.data.dataset import Dataset
 from ccdyn.data.registry import DataSpec, augment
 from ccdyn.one_layer import landscape
 
-__all__ = ["Fig8Config", "points", "memory_estimate", "run", "table", "TABLE_COLUMNS"]
+__all__ = ["Fig8Config", "points", "memory_estimate", "run", "table", "table_key", "TABLE_COLUMNS"]
 
 TABLE_COLUMNS = ("activation", "maxima", "smooth", "on kink", "theta/pi of maxima")
 
@@ -96,3 +96,13 @@ def table(record: dict) -> str:
     rows = [[name, a["n_local_maxima"], a["n_smooth_critical"], a["n_local_maxima"] - a["n_smooth_critical"],
              " ".join(f"{t:+.4f}" for t in a["maxima_theta_over_pi"])] for name, a in record["activations"].items()]
     return report.format_table(TABLE_COLUMNS, rows)
+
+
+def table_key(n_grid: int) -> list:
+    """The key of :func:`table`'s columns, for a grid of ``n_grid`` angles."""
+    return [f"key: maxima: local maxima of E_alpha(theta) (Eq. 3) over w = (cos theta, sin theta), found on {n_grid} "
+            "grid angles and refined;",
+            "     smooth: those off every kink, smooth critical points of the flow; on kink: those on a kink theta = "
+            "(angle of a",
+            "     data point or view) +- pi/2, where E is not differentiable (ReLU, LeakyReLU); theta/pi of maxima: "
+            "their angles."]

@@ -32,8 +32,8 @@ from ccdyn.two_layer.claims import (EQ15_TOLERANCE, EQ155_ALPHA, FIG7_TOLERANCE,
 from ccdyn.verdicts import verdict_word
 
 __all__ = ["ModulationConfig", "run", "markdown", "eq15_table", "eq155_table", "eq155_csv", "thm6_table",
-           "cor3_table", "verdict_rows", "DEGREE_ONE", "FIG7_B", "FIG7_Y0", "EQ15_TOLERANCE", "FIG7_TOLERANCE",
-           "EQ155_ALPHA"]
+           "cor3_table", "TABLE_KEYS", "verdict_rows", "DEGREE_ONE", "FIG7_B", "FIG7_Y0", "EQ15_TOLERANCE",
+           "FIG7_TOLERANCE", "EQ155_ALPHA"]
 
 DEGREE_ONE = ("relu", "leaky_relu", "linear")  # h(x) = h'(x) x (Assumption 1), as the Thm. 5 maths needs
 FIG7_B = 1.0
@@ -249,6 +249,22 @@ def cor3_table(c3, checkpoints) -> tuple:
                       f"{c3['none']['initial_speed'][j]:.2e}", f"{c3['bn']['initial_speed'][j]:.2e}"]
                      + [f"{c3[bn]['angle_moved_deg'][t][j]:.1f}°" for bn in ("none", "bn") for t in checkpoints]
                      for j, s in enumerate(c3["scales"])]
+
+
+# The keys of the printed thm6 and cor3 tables (their columns, one entry each).
+TABLE_KEYS = {
+    "thm6.md": ["key: c: what is added to b_0; b₀: b + c (every other b_l = b); → u₀: the share of the random "
+                "unit starts whose flow ends",
+                "     on u_0; 95% interval: its Wilson interval; → other u_l: ends on another pattern; negative "
+                "orthant: ends with every",
+                "     coordinate < 0; unsettled: neither at the end of the run; t* predictor right: among the starts "
+                "that end on a pattern,",
+                "     the share whose first blow-up time t* (Thm. 6, Eq. 150) names that pattern."],
+    "cor3.md": ["key: RF scale: the factor on the RF's inputs; d_k, d_k^bn: the RF's d_k of Lemma 5 (Eq. 134-137) "
+                "without and with BatchNorm",
+                "     (Eq. 175-177); initial speed: |dw_k/dt| of the Eq. 15 flow at the start; angle moved by step t: "
+                "the angle between w_k(t)",
+                "     and w_k(0)."]}
 
 
 def markdown(record) -> dict:

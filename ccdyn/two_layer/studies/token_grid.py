@@ -30,7 +30,7 @@ from ccdyn.data import tokens
 
 __all__ = ["Setting", "network", "run_setting", "init_scores", "aggregate", "GridConfig", "READINGS",
            "run_setting_checkpoints", "memory_estimate", "setting_result", "nonfinite_seeds", "token_coords", "result_row",
-           "results_csv", "results_table", "matching_curves", "weights_label"]
+           "results_csv", "results_table", "results_table_key", "matching_curves", "weights_label"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -328,6 +328,19 @@ def results_csv(rows) -> tuple:
 def results_table(rows) -> tuple:
     """(headers, rows) of the printed summary: chi_bar_+/- mean +- std, chance level, finite seeds."""
     return grid.table(rows, TABLE_COLUMNS)
+
+
+def results_table_key() -> list:
+    """The key of :func:`results_table`'s columns (one entry per column and symbol)."""
+    return ["key: loss: the contrastive loss; act: the filters' activation; bn: the BatchNorm variant (Def. 5); ζ: the "
+            "embeddings' norm non-uniformity;",
+            "     P: candidate tokens per position; β: filters per candidate, M = β P filters per RF; χ̄₊: over RFs "
+            "and relevant tokens, the mean",
+            "     of a token's best cosine with a filter (|cos| for odd activations; docs/two_layer_readings.md); χ̄₋: "
+            "the same over irrelevant",
+            "     tokens; both mean ± std over the finite seeds; χ̄₊/χ̄₋ at init: the same for the untrained filters "
+            "(chance level);",
+            "     finite: seeds that stayed finite / seeds."]
 
 
 def matching_curves(rows) -> dict:

@@ -16,4 +16,21 @@ def test_power_iteration_from_the_patterns():
     assert moves.shape == (6, 40) and np.all(moves[:, -1] < 1e-12)
     assert all(1 < s <= 40 for s in near["steps_to_1e-12"])
     lines = fig1.table(rec).splitlines()
-    assert lines[0].split()[0] == "ortho_eps" and len(lines) == 4 and lines[3].split()[:4] == ["0.1", "0.9994", "6", "6"]
+    steps = near["steps_to_1e-12"]  # the converged count and the steps column, against the moves themselves
+    span = f"{min(steps)}-{max(steps)}" if min(steps) < max(steps) else str(min(steps))
+    assert lines[0].split()[:3] == ["ortho_eps", "converged", "steps"] and len(lines) == 4
+    assert lines[2].split()[:6] == ["0", "6", "1", "1.0000", "6", "6"]
+    assert lines[3].split()[:6] == ["0.1", str(int(np.sum(np.any(moves < 1e-12, axis=1)))), span, "0.9994", "6", "6"]
+    key = " ".join(fig1.table_key(40))
+    assert all(c + ":" in key for c in fig1.TABLE_COLUMNS) and "within 40 steps" in key
+
+
+def test_the_table_counts_a_start_that_does_not_converge():
+    """A start whose moves never fall below 1e-12 is not counted and leaves the steps column (hand-made record)."""
+    moves = np.array([[1e-3, 1e-13], [1e-3, 1e-4], [1e-13, 1e-14]])
+    r = {"moves": moves, "overlap_with_start": np.ones(3), "stable": [True, False, True],
+         "steps_to_1e-12": fig1._moves_to(moves)}
+    assert r["steps_to_1e-12"] == [2, None, 1]
+    none = {**r, "steps_to_1e-12": [None] * 3}
+    lines = fig1.table({"ortho_eps": {"0.2": r, "0.3": none}}).splitlines()
+    assert lines[2].split()[:3] == ["0.2", "2", "1-2"] and lines[3].split()[:3] == ["0.3", "0", "-"]

@@ -1,5 +1,7 @@
 """The modulation study (Thm. 5-6, Fig. 7, Eq. 155, Cor. 3) in process on a tiny configuration."""
 
+import re
+
 import pytest
 
 from ccdyn.two_layer import claims
@@ -46,3 +48,12 @@ def test_config_validation():
                          (dict(scales=(1.0,)), "scales"), (dict(cor3_steps=3000), "cor3_steps")]:
         with pytest.raises(ValueError, match=name):
             modulation.ModulationConfig(**kwargs)
+
+
+def test_the_printed_tables_have_a_key_entry_per_column():
+    heads = {"thm6.md": modulation.thm6_table([])[0], "cor3.md": modulation.cor3_table({"scales": []}, (20, 200))[0]}
+    for name, headers in heads.items():
+        key = " ".join(modulation.TABLE_KEYS[name])
+        entries = [re.sub(r"step \d+", "step t", h.split(" (")[0]) for h in headers]  # one per checkpoint
+        missing = [e for e in entries if f"{e}:" not in key and f"{e}," not in key]
+        assert not missing, (name, missing)
