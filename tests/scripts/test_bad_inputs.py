@@ -362,3 +362,31 @@ def test_two_layer_memory_is_the_token_grid_estimate():
         assert script._memory(**{"--n_seeds": 7, "--batch_size": cfg.train.batch_size, "--n_positions": cfg.spec.n_positions,
                                  "--n_tokens": cfg.spec.n_tokens, "--d_out": 40, "--betas": 9, "--Ps": 4}) == \
             token_grid.memory_estimate(cfg)[0]
+
+
+def test_an_unexpected_error_says_what_failed_where_and_how_far(tmp_path, capsys):
+    """An exception the scripts do not expect is still one line: its type and message, the place it was
+    raised (the innermost frame of ccdyn or of a script) and how far the run had got."""
+    from ccdyn import cli
+
+    def late(argv):
+        run = cli.open_run_dir(tmp_path / "r", {"a": 1}, script="scripts/x.py", outputs=("a.json",))
+        io.write_json(run.path / "a.json", {})
+        return {}["train"]
+
+    def early(argv):
+        raise AssertionError()
+
+    lines = []
+    for main in (late, early):
+        with pytest.raises(SystemExit) as e:
+            cli.start(main, argv=["x"])
+        assert e.value.code == 2
+        lines += [line for line in capsys.readouterr().err.splitlines() if line.startswith("error")]
+    here = "tests/scripts/test_bad_inputs.py"
+    assert len(lines) == 2
+    assert lines[0].startswith(f"error: KeyError: 'train' (raised at {here}:") and " in late; after the run in " in lines[0]
+    assert lines[0].endswith("wrote outputs (kept there, marked failed); set CCDYN_TRACEBACK=1 for the traceback)")
+    assert lines[1].startswith(f"error: AssertionError (no message) (raised at {here}:")
+    assert "in early; before any output was written;" in lines[1]
+    assert io.read_json(tmp_path / "r" / rundir.MANIFEST)["state"] == "failed"
