@@ -141,6 +141,7 @@ OTHERS = [
     ("landscape", "--n_grid=100000000000", "--n_grid needs about"),
     ("landscape", "--data_path={d}/zero.npz", "zero.npz is not a readable .npz file (empty file)"),
     ("landscape", "--tau=inf", "--tau=inf must be a finite number"),
+    ("landscape", "--angles=0.5,0.5,2.5", "--angles=0.5,0.5,2.5: every point lies at the same place, so C_alpha = 0"),
     ("mnist", "--mnist_dir={d}/mnist_missing", "mnist_missing' is not a directory"),
     ("mnist", "--mnist_dir={d}/mnist_bad", "mnist_bad/train-images-idx3-ubyte: wrong magic number 0x0102"),
     ("mnist", "--mnist_dir={d}/mnist_short", "train-labels-idx1-ubyte: size mismatch, 2 labels for the 3 images"),
