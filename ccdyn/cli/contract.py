@@ -40,6 +40,7 @@ from ccdyn import parallel, rundir
 __all__ = ["start", "fail", "or_fail", "check_memory", "check_memory_of", "sizes_of", "driving_flag", "check_tolerance", "interrupted", "install_signal_handlers"]
 
 ACTIVE_RUNS: list = []  # the run directories this process opened (marked failed by start() on an error)
+INPUTS: list = []  # (flag, path) of the other runs' files this process read (cli.read_run_json), for the error line
 
 
 def _parse_flags(argv):
@@ -88,6 +89,7 @@ def start(main, argv=None) -> None:
     again when ``main`` returns). ``argv``: default ``sys.argv``."""
     before = {s: signal.getsignal(s) for s in SIGNALS}
     install_signal_handlers()
+    INPUTS.clear()
 
     def guarded(argv):
         try:
@@ -125,7 +127,9 @@ def _one_line(e: BaseException, phase: str = "") -> str:
         return f"{e.strerror or first} ({e.filename})" if e.filename else first
     what = f"{type(e).__name__}: {first[:300]}" if first else f"{type(e).__name__} (no message)"
     where = _where(e)
-    context = "; ".join(x for x in (f"raised at {where}" if where else "", phase) if x)
+    read = ", ".join(f"{flag}={path}" for flag, path in INPUTS[-3:])  # what a reader's failure most likely concerns
+    context = "; ".join(x for x in (f"raised at {where}" if where else "", f"after reading {read}" if read else "",
+                                    phase) if x)
     return f"{what} ({context}; set CCDYN_TRACEBACK=1 for the traceback)"
 
 

@@ -378,14 +378,21 @@ def test_an_unexpected_error_says_what_failed_where_and_how_far(tmp_path, capsys
     def early(argv):
         raise AssertionError()
 
+    io.write_json(tmp_path / "s.json", {"command": "python scripts/basins.py", "optima": "not a list"})
+
+    def reader(argv):
+        return cli.read_run_json(tmp_path / "s.json", script="scripts/basins.py", flag="--runs", keys=("optima",))["optima"]["x"]
+
     lines = []
-    for main in (late, early):
+    for main in (late, early, reader):
         with pytest.raises(SystemExit) as e:
             cli.start(main, argv=["x"])
         assert e.value.code == 2
         lines += [line for line in capsys.readouterr().err.splitlines() if line.startswith("error")]
     here = "tests/scripts/test_bad_inputs.py"
-    assert len(lines) == 2
+    assert len(lines) == 3
+    assert lines[2].startswith("error: TypeError: string indices must be integers") and \
+        f"; after reading --runs={tmp_path / 's.json'}; before any output was written;" in lines[2]
     assert lines[0].startswith(f"error: KeyError: 'train' (raised at {here}:") and " in late; after the run in " in lines[0]
     assert lines[0].endswith("wrote outputs (kept there, marked failed); set CCDYN_TRACEBACK=1 for the traceback)")
     assert lines[1].startswith(f"error: AssertionError (no message) (raised at {here}:")
