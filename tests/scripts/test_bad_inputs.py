@@ -118,7 +118,8 @@ OTHERS = [
     ("kernel_dynamics", "--mc_seeds=100000000000", "--mc_seeds needs about"),
     ("power_iteration", "--d=1000000000 --m=2", "--d needs about"),
     ("augmentation", "--n_grid=1000000000000", "--n_grid needs about"),
-    ("augmentation", "--tile=100000000000 --n_init=100000000000", "--tile needs about"),
+    ("augmentation", "--tile=100000000000 --n_init=2000000000", "--tile needs about"),
+    ("augmentation", "--n_init=1000000000000", "--n_init=1000000000000: 1000000000000 is not an integer in the range [1, 2147483648]"),
     ("modulation", "--n_mc=1000000000000", "--n_mc needs about"),
     ("mnist", "--mnist_dir={d}/mnist_ok --batch_size=2 --n_filters=100000000", "--n_filters needs about"),
     ("landscape", "--acts=relu --data_path={d}/big200_2d.npz", "big200_2d.npz: ||A(w) w|| overflows (the data's"),
@@ -127,6 +128,7 @@ OTHERS = [
                  "in float64", marks=pytest.mark.slow),
     ("hltm", "--depths=3 --widths=10000000", "--widths needs about"),
     ("hltm", "--depths=40", "--depths needs about"),
+    ("hltm", "--depths=1000000000000", "--depths needs about"),  # was a loop over 10^12 levels of 2^L bigints
     ("hltm", "--depths=3 --n_seeds=100000000", "--n_seeds needs about"),
     ("two_layer", "--lr=inf", "--lr=inf: --lr must be a finite number > 0"),
     ("two_layer", "--tau=inf", "--tau=inf must be a finite number"),
