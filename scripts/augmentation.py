@@ -70,9 +70,9 @@ SIZES = ("n_grid", "views_per_circle", "ripple_views", "min_views", "tile", "n_i
 
 
 def _memory(**f) -> int:  # float64 bytes: 8 arrays of grid (or tile) x the 9 circle points x views; the shift tiles
-    views, tile = max(f["--views_per_circle"], f["--ripple_views"], f["--min_views"]), f["--tile"]
-    shift = 2 ** min(f["--shift_m"], 64) * f["--shift_d"] ** 2 * min(tile, f["--shift_n_init"])  # (a lower bound)
-    return 64 * (9 * views * (f["--n_grid"] + min(tile, f["--n_init"])) + shift)
+    views, tile = max(f["--views_per_circle"], f["--ripple_views"], f["--min_views"]), f["--tile"]  # a tile's
+    shift = 2 ** min(f["--shift_m"], 64) * f["--shift_d"] ** 2 * tile  # arrays have its full size (fixed shapes)
+    return 64 * (9 * views * (f["--n_grid"] + tile) + shift)
 
 
 def main(argv):

@@ -117,6 +117,7 @@ OTHERS = [
     ("kernel_dynamics", "--n_seeds=1000000000", "--n_seeds needs about"),  # these four aborted (SIGABRT) or ran on
     ("kernel_dynamics", "--mc_seeds=100000000000", "--mc_seeds needs about"),
     ("power_iteration", "--d=1000000000 --m=2", "--d needs about"),
+    ("cor2_exact", "--d=1000000000000", "--d needs about"),  # was a native abort (no estimate)
     ("augmentation", "--n_grid=1000000000000", "--n_grid needs about"),
     ("augmentation", "--tile=100000000000 --n_init=2000000000", "--tile needs about"),
     ("augmentation", "--n_init=1000000000000", "--n_init=1000000000000: 1000000000000 is not an integer in the range [1, 2147483648]"),
