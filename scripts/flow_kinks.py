@@ -71,6 +71,7 @@ def main(argv):
     del argv
     out = Path(FLAGS.output_dir)
     set_seeds = cli.or_fail(cli.seed_range, "set_seeds", FLAGS.set_seeds)
+    cli.check_memory(8.0 * 8 * FLAGS.n_init * 30, "--n_init", "8 float64 arrays of n_init x up to 30 points")
     run = cli.open_run_dir(out, {k: FLAGS[k].value for k in ("set_seeds", "n_init", "cluster_tol")},
                            script="scripts/flow_kinks.py", outputs=OUTPUTS, overwrite=FLAGS.overwrite, can_resume=False)
     out = run.path
