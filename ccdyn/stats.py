@@ -14,7 +14,7 @@ import jax.scipy.stats
 import numpy as np
 
 __all__ = ["wilson_interval", "intervals_overlap", "covering_intervals", "equal_counts_pvalue", "unseen_mass",
-           "t_interval", "miss_bound", "inits_for_miss", "round_up", "miss_phrase", "simultaneous_intervals", "richness",
+           "finite_mean", "t_interval", "miss_bound", "inits_for_miss", "round_up", "miss_phrase", "simultaneous_intervals", "richness",
            "basin_statistics", "tipping_intervals"]
 
 
@@ -79,6 +79,13 @@ def unseen_mass(counts, n: int, confidence: float = 0.95) -> dict:
     margin = (1 + np.sqrt(2)) * np.sqrt(np.log(2 / (1 - confidence)) / n)
     return {"good_turing": estimate, "upper": float(min(1.0, estimate + margin)), "singletons": singletons,
             "confidence": confidence}
+
+
+def finite_mean(values) -> float:
+    """The mean of the finite entries of ``values``; NaN, without numpy's "Mean of empty slice" warning,
+    when there is none (e.g. every seed of a setting went non-finite)."""
+    v = np.asarray(values, np.float64)
+    return float(v[np.isfinite(v)].mean()) if np.isfinite(v).any() else float("nan")
 
 
 def t_interval(values, confidence: float = 0.95) -> tuple:

@@ -22,7 +22,7 @@ import jax
 
 jax.config.update("jax_enable_x64", True)  # landscapes and certificates in float64
 
-from ccdyn import activations, cli, io, report  # noqa: E402
+from ccdyn import activations, cli, io, parallel, report  # noqa: E402
 from ccdyn.data import files  # noqa: E402
 from ccdyn.one_layer.studies import augmentation  # noqa: E402
 
@@ -43,8 +43,10 @@ flags.DEFINE_float("min_prominence", 5e-5, "A maximum is prominent when its prom
 flags.DEFINE_integer("n_grid", 1 << 14, "Landscape grid points over [-pi, pi).", lower_bound=16)
 flags.DEFINE_integer("refine_max", 64, "Refine the grid maxima only when there are at most this many.",
                      lower_bound=0)
-flags.DEFINE_integer("n_init", 4000, "Inits of the rotation basins runs.", lower_bound=1)
-flags.DEFINE_integer("shift_n_init", 8000, "Inits of the shift basins runs.", lower_bound=1)
+flags.DEFINE_integer("n_init", 4000, "Inits of the rotation basins runs.", lower_bound=1,
+                     upper_bound=parallel.MAX_INITS)
+flags.DEFINE_integer("shift_n_init", 8000, "Inits of the shift basins runs.", lower_bound=1,
+                     upper_bound=parallel.MAX_INITS)
 flags.DEFINE_integer("max_steps", 2000, "Flow steps before a run is declared not converged.", lower_bound=1)
 flags.DEFINE_float("step_size", 1.0, "Initial Euler step of the flow (> 0).")
 flags.DEFINE_float("cluster_tol", 1e-2, "Endpoints closer than this are one optimum, in (0, 1).")
@@ -68,9 +70,9 @@ SIZES = ("n_grid", "views_per_circle", "ripple_views", "min_views", "tile", "n_i
 
 
 def _memory(**f) -> int:  # float64 bytes: 8 arrays of grid (or tile) x the 9 circle points x views; the shift tiles
-    views, tile = max(f["--views_per_circle"], f["--ripple_views"], f["--min_views"]), f["--tile"]
-    shift = 2 ** f["--shift_m"] * f["--shift_d"] ** 2 * min(tile, f["--shift_n_init"])
-    return 64 * (9 * views * (f["--n_grid"] + min(tile, f["--n_init"])) + shift)
+    views, tile = max(f["--views_per_circle"], f["--ripple_views"], f["--min_views"]), f["--tile"]  # a tile's
+    shift = 2 ** min(f["--shift_m"], 64) * f["--shift_d"] ** 2 * tile  # arrays have its full size (fixed shapes)
+    return 64 * (9 * views * (f["--n_grid"] + tile) + shift)
 
 
 def main(argv):

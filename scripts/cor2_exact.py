@@ -43,9 +43,15 @@ flags.register_validator("radii", lambda v: len(v) >= 2 and [float(x) for x in v
     (float(x) for x in v), reverse=True), "--radii needs >= 2 values in decreasing order")
 
 
+def _memory(**f) -> int:  # float64 bytes: the sample and about 7 arrays like it (views, differences), the d x d basis
+    return 8 * (8 * f["--n_samples"] * f["--d"] + 4 * f["--d"] ** 2)
+
+
 def main(argv):
     del argv
     t0 = time.time()
+    cli.check_memory_of(_memory, *cli.sizes_of(FLAGS, ("n_samples", "d")),
+                        "8 float64 arrays of n_samples x d + 4 of d x d")
     cfg = cor2_exact.Cor2ExactConfig(
         d=FLAGS.d, m=FLAGS.m, ortho_eps=FLAGS.ortho_eps, std=FLAGS.std, data_seed=FLAGS.data_seed,
         taus=cli.floats(FLAGS.taus), n_random_w=FLAGS.n_random_w, n_samples=FLAGS.n_samples,

@@ -39,6 +39,10 @@ flags.register_validator("lr", lambda v: v > 0, "--lr must be > 0")
 def main(argv):
     del argv
     t0 = time.time()
+    n_train = len(digits.load_digits()[0])  # batches are drawn without replacement; the seeds' encoders are vmapped
+    if FLAGS.batch_size > n_train:
+        cli.fail(f"--batch_size={FLAGS.batch_size} exceeds the {n_train} training digits")
+    cli.check_memory(4.0 * FLAGS.n_seeds * 64 * 1797 * 4, "--n_seeds", "4 float32 copies of the digits per seed (a lower bound)")
     base = dataclasses.replace(_D, tau=FLAGS.tau, lr=FLAGS.lr, batch_size=FLAGS.batch_size,
                                steps=max(cli.ints(FLAGS.checkpoints)))
     config = {"variants": list(FLAGS.variants), "checkpoints": list(cli.ints(FLAGS.checkpoints)),

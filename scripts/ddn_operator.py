@@ -41,6 +41,8 @@ def main(argv):
     del argv
     t0 = time.time()
     jax.config.update("jax_enable_x64", True)
+    cli.check_memory_of(lambda **f: 8 * 8 * f["--n"] * f["--n_views"] * f["--sizes"], *cli.sizes_of(FLAGS, ("n", "n_views", "sizes")),
+                        "8 float64 arrays of n x n_views x max(sizes) (a lower bound)")
     config = {"sizes": cli.ints(FLAGS.sizes), "sigmas": cli.floats(FLAGS.sigmas), "betas": cli.floats(FLAGS.betas),
               "n": FLAGS.n, "n_views": FLAGS.n_views, "tau": FLAGS.tau, "seed": FLAGS.seed}
     run = cli.open_run_dir(FLAGS.output_dir, config, script="scripts/ddn_operator.py", outputs=OUTPUTS,

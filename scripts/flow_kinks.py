@@ -35,8 +35,9 @@ FLAGS = flags.FLAGS
 flags.DEFINE_string("set_seeds", "1000:1008", "Seeds of the point clouds, start:stop.")
 flags.DEFINE_integer("n_init", 3000, "Inits per set and method.", lower_bound=1)
 flags.DEFINE_float("cluster_tol", 1e-2, "Endpoints closer than this are one optimum.")
-flags.DEFINE_string("output_dir", None, "Where to write flow_kinks.json, table.md and the data files.")
+cli.define_run_flags(None, resume=False, what="Where to write flow_kinks.json, table.md and the data files.")
 flags.mark_flag_as_required("output_dir")
+OUTPUTS = ("flow_kinks.json", "table.md", "set*.npz")
 
 METHODS = {"flow (sliding)": engine.Dynamics(method="flow"),
            "flow (stops where pinned)": engine.Dynamics(method="flow", sliding=False),
@@ -70,7 +71,10 @@ def main(argv):
     del argv
     out = Path(FLAGS.output_dir)
     set_seeds = cli.or_fail(cli.seed_range, "set_seeds", FLAGS.set_seeds)
-    out.mkdir(parents=True, exist_ok=True)
+    cli.check_memory(8.0 * 8 * FLAGS.n_init * 30, "--n_init", "8 float64 arrays of n_init x up to 30 points")
+    run = cli.open_run_dir(out, {k: FLAGS[k].value for k in ("set_seeds", "n_init", "cluster_tol")},
+                           script="scripts/flow_kinks.py", outputs=OUTPUTS, overwrite=FLAGS.overwrite, can_resume=False)
+    out = run.path
     record = {"command": "python scripts/flow_kinks.py " + " ".join(
         f"--{k}={FLAGS[k].value}" for k in ("set_seeds", "n_init", "cluster_tol", "output_dir")), "sets": []}
     for seed in set_seeds:
@@ -96,9 +100,10 @@ def main(argv):
                          f"{s['circling_kink']} | {s['not_converged']} | {r['optima']} ({r['seen_once']}) | "
                          f"{r['top5_share']:.3f} | {r['max_residual']:.1e} | {r['min_rel_energy_gain']:.1e} | "
                          f"{r['mean_steps']:.0f} |")
-    (out / "table.md").write_text("\n".join(lines) + "\n")
+    io.atomic_write_bytes(out / "table.md", ("\n".join(lines) + "\n").encode())
     io.write_json(out / "flow_kinks.json", record)
     print("\n".join(lines))
+    cli.finish(run)
 
 
 if __name__ == "__main__":

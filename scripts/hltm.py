@@ -83,7 +83,7 @@ def _verdicts(rows, readings):
 
 
 def _memory(**f) -> int:  # bytes of one setting's vmapped seeds at the largest L and |N| (a lower bound)
-    depth, width = f["--depths"], f["--widths"]
+    depth, width = min(f["--depths"], 64), f["--widths"]  # 2^64 nodes exceed any memory: a deeper tree is refused too
     params = sum(2 ** (depth - lv) * width * ((2 if lv == 1 else 2 * width) + 1) for lv in range(1, depth + 1))
     acts = (3 * f["--batch_size"] + f["--n_eval"]) * 2 ** depth * (width + 1)
     return 4 * f["--n_seeds"] * (3 * params + acts)

@@ -53,9 +53,14 @@ flags.register_multi_flags_validator(["n_patterns", "m"], lambda f: f["n_pattern
                                      "--n_patterns must be <= --m")
 
 
+def _memory(**f) -> int:  # float64 bytes, a lower bound: the sample of n_samples points in d and the d x d basis
+    return 8 * (2 * f["--n_samples"] * f["--d"] + 4 * f["--d"] ** 2)
+
+
 def main(argv):
     del argv
     t0 = time.time()
+    cli.check_memory_of(_memory, *cli.sizes_of(FLAGS, ("n_samples", "d")), "2 float64 arrays of n_samples x d + 4 of d x d")
     cfg = theorem3_exact.Theorem3ExactConfig(
         d=FLAGS.d, m=FLAGS.m, q=FLAGS.q, ortho_eps=cli.floats(FLAGS.ortho_eps),
         angles_deg=cli.floats(FLAGS.angles_deg), n_patterns=FLAGS.n_patterns, gammas=cli.floats(FLAGS.gammas),

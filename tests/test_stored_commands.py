@@ -194,3 +194,12 @@ def test_stored_command_makes_the_stored_config(rel, key, where, cmd):
     assert shared, f"{rel}: the config {cmd!r} builds shares no field with {what}"
     diff = [f"{k}: stored {b[k]!r}, the command gives {a[k]!r}" for k in shared if a[k] != b[k]]
     assert not diff, f"{rel}{where}: `{cmd}` does not make {what}: " + "; ".join(diff)
+
+
+def test_stored_commands_write_into_the_repository():
+    """A stored command names the folder it writes as a repository path (relative, inside the checkout),
+    never a scratch folder elsewhere: run from the repository root it writes where its result is kept."""
+    outside = [(rel, cmd) for rel, _, _, cmd in CASES for w in shlex.split(cmd)
+               if w.split("=")[0] in ("--output_dir", "--output", "--output_prefix") and "=" in w
+               and (Path(w.split("=", 1)[1]).is_absolute() or ".." in Path(w.split("=", 1)[1]).parts)]
+    assert not outside, outside

@@ -3,7 +3,9 @@
 :func:`start` replaces ``app.run``: a flag error, a non-finite float flag, or any exception in ``main``
 ends the script with one ``error:`` line and exit status 2, never a traceback, and marks the run
 directory it opened failed (or removes it if it never started); a :class:`ccdyn.rundir.RunDirError`
-(which names the directory or file and what to do) is that line as it stands. :func:`fail` is that
+(which names the directory or file and what to do) is that line as it stands, an unexpected exception
+is its type and message, where it was raised and how far the run had got (``CCDYN_TRACEBACK=1``: the
+traceback instead). :func:`fail` is that
 exit and :func:`or_fail` turns a library ``ValueError`` / ``OSError`` (which names the flag or file)
 into it.
 
@@ -26,6 +28,8 @@ import math
 import os
 import signal
 import sys
+import traceback
+from pathlib import Path
 
 import jax
 import numpy as np
@@ -36,6 +40,7 @@ from ccdyn import parallel, rundir
 __all__ = ["start", "fail", "or_fail", "check_memory", "check_memory_of", "sizes_of", "driving_flag", "check_tolerance", "interrupted", "install_signal_handlers"]
 
 ACTIVE_RUNS: list = []  # the run directories this process opened (marked failed by start() on an error)
+INPUTS: list = []  # (flag, path) of the other runs' files this process read (cli.read_run_json), for the error line
 
 
 def _parse_flags(argv):
@@ -84,6 +89,7 @@ def start(main, argv=None) -> None:
     again when ``main`` returns). ``argv``: default ``sys.argv``."""
     before = {s: signal.getsignal(s) for s in SIGNALS}
     install_signal_handlers()
+    INPUTS.clear()
 
     def guarded(argv):
         try:
@@ -94,10 +100,11 @@ def start(main, argv=None) -> None:
         except KeyboardInterrupt:  # raised by something else than our handler (e.g. a test)
             interrupted(signal.SIGINT)
         except BaseException as e:  # noqa: BLE001 -- the contract: one line, never a traceback
+            phase = _phase()
             _close_active(f"{type(e).__name__}: {e}")
             if os.environ.get("CCDYN_TRACEBACK"):
                 raise
-            fail(_one_line(e))
+            fail(_one_line(e, phase))
 
     try:
         app.run(guarded, argv=argv, flags_parser=_parse_flags)
@@ -106,7 +113,10 @@ def start(main, argv=None) -> None:
             signal.signal(s, handler)
 
 
-def _one_line(e: BaseException) -> str:
+def _one_line(e: BaseException, phase: str = "") -> str:
+    """The ``error:`` line of an exception that ended ``main``: a RunDirError or an OSError as it names its
+    directory or file; anything unexpected as its type, its message, where it was raised (the innermost
+    frame of ccdyn or of the script) and ``phase`` (:func:`_phase`)."""
     text = str(e).strip().splitlines()
     first = text[0] if text else ""
     if isinstance(e, MemoryError) or "RESOURCE_EXHAUSTED" in first or "out of memory" in first.lower():
@@ -115,7 +125,55 @@ def _one_line(e: BaseException) -> str:
         return first
     if isinstance(e, OSError):
         return f"{e.strerror or first} ({e.filename})" if e.filename else first
-    return f"{type(e).__name__}: {first[:300]} (set CCDYN_TRACEBACK=1 for the traceback)"
+    what = f"{type(e).__name__}: {first[:300]}" if first else f"{type(e).__name__} (no message)"
+    where = _where(e)
+    read = ", ".join(f"{flag}={path}" for flag, path in INPUTS[-3:])  # what a reader's failure most likely concerns
+    context = "; ".join(x for x in (f"raised at {where}" if where else "", f"after reading {read}" if read else "",
+                                    phase) if x)
+    return f"{what} ({context}; set CCDYN_TRACEBACK=1 for the traceback)"
+
+
+def _where(e: BaseException) -> str:
+    """``path:line in function`` of the innermost frame of ``e``'s traceback that lies in the checkout (ccdyn
+    or a script: the place to look first), else of the innermost frame; "" without a traceback."""
+    frames = traceback.extract_tb(e.__traceback__)
+    if not frames:
+        return ""
+    ours = [f for f in frames if _ours(f.filename)]
+    f = (ours or frames)[-1]
+    return f"{_short(f.filename)}:{f.lineno} in {f.name}"
+
+
+_CHECKOUT = Path(__file__).resolve().parents[2]  # where ccdyn/ and scripts/ live
+
+
+def _ours(filename: str) -> bool:
+    """Whether ``filename`` lies in the checkout of ccdyn (the package, its scripts, tests, benchmarks)."""
+    return _CHECKOUT in Path(filename).resolve().parents
+
+
+def _short(filename: str) -> str:
+    """``filename`` relative to the checkout, or to its site-packages folder (a library's own frame)."""
+    p = Path(filename).resolve()
+    if _CHECKOUT in p.parents:
+        return p.relative_to(_CHECKOUT).as_posix()
+    parts = p.parts
+    return "/".join(parts[parts.index("site-packages") + 1:]) if "site-packages" in parts else p.name
+
+
+def _phase() -> str:
+    """Where the run stood when an unexpected error ended it: before its run directory was opened, opened
+    with nothing written yet (it is removed), or after it wrote outputs (they stay, marked failed)."""
+    if not ACTIVE_RUNS:
+        return "before any output was written"
+    run = ACTIVE_RUNS[-1]
+    try:
+        wrote = run.is_started or bool(rundir.written_files(run.path))
+    except OSError:
+        wrote = run.is_started
+    if wrote:
+        return f"after the run in {run.path} wrote outputs (kept there, marked failed)"
+    return f"before the run in {run.path} wrote an output (nothing kept)"
 
 
 def _close_active(error: str) -> None:

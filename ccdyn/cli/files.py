@@ -15,7 +15,7 @@ from pathlib import Path
 from absl import flags
 
 from ccdyn import io, rundir
-from ccdyn.cli.contract import fail
+from ccdyn.cli.contract import INPUTS, fail
 
 __all__ = ["read_run_json", "define_overwrite", "check_new_files"]
 
@@ -65,6 +65,7 @@ def read_run_json(path, *, script, flag: str, keys=()) -> dict:
     if missing:
         fail(f"{flag}: {path} has no {', '.join(repr(k) for k in missing)}; not an output of {script} "
              "(or one of another version: re-run it)")
+    INPUTS.append((flag, path))  # named by the error line of a failure while the reader uses it
     return record
 
 

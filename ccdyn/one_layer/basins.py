@@ -91,8 +91,9 @@ def memory_estimate(cfg: BasinsConfig, shape) -> tuple:
     data, tile = 3.0 * n * v * d * 8, 8.0 * cfg.tile * n * v * item
     if cfg.alpha != "uniform":
         tile += 3.0 * min(cfg.tile, 16) * n * n * item  # dynamics.GAUSSIAN_BATCH inits at a time
-    if data >= tile:
-        return data + tile, "--aug_views" if v > 1 else "--n_samples", f"3 copies of {n} points x {v} views x d={d} float64"
+    if data >= tile:  # the data's factor furthest above its default (d = 10, 8 views, 1024 points) names the flag
+        flag = max((("--d", d / 10), ("--aug_views", v / 8), ("--n_samples", n / 1024)), key=lambda kv: kv[1])[0]
+        return data + tile, flag, f"3 copies of {n} points x {v} views x d={d} float64"
     flag = "--tile" if cfg.tile / 512 >= v / 8 else "--aug_views"  # the factor furthest above its default
     return data + tile, flag, f"8 arrays of tile {cfg.tile} x {n} points x {v} views, {item} B each"
 

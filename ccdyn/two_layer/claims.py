@@ -131,7 +131,9 @@ def check_relu_lowest_chi_minus(rows, loss="infonce", bn="none", zeta=1.0):
     betas, ps = _axes(rows)
     if "relu" not in acts or len(acts) < 2:
         return verdict("ReLU has the lowest chi_-", None, {})
-    means = {a: float(np.nanmean([_get(t, loss, a, bn, zeta, p, b) for p in ps for b in betas])) for a in acts}
+    means = {a: stats.finite_mean([_get(t, loss, a, bn, zeta, p, b) for p in ps for b in betas]) for a in acts}
+    if not all(np.isfinite(list(means.values()))):  # an activation without a finite cell: nothing to compare
+        return verdict("ReLU has the lowest chi_-", None, {"mean_chi_minus": means})
     wins = sum(min(acts, key=lambda a: _get(t, loss, a, bn, zeta, p, b)) == "relu" for p in ps for b in betas)
     parts = {"ReLU lowest mean chi_-": min(means, key=means.get) == "relu"}
     if "linear" in means and len(acts) > 2:
@@ -152,7 +154,7 @@ def check_bn_helps(rows, zeta=10.0, loss="infonce", act="relu", bn="mean_only", 
         return verdict(claim, None, {})
     return verdict(claim, {"BN higher chi_+ in every such cell": min(diffs) > 0},
                     {"bn_minus_none": dict(zip([f"P{p}-beta{b}" for p, b in cells], diffs)),
-                     "mean_over_all_cells": float(np.nanmean(allc))})
+                     "mean_over_all_cells": stats.finite_mean(allc)})
 
 
 def check_bn_no_difference(rows, zeta=2.0, loss="infonce", act="relu", bn="mean_only", margin=0.05):
@@ -426,10 +428,14 @@ def mnist_claims(record: dict, confidence: float = 0.95) -> list:
         diff = a - b
         ok = np.isfinite(diff)
         mean, lo, hi = stats.t_interval(diff[ok], confidence)
-        numbers = {"aug": float(np.nanmean(a)), "no_aug": float(np.nanmean(b)), "diff": mean,
+        nan = float("nan")  # (numpy's nanmean, as the committed summaries have it, where a seed is left)
+        numbers = {"aug": float(np.nanmean(a)) if ok.any() else nan, "no_aug": float(np.nanmean(b)) if ok.any() else nan,
+                   "diff": mean,
                    "diff_ci": [lo, hi], "seeds": int(ok.sum()), "seeds_dropped": int((~ok).sum())}
         parts = {"lower with augmentation on average": bool(mean < 0),
                  f"{int(100 * confidence)}% interval over seeds below 0": bool(hi < 0)}
+        if not ok.any():  # nothing to judge: named, not a mean of nothing
+            parts, numbers["reason"] = None, f"every seed's run went non-finite ({int((~ok).sum())} of {ok.size})"
         out.append(dict(verdicts.verdict(claim, parts, numbers), grid="mnist"))
     return out
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.ticker import NullLocator
 
+from ccdyn import stats
 from ccdyn.plotting import ACTIVATION_STYLES, plt
 
 __all__ = ["matching_figure", "weights_figure", "blowup_figure", "mnist_filters_figure",
@@ -155,8 +156,11 @@ def mnist_scores_figure(record: dict, title: str = ""):
                                "mean max cosine among live filters")):
         y = np.stack([np.asarray(record["final"][c][key], float) for c in conds])
         ax.plot([0, 1], y, "-o", color="0.4", lw=1, ms=4)
-        ax.plot([0, 1], np.nanmean(y, axis=1), "-s", color="C3", lw=2.5, ms=7, label="mean over seeds")
-        ax.axhline(float(np.nanmean(record["init"]["no_aug"][key])), color="0.5", ls=":", label="at initialization")
+        means = [stats.finite_mean(row) for row in y]  # NaN (not drawn) where every seed went non-finite
+        ax.plot([0, 1], means, "-s", color="C3", lw=2.5, ms=7, label="mean over seeds")
+        if not np.isfinite(y).any():
+            ax.text(0.5, 0.5, "every seed went non-finite", ha="center", transform=ax.transAxes, color="C3")
+        ax.axhline(stats.finite_mean(record["init"]["no_aug"][key]), color="0.5", ls=":", label="at initialization")
         ax.set_xticks([0, 1], ["no aug.", "RandomResizedCrop"])
         ax.set_xlim(-0.3, 1.3)
         ax.set_ylabel(label)

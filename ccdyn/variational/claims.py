@@ -141,6 +141,24 @@ def _in_horizon(iteration: int, *summaries):
                       "numbers": {**v["numbers"], "steps": horizon, "claim_iteration": iteration}}
 
 
+def _below(a, b):
+    """``a < b``, or None when either is unknown (a score with no finite seed, an interval of fewer than two)."""
+    return None if a is None or b is None else a < b
+
+
+def _end(score: dict, i: int):
+    """End ``i`` (0 low, 1 high) of a score's 95% interval, None without one."""
+    return None if score["ci"] is None else score["ci"][i]
+
+
+def _judged(claim, parts, numbers) -> dict:
+    """:func:`verdict`, "not established" with its reason when a part could not be computed (None): too few
+    finite seeds (e.g. every seed went non-finite at a tiny --tau)."""
+    if any(v is None for v in parts.values()):
+        return {**verdict(claim, None, numbers), "reason": "too few finite seeds to compare (non-finite runs)"}
+    return verdict(claim, parts, numbers)
+
+
 def cluster_verdicts(c, summaries, grid) -> list:
     """Figs. 5-6 and Remark 4.4 from the study's summaries (name -> ``clusters.kept_summary`` + config) and
     grid rows; ``c``: the :class:`~ccdyn.variational.studies.clusters.ClusterStudyConfig` (``dims``, ``at``,
@@ -164,11 +182,11 @@ def cluster_verdicts(c, summaries, grid) -> list:
                                {"kept_share": {t: cl.kept_share(net, t) for t in c.at},
                                 "ratio_mean": {t: cl.at_iteration(net, t)["ratio"]["mean"] for t in c.at},
                                 "median_t_off": net["median_t_off"], "kept_to_end": f"{net['kept_to_end']}/{net['n']}"})))
-            out.append(_in_horizon(1000, net, gd)(verdict(
+            out.append(_in_horizon(1000, net, gd)(_judged(
                                f"{dim}-D {fig}: plain GD from {net_name}'s start spreads the clusters by ~1000",
                                {f"not kept at 1000 in >= {c.share:.0%} of seeds": 1 - cl.kept_share(gd, 1000) >= c.share,
-                                "ratio at 1000 below its start's": g1000["mean"] < cl.at_iteration(gd, 0)["ratio"]["mean"],
-                                f"ratio at 1000 below {net_name}'s (95% intervals apart)": g1000["ci"][1] < n1000["ci"][0]},
+                                "ratio at 1000 below its start's": _below(g1000["mean"], cl.at_iteration(gd, 0)["ratio"]["mean"]),
+                                f"ratio at 1000 below {net_name}'s (95% intervals apart)": _below(_end(g1000, 1), _end(n1000, 0))},
                                {"kept_share": {t: cl.kept_share(gd, t) for t in c.at},
                                 "ratio_mean": {t: cl.at_iteration(gd, t)["ratio"]["mean"] for t in c.at},
                                 "network_ratio_at_1000": n1000["mean"]})))
@@ -180,11 +198,11 @@ def cluster_verdicts(c, summaries, grid) -> list:
         big, tiny = small[0], small[-1]
         n = big["n"]
         kb, kt = round(big["kept_at_end"] * n), round(tiny["kept_at_end"] * n)
-        out.append(verdict("Remark 4.4: with a small cluster the network keeps the clusters less (end of the grid run)",
+        out.append(_judged("Remark 4.4: with a small cluster the network keeps the clusters less (end of the grid run)",
                            {"fewer seeds keep all clusters (95% Wilson intervals apart)":
                                 stats.wilson_interval(kt, n)[1] < stats.wilson_interval(kb, n)[0],
                             "the small cluster's silhouette is below the same cluster's at equal sizes (95% intervals apart)":
-                                tiny["cluster_x1_silhouette_end"]["ci"][1] < big["cluster_x1_silhouette_end"]["ci"][0]},
+                                _below(_end(tiny["cluster_x1_silhouette_end"], 1), _end(big["cluster_x1_silhouette_end"], 0))},
                            {"sizes": [g["value"] for g in small], "kept_at_end": [g["kept_at_end"] for g in small],
                             "cluster_x1_silhouette_end": [g["cluster_x1_silhouette_end"]["mean"] for g in small],
                             "others_silhouette_end": [g["other_clusters_silhouette_end"]["mean"] for g in small]}))

@@ -117,8 +117,10 @@ OTHERS = [
     ("kernel_dynamics", "--n_seeds=1000000000", "--n_seeds needs about"),  # these four aborted (SIGABRT) or ran on
     ("kernel_dynamics", "--mc_seeds=100000000000", "--mc_seeds needs about"),
     ("power_iteration", "--d=1000000000 --m=2", "--d needs about"),
+    ("cor2_exact", "--d=1000000000000", "--d needs about"),  # was a native abort (no estimate)
     ("augmentation", "--n_grid=1000000000000", "--n_grid needs about"),
-    ("augmentation", "--tile=100000000000 --n_init=100000000000", "--tile needs about"),
+    ("augmentation", "--tile=100000000000 --n_init=2000000000", "--tile needs about"),
+    ("augmentation", "--n_init=1000000000000", "--n_init=1000000000000: 1000000000000 is not an integer in the range [1, 2147483648]"),
     ("modulation", "--n_mc=1000000000000", "--n_mc needs about"),
     ("mnist", "--mnist_dir={d}/mnist_ok --batch_size=2 --n_filters=100000000", "--n_filters needs about"),
     ("landscape", "--acts=relu --data_path={d}/big200_2d.npz", "big200_2d.npz: ||A(w) w|| overflows (the data's"),
@@ -127,6 +129,7 @@ OTHERS = [
                  "in float64", marks=pytest.mark.slow),
     ("hltm", "--depths=3 --widths=10000000", "--widths needs about"),
     ("hltm", "--depths=40", "--depths needs about"),
+    ("hltm", "--depths=1000000000000", "--depths needs about"),  # was a loop over 10^12 levels of 2^L bigints
     ("hltm", "--depths=3 --n_seeds=100000000", "--n_seeds needs about"),
     ("two_layer", "--lr=inf", "--lr=inf: --lr must be a finite number > 0"),
     ("two_layer", "--tau=inf", "--tau=inf must be a finite number"),
@@ -141,6 +144,7 @@ OTHERS = [
     ("landscape", "--n_grid=100000000000", "--n_grid needs about"),
     ("landscape", "--data_path={d}/zero.npz", "zero.npz is not a readable .npz file (empty file)"),
     ("landscape", "--tau=inf", "--tau=inf must be a finite number"),
+    ("landscape", "--angles=0.5,0.5,2.5", "--angles=0.5,0.5,2.5: every point lies at the same place, so C_alpha = 0"),
     ("mnist", "--mnist_dir={d}/mnist_missing", "mnist_missing' is not a directory"),
     ("mnist", "--mnist_dir={d}/mnist_bad", "mnist_bad/train-images-idx3-ubyte: wrong magic number 0x0102"),
     ("mnist", "--mnist_dir={d}/mnist_short", "train-labels-idx1-ubyte: size mismatch, 2 labels for the 3 images"),
@@ -362,3 +366,38 @@ def test_two_layer_memory_is_the_token_grid_estimate():
         assert script._memory(**{"--n_seeds": 7, "--batch_size": cfg.train.batch_size, "--n_positions": cfg.spec.n_positions,
                                  "--n_tokens": cfg.spec.n_tokens, "--d_out": 40, "--betas": 9, "--Ps": 4}) == \
             token_grid.memory_estimate(cfg)[0]
+
+
+def test_an_unexpected_error_says_what_failed_where_and_how_far(tmp_path, capsys):
+    """An exception the scripts do not expect is still one line: its type and message, the place it was
+    raised (the innermost frame of ccdyn or of a script) and how far the run had got."""
+    from ccdyn import cli
+
+    def late(argv):
+        run = cli.open_run_dir(tmp_path / "r", {"a": 1}, script="scripts/x.py", outputs=("a.json",))
+        io.write_json(run.path / "a.json", {})
+        return {}["train"]
+
+    def early(argv):
+        raise AssertionError()
+
+    io.write_json(tmp_path / "s.json", {"command": "python scripts/basins.py", "optima": "not a list"})
+
+    def reader(argv):
+        return cli.read_run_json(tmp_path / "s.json", script="scripts/basins.py", flag="--runs", keys=("optima",))["optima"]["x"]
+
+    lines = []
+    for main in (late, early, reader):
+        with pytest.raises(SystemExit) as e:
+            cli.start(main, argv=["x"])
+        assert e.value.code == 2
+        lines += [line for line in capsys.readouterr().err.splitlines() if line.startswith("error")]
+    here = "tests/scripts/test_bad_inputs.py"
+    assert len(lines) == 3
+    assert lines[2].startswith("error: TypeError: string indices must be integers") and \
+        f"; after reading --runs={tmp_path / 's.json'}; before any output was written;" in lines[2]
+    assert lines[0].startswith(f"error: KeyError: 'train' (raised at {here}:") and " in late; after the run in " in lines[0]
+    assert lines[0].endswith("wrote outputs (kept there, marked failed); set CCDYN_TRACEBACK=1 for the traceback)")
+    assert lines[1].startswith(f"error: AssertionError (no message) (raised at {here}:")
+    assert "in early; before any output was written;" in lines[1]
+    assert io.read_json(tmp_path / "r" / rundir.MANIFEST)["state"] == "failed"

@@ -99,3 +99,19 @@ def test_cluster_claims_beyond_the_runs_horizon_are_not_established(records):
             else:
                 assert v == w
         assert sum("~200" in v["claim"] and v["holds"] is not None for v in again) == n_out
+
+
+def test_cluster_claims_without_finite_seeds_are_not_established(records):
+    """Every seed non-finite (e.g. a tiny --tau): a score has no mean or interval (None); the claims that
+    compare them are "not established" with the reason, never a TypeError on None < float."""
+    clusters = records[2]
+    c = clusters["config"]
+    cfg = SimpleNamespace(dims=tuple(c["dims"]), at=tuple(c["at"]), share=c["share"])
+    none = {"mean": None, "ci": None, "n": 0}
+    dead = {k: {**s, "at": {t: {**row, "ratio": none} for t, row in s["at"].items()}}
+            for k, s in clusters["summaries"].items()}
+    grid = [{**g, "cluster_x1_silhouette_end": none} for g in clusters["grid"]]
+    again = claims.cluster_verdicts(cfg, dead, grid)
+    open_ = [v for v in again if "~1000" in v["claim"] or v["claim"].startswith("Remark 4.4")]
+    assert len(open_) == 9 and all(v["holds"] is None and v["reason"].startswith("too few finite seeds")
+                                   for v in open_)

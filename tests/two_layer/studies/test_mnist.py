@@ -118,3 +118,14 @@ def test_left_out_seeds_names_non_finite_runs_and_nan_scores():
     record = {"finite": {"aug": np.array([True, False, True])}, "stopped_at": {"aug": np.array([-1, 7, -1])},
               "final": {"aug": final}}
     assert mnist.left_out_seeds(record, "aug") == [(1, "went non-finite at step 7"), (2, "has NaN scores (hf)")]
+
+
+def test_verdicts_when_every_seed_went_non_finite_name_it_without_a_warning(recwarn):
+    nan = np.full(3, np.nan)
+    fake = {"final": {c: {k: nan for k in ("hf", "max_cos", "max_cos_live")} for c in ("aug", "no_aug")},
+            "init": {"no_aug": {k: nan for k in ("hf", "max_cos", "dead", "max_cos_live")}}}
+    for v in claims.mnist_claims(fake):
+        assert v["holds"] is None and v["numbers"]["reason"] == "every seed's run went non-finite (3 of 3)"
+        assert np.isnan(v["numbers"]["aug"]) and v["numbers"]["seeds"] == 0
+    assert stats.finite_mean([1.0, np.nan, 3.0, np.inf]) == 2.0 and np.isnan(stats.finite_mean([np.nan]))
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
