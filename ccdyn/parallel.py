@@ -61,15 +61,19 @@ def init_weights(key, start: int, count: int, dim: int, dtype=jnp.float32):
 
 
 def _init_block(key, start: int, dim: int, dtype):
-    """Inits start .. start+INIT_BLOCK-1. Op by op (not one jitted program): the square root and the
-    division then run as single correctly rounded operations, where inside one fused program XLA would
-    rewrite w / sqrt(s) as w * rsqrt(s) (other bits)."""
+    """Inits start .. start+INIT_BLOCK-1, op by op as before the blocks (the same bits: the normals from
+    JAX's own compiled draws, the square root and the division each by itself; one jitted program
+    gives other bits, e.g. XLA rewrites w / sqrt(s) as w * rsqrt(s))."""
     idx = jnp.asarray(start) + jnp.arange(INIT_BLOCK)
     w = jax.vmap(lambda i: jax.random.normal(jax.random.fold_in(key, i), (dim,), jnp.float32))(idx)
     w = w.astype(dtype)  # drawn in float32 whatever the x64 mode, normalized in the working dtype
-    # |w|^2 summed column by column (elementwise adds in a fixed order; one program of a fixed shape)
-    sq = jax.lax.fori_loop(0, dim, lambda j, s: s + w[:, j] ** 2, jnp.zeros(w.shape[:1], w.dtype))
-    return w / jnp.sqrt(sq)[:, None]
+    return w / jnp.sqrt(_sum_squares(w))[:, None]
+
+
+@jax.jit
+def _sum_squares(w):
+    """|w|^2 per row summed column by column: elementwise adds in a fixed order."""
+    return jax.lax.fori_loop(0, w.shape[1], lambda j, s: s + w[:, j] ** 2, jnp.zeros(w.shape[:1], w.dtype))
 
 
 def device_mesh(devices=None) -> Mesh:
