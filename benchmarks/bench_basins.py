@@ -1,5 +1,6 @@
 """Throughput of the basins engine (init-steps per second) against two references, end to end, and
-the float64 refinement on the host against the default device. Runs on any backend (CPU, GPU, TPU).
+the float64 refinement on the host against the default device, and the cost of the fixed shapes that make
+the results independent of the chunk size and device count. Runs on any backend (CPU, GPU, TPU).
 
     python benchmarks/bench_basins.py               # full default: 10^6 x 1000 steps end to end
     python benchmarks/bench_basins.py --n_inits=1000,10000 --repeats=3 --e2e_inits=100000
@@ -66,6 +67,8 @@ flags.DEFINE_integer("e2e_inits", 10**6, "Inits of the end-to-end case (0: skip 
 flags.DEFINE_integer("e2e_steps", 1000, "Power steps per init of the end-to-end case.", lower_bound=1)
 flags.DEFINE_integer("e2e_chunk", None, "Chunk size of the end-to-end case (default: the sizing rule).", lower_bound=1)
 flags.DEFINE_integer("refine_inits", 10000, "Inits of the run whose optima are refined (0: skip).", lower_bound=0)
+flags.DEFINE_boolean("fixed_shapes", True, "Time the fixed-shape inits and kink watch against their former whole-chunk "
+                     "programs (one chunk of the end-to-end case).")
 flags.DEFINE_integer("naive_cap", 10000, "At most this many inits for the naive reference.", lower_bound=1)
 flags.DEFINE_string("output_json", None, "Optional path of a JSON file with the numbers.")
 
@@ -178,6 +181,7 @@ def main(argv):
 
     e2e = end_to_end(ds, act, pw, mesh, sized, gemm, reps) if FLAGS.e2e_inits else None
     refined = refine_timing(act, pw) if FLAGS.refine_inits else None
+    shapes = fixed_shapes_cost(ds, act, pw, mesh, sized, reps) if FLAGS.fixed_shapes else None
 
     head = (f"{'method':<13} {'n_init':>7} {'engine/s':>10} {'naive/s':>10} {'vs naive':>8} "
             f"{'gemm/s':>10} {'of GEMM':>7} {'GEMM GF/s':>9} {'compile s':>9}")
@@ -198,6 +202,11 @@ def main(argv):
     if refined:
         print(f"analysis of {refined['n_init']} inits ({refined['n_optima']} optima refined in float64): host "
               f"{refined['host_s']:.2f} s, default device ({refined['default_device']}) {refined['device_s']:.2f} s")
+    if shapes:
+        print(f"fixed shapes, one chunk of {shapes['chunk']} inits: inits {shapes['init_new_s'] * 1e3:.1f} ms in blocks of "
+              f"{shapes['init_block']} vs {shapes['init_old_s'] * 1e3:.1f} ms in one draw ({shapes['init_ratio']:.2f}x); "
+              f"kink watch {shapes['circle_new_s'] * 1e3:.1f} ms by tiles vs {shapes['circle_old_s'] * 1e3:.1f} ms over "
+              f"the chunk ({shapes['circle_ratio']:.2f}x)")
     if FLAGS.output_json:
         io.write_json(FLAGS.output_json, {
             "config": {"steps": steps, "repeats": reps, "tile": tile, "naive_cap": FLAGS.naive_cap,
@@ -207,7 +216,7 @@ def main(argv):
                        "data_n": ds.n, "data_d": ds.dim, "act": "relu", "alpha": "uniform",
                        "command": " ".join(["python", "benchmarks/bench_basins.py"] + sys.argv[1:]),
                        "versions": {"jax": jax.__version__, "ccdyn": ccdyn.__version__}},
-            "rows": rows, "end_to_end": e2e, "refine": refined})
+            "rows": rows, "end_to_end": e2e, "refine": refined, "fixed_shapes": shapes})
         log(f"wrote {FLAGS.output_json}")
 
 
@@ -237,6 +246,40 @@ def end_to_end(ds, act, pw, mesh, sized, gemm, reps) -> dict:
     return {"n_init": n, "steps": steps, "tile": sized.tile, "chunk_size": sized.chunk_size, "wall_s": wall,
             "init_steps_per_s": rate, "gemm_rate": gemm_rate, "fraction_of_gemm": rate / gemm_rate,
             "extrapolated_1e6x1000_s": 1e9 / rate}
+
+
+def whole_chunk_inits(key, start, count, dim, dtype):
+    """The inits as drawn before the fixed blocks: one program over the whole chunk (the old path)."""
+    idx = jnp.asarray(start) + jnp.arange(count)
+    w = jax.vmap(lambda i: jax.random.normal(jax.random.fold_in(key, i), (dim,), jnp.float32))(idx).astype(dtype)
+    return w / jnp.sqrt(jax.lax.fori_loop(0, dim, lambda j, s: s + w[:, j] ** 2, jnp.zeros(count, dtype)))[:, None]
+
+
+def fixed_shapes_cost(ds, act, pw, mesh, sized, reps) -> dict:
+    """The cost of the fixed shapes (docs/reproducibility.md) on one end-to-end chunk: the inits drawn in
+    blocks of parallel.INIT_BLOCK against one draw over the chunk, and the power kink watch
+    (engine.mark_circling) tile by tile against one program over the chunk, each the median of ``reps``."""
+    chunk, key = parallel.padded_chunk(sized.chunk_size, sized.tile, mesh.devices.size), jax.random.PRNGKey(0)
+
+    def median(fn):
+        fn()  # compiles
+        times = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            jax.block_until_ready(fn())
+            times.append(time.perf_counter() - t0)
+        return statistics.median(times)
+
+    init_old = median(lambda: whole_chunk_inits(key, 0, chunk, ds.dim, DTYPE))
+    init_new = median(lambda: parallel.init_weights(key, 0, chunk, ds.dim, DTYPE))
+    dyn = engine.Dynamics(method="power")
+    st = engine.initial_state(parallel.init_weights(key, 0, chunk, ds.dim, DTYPE), dyn)
+    watch = lambda d, s: engine.mark_circling(d, act, pw, dyn, s)
+    _, circle_old = measure(jax.jit(watch), ds, st, repeats=reps)
+    _, circle_new = measure(jax.jit(parallel.tiled_sharded(watch, mesh, sized.tile)), ds, st, repeats=reps)
+    return {"chunk": chunk, "init_block": parallel.INIT_BLOCK, "init_old_s": init_old, "init_new_s": init_new,
+            "init_ratio": init_new / init_old, "circle_old_s": circle_old, "circle_new_s": circle_new,
+            "circle_ratio": circle_new / circle_old}
 
 
 def refine_timing(act, pw) -> dict:

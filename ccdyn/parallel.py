@@ -19,6 +19,7 @@ given they follow a stated rule from the backend and the device memory.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 
@@ -28,7 +29,7 @@ import numpy as np
 from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-__all__ = ["init_weights", "device_mesh", "padded_chunk", "tiled_sharded", "initialize_distributed",
+__all__ = ["init_weights", "INIT_BLOCK", "device_mesh", "padded_chunk", "tiled_sharded", "initialize_distributed",
            "chunk_ranges", "device_memory", "MAX_INITS", "AUTO", "to_global", "to_host", "broadcast_from_0",
            "gather_rows", "gather_bytes", "spread", "host_device", "default_tile", "default_chunk", "CPU_TILE", "ACCEL_TILE_MAX",
            "TILES_PER_CHUNK", "SIZING_RULE"]
@@ -38,20 +39,41 @@ MAX_INITS = 2**31  # init indices stay below 2**31: exact in int32 keys and neve
 AXIS = "init"
 
 
-def init_weights(key, start, count: int, dim: int, dtype=jnp.float32):
+INIT_BLOCK = 512  # init_weights draws inits in blocks of this many rows, each by the same compiled program
+
+
+def init_weights(key, start: int, count: int, dim: int, dtype=jnp.float32):
     """Uniform random unit vectors for inits start .. start+count-1, (count, dim).
 
     Init i uses ``fold_in(key, i)`` only, so any subset of inits can be drawn independently. The
     normals are drawn in float32 in every x64 mode, so a seed gives the same inits with or without
-    ``jax_enable_x64`` (docs/reproducibility.md).
+    ``jax_enable_x64`` (docs/reproducibility.md). The inits are drawn in blocks of :data:`INIT_BLOCK`
+    rows, each by one compiled program of that fixed shape (the last block padded), so init i is the
+    same bits whatever ``start`` and ``count``: XLA fuses a multiply and an add into one FMA or not
+    depending on how a kernel of the given shape is vectorized, so the same formula over 16 rows and
+    over 48 rounded |w|^2 differently in the last bit.
     """
-    idx = jnp.asarray(start) + jnp.arange(count)
+    start, count, dtype = int(start), int(count), jnp.dtype(dtype)
+    if count <= 0:
+        return jnp.zeros((0, dim), dtype)
+    blocks = [_init_block(key, s, dim, dtype) for s in range(start, start + count, INIT_BLOCK)]
+    return (blocks[0] if len(blocks) == 1 else jnp.concatenate(blocks))[:count]
+
+
+def _init_block(key, start: int, dim: int, dtype):
+    """Inits start .. start+INIT_BLOCK-1, op by op as before the blocks (the same bits: the normals from
+    JAX's own compiled draws, the square root and the division each by itself; one jitted program
+    gives other bits, e.g. XLA rewrites w / sqrt(s) as w * rsqrt(s))."""
+    idx = jnp.asarray(start) + jnp.arange(INIT_BLOCK)
     w = jax.vmap(lambda i: jax.random.normal(jax.random.fold_in(key, i), (dim,), jnp.float32))(idx)
     w = w.astype(dtype)  # drawn in float32 whatever the x64 mode, normalized in the working dtype
-    # |w|^2 summed column by column: elementwise IEEE adds in a fixed order, so an init's norm does not
-    # depend on how many inits are drawn with it (a batched reduction may round differently per shape).
-    sq = jax.lax.fori_loop(0, dim, lambda j, s: s + w[:, j] ** 2, jnp.zeros(w.shape[:1], w.dtype))
-    return w / jnp.sqrt(sq)[:, None]
+    return w / jnp.sqrt(_sum_squares(w))[:, None]
+
+
+@jax.jit
+def _sum_squares(w):
+    """|w|^2 per row summed column by column: elementwise adds in a fixed order."""
+    return jax.lax.fori_loop(0, w.shape[1], lambda j, s: s + w[:, j] ** 2, jnp.zeros(w.shape[:1], w.dtype))
 
 
 def device_mesh(devices=None) -> Mesh:

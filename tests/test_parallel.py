@@ -47,6 +47,18 @@ def test_init_weights_depend_only_on_the_init_index(key):
     np.testing.assert_allclose(np.linalg.norm(np.asarray(whole), axis=1), 1.0)
 
 
+def test_init_weights_are_the_same_bits_whatever_start_and_count(key):
+    """Drawn over 16 or 48 rows in one program, XLA fused the norm's multiply-adds into FMAs or not
+    (float32, d = 5: 2 of the first 16 inits differed in the last bit); drawn in fixed blocks they are
+    the same rows of one long draw, across a block boundary too."""
+    ref = np.asarray(parallel.init_weights(key, 0, parallel.INIT_BLOCK + 100, 5, jnp.float32))
+    assert ref.shape == (parallel.INIT_BLOCK + 100, 5) and ref.dtype == np.float32
+    for start, count in ((0, 16), (0, 48), (7, 37), (parallel.INIT_BLOCK - 3, 90)):
+        np.testing.assert_array_equal(np.asarray(parallel.init_weights(key, start, count, 5, jnp.float32)),
+                                      ref[start:start + count], err_msg=f"{start} {count}")
+    assert parallel.init_weights(key, 4, 0, 5).shape == (0, 5)
+
+
 def test_chunk_arithmetic():
     assert parallel.padded_chunk(1, 8, 2) == 16 and parallel.padded_chunk(17, 8, 2) == 32
     assert parallel.padded_chunk(0, 8, 1) == 8

@@ -386,7 +386,8 @@ def mark_circling(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st:
         return (w, crossed | jnp.any((side(w) != start) & real, axis=1)), None
 
     start = side(st.w)
-    crosses = jax.lax.scan(body, (st.w, jnp.zeros(st.w.shape[0], bool)), None, length=CIRCLE_STEPS)[0][1]
+    # zeros_like: a value of the same kind as w's rows (varying over the devices under shard_map)
+    crosses = jax.lax.scan(body, (st.w, jnp.zeros_like(st.status, dtype=bool)), None, length=CIRCLE_STEPS)[0][1]
     circling = (st.status == int(Status.RUNNING)) & crosses
     return st._replace(status=jnp.where(circling, int(Status.CIRCLING_KINK), st.status).astype(st.status.dtype))
 
@@ -419,6 +420,12 @@ class ChunkRunner:
 
     Every process runs the same program on the whole chunk; each holds only its devices' rows. The
     compiled block is built once and reused by every chunk of the same padded size.
+
+    Every per-init number is computed by programs of fixed shapes, so it is the same bits whatever the
+    chunk size, the number of devices or processes (docs/reproducibility.md): the inits in blocks of
+    ``parallel.INIT_BLOCK`` rows, the steps and the kink watch of power iteration tile by tile (one
+    ``(tile, ...)`` program under ``lax.map`` on every device); between them only gathers and scatters
+    of whole rows (re-packing, recording), which do no arithmetic.
     """
 
     def __init__(self, ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, *, tile: int,
@@ -431,8 +438,10 @@ class ChunkRunner:
         self._block = jax.jit(parallel.tiled_sharded(make_block(act, pw, dyn), self.mesh, self.tile))
         self._pack = jax.jit(_pack, out_shardings=rows)
         self._record = jax.jit(_record, out_shardings=rows)
-        self._circle = (jax.jit(lambda d, s: mark_circling(d, act, pw, dyn, s), out_shardings=rows)
-                        if _circles_kinks(act, dyn) else None)
+        # the kink watch after max_steps runs tile by tile too (its power steps are the same arithmetic
+        # whatever the chunk; over the whole chunk XLA would compile them for the chunk's shape)
+        circle = parallel.tiled_sharded(lambda d, s: mark_circling(d, act, pw, dyn, s), self.mesh, self.tile)
+        self._circle = jax.jit(circle) if _circles_kinks(act, dyn) else None
 
     def padded(self, count: int) -> int:
         return parallel.padded_chunk(count, self.tile, self.n_devices)

@@ -43,8 +43,9 @@ def _load(out):
 
 def _same(a, b):
     (sa, na), (sb, nb) = a, b
-    np.testing.assert_array_equal(na["labels"], nb["labels"])
-    np.testing.assert_array_equal(na["optima"], nb["optima"])
+    assert sorted(na) == sorted(nb) == ["labels", "optima", "status", "steps"]
+    for k in na:  # bit for bit: the optima, and every init's label, status and step count
+        np.testing.assert_array_equal(na[k], nb[k], err_msg=k)
     assert [r["count"] for r in sa["optima"]] == [r["count"] for r in sb["optima"]]
     assert [r["fraction"] for r in sa["optima"]] == [r["fraction"] for r in sb["optima"]]
 
