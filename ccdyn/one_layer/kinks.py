@@ -168,10 +168,54 @@ def _newton_on_v(ds, act, pw, w, gates, pv, max_step=0.1):
     return v / jnp.linalg.norm(v)
 
 
+MARGINS = (0.25, 0.1, 0.03, 0.01, 1e-3, 0.0)  # margins tried for dependent views' multipliers (largest first)
+DEP_VIEWS = 32  # at most this many active views are searched for a multiplier inside [0, 1] (more: the 1/2 one)
+DYKSTRA_ITERS = 1000
+
+
+def _pinv_psd(m, rank_tol):
+    ev, vec = jnp.linalg.eigh(0.5 * (m + m.T))
+    keep = ev > rank_tol * jnp.maximum(jnp.max(ev), jnp.finfo(m.dtype).tiny)
+    return (vec * jnp.where(keep, 1.0 / jnp.where(keep, ev, 1.0), 0.0)) @ vec.T
+
+
+def _box_solution(b, t, active, rank_tol, k):
+    """A solution of b lam = t (b (d, N) zero off the active views) with the largest margin inside [0, 1]
+    found: for each margin m of MARGINS, Dykstra's alternating projections from the solution nearest 1/2
+    onto {b lam = t} cap [m, 1 - m]^S (over the first k active views), then projected back onto
+    {b lam = t} exactly. Returns (lam (N,), its margin min_i min(lam_i, 1 - lam_i) over the active views,
+    and whether the active views fit in k)."""
+    idx = jnp.argsort(~active)[:k]
+    msk = active[idx]
+    bk = b[:, idx] * msk[None]
+    gp = _pinv_psd(bk @ bk.T, rank_tol)
+    affine = lambda y: (y - bk.T @ (gp @ (bk @ y - t))) * msk  # noqa: E731
+    start = affine(0.5 * msk.astype(b.dtype))
+
+    def from_margin(m):
+        def step(_, carry):  # Dykstra for an affine set and a box: only the box needs its correction
+            y, p = carry
+            z = jnp.clip(y + p, m, 1.0 - m)
+            return affine(z), y + p - z
+
+        return jax.lax.fori_loop(0, DYKSTRA_ITERS, step, (start, jnp.zeros_like(start)))[0]
+
+    ys = jax.vmap(from_margin)(jnp.asarray(MARGINS, b.dtype))
+    ys = jnp.concatenate([start[None], ys])
+    margin = jnp.min(jnp.where(msk[None], jnp.minimum(ys, 1.0 - ys), jnp.inf), axis=1)
+    best = jnp.argmax(margin)
+    lam = jnp.zeros((b.shape[1],), b.dtype).at[idx].set(ys[best] * msk)
+    return lam, margin[best], jnp.sum(active) <= k
+
+
 def _multipliers(ds, act, pw, w, active, sig, pv, rank_tol):
     """Multipliers of every active view (N,) at w: u_0 + sum_i lam_i c_i x_i = mu w with u_0 the field
-    with every active gate at 0. With dependent active views (more views than hyperplanes) lam is not
-    unique: this is the solution nearest to 1/2 (the largest margin inside [0, 1] in the 2-norm).
+    with every active gate at 0. With dependent active views (more views than hyperplanes, e.g. x_a, x_b
+    and x_a + x_b of the latent data) lam is not unique: this is the solution with the largest margin
+    inside [0, 1] that :func:`_box_solution` finds (the solution nearest to 1/2 when it has no larger one:
+    the only one with independent views). Choosing the solution nearest 1/2 alone, which can leave
+    [0, 1] while others lie inside, made the refinement release a hyperplane it then crossed straight
+    back (a period-2 cycle of the active set up to the iteration limit: issue #22, Gaussian alpha).
     Returns (lam, c, u0, fit): c (N,) zero off the active views, fit = ||X diag(c) lam + (I - P_V) u_0||."""
     x = sliding.flat_views(ds)[0]
     u0 = one_sided_field(ds, act, pw, w, sig & ~active)
@@ -179,11 +223,11 @@ def _multipliers(ds, act, pw, w, active, sig, pv, rank_tol):
     b = (x * c[:, None]).T  # (d, N)
     t = -(u0 - pv @ u0)
     half = 0.5 * active
-    bbt = b @ b.T
-    ev, vec = jnp.linalg.eigh(0.5 * (bbt + bbt.T))
-    keep = ev > rank_tol * jnp.maximum(jnp.max(ev), jnp.finfo(w.dtype).tiny)
-    pinv = (vec * jnp.where(keep, 1.0 / jnp.where(keep, ev, 1.0), 0.0)) @ vec.T
+    pinv = _pinv_psd(b @ b.T, rank_tol)
     lam = jnp.where(active, half + b.T @ (pinv @ (t - b @ half)), 0.0)
+    margin_half = jnp.min(jnp.where(active, jnp.minimum(lam, 1.0 - lam), jnp.inf))
+    box, margin_box, fits = _box_solution(b, t, active, rank_tol, min(DEP_VIEWS, x.shape[0]))
+    lam = jnp.where(fits & (margin_box > margin_half), box, lam)
     return lam, c, u0, jnp.linalg.norm(b @ lam - t)
 
 
