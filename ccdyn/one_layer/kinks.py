@@ -53,11 +53,13 @@ __all__ = ["RefineStatus", "REFINE_STATUS_TEXT", "default_s_max", "has_kinks", "
 class RefineStatus:
     """Codes of :func:`refine`'s ``status`` (per candidate)."""
 
-    RUNNING, CONVERGED, TOO_MANY_ACTIVE, MAX_ITER, DEGENERATE = 0, 1, 2, 3, 4
+    RUNNING, CONVERGED, TOO_MANY_ACTIVE, MAX_ITER, DEGENERATE, CYCLE = 0, 1, 2, 3, 4, 5
 
 
 REFINE_STATUS_TEXT = {0: "running", 1: "converged", 2: "active set above s_max", 3: "iteration limit",
-                      4: "dependent active views"}
+                      4: "dependent active views",
+                      5: "active set cycles (a view released for its multiplier outside [0, 1] is crossed straight "
+                         "back: no stationary point of these kinks in their region)"}
 
 
 def default_s_max(d: int) -> int:
@@ -263,7 +265,7 @@ def _second_order(ds, act, pw, w, sig, active, lam, c, xn, mu, scale, tol, rank_
 
 @functools.partial(jax.jit, static_argnames=("act", "pw", "s_max", "max_iter"))
 def _refine_batch(ds, act, pw, W, *, s_max, max_iter, cand_tol, z_tol, lam_tol, fp_tol, rank_tol, span_tol, cert_tol,
-                  kick_size):
+                  kick_size, cyc_tol):
     x = sliding.flat_views(ds)[0]
     n_flat = x.shape[0]
     xn = jnp.linalg.norm(x, axis=1)
@@ -293,10 +295,14 @@ def _refine_batch(ds, act, pw, W, *, s_max, max_iter, cand_tol, z_tol, lam_tol, 
         init = (jnp.zeros((x.shape[1], s_max), x.dtype), jnp.zeros((s_max,), jnp.int32), jnp.zeros((s_max,), bool),
                 jnp.int32(0))
         _, idx0, msk0, _ = jax.lax.fori_loop(0, n_pre, pick, init)
-        state = (w0, z0 > 0, idx0, msk0, jnp.int32(0), jnp.int32(RefineStatus.RUNNING))
+        none = jnp.full((s_max,), -1, jnp.int32)
+        state = (w0, z0 > 0, idx0, msk0, jnp.int32(0), jnp.int32(RefineStatus.RUNNING), (w0, none))
+
+        def key(idx, msk):  # the active slots as a set (sorted, -1 padded)
+            return jnp.sort(jnp.where(msk, idx, n_flat))
 
         def body(st):
-            w, sig, idx, msk, it, _ = st
+            w, sig, idx, msk, it, _, prev = st
             xs, ginv, pv, full = _subspace(x, idx, msk, rank_tol)
             active = _in_span(x, xn, pv, span_tol)
             if moving:  # alpha moves with w: Newton on the restricted fixed-point equation (the top
@@ -356,10 +362,15 @@ def _refine_batch(ds, act, pw, W, *, s_max, max_iter, cand_tol, z_tol, lam_tol, 
             sig_new = jnp.where(kick & active, x @ e > 0, sig_new)
             msk_new = jnp.where(kick, msk_new.at[kf].set(False), msk_new)
             it = it + 1
+            # a period-2 cycle: the same slots and point as two iterations ago, each release undone by the
+            # next step's crossing (it would run to max_iter)
+            cyc = ((it >= 2) & jnp.all(key(idx_new, msk_new) == prev[1])
+                   & (jnp.linalg.norm(w_new - prev[0]) <= cyc_tol))
+            status = jnp.where((status == RefineStatus.RUNNING) & cyc, RefineStatus.CYCLE, status)
             status = jnp.where((status == RefineStatus.RUNNING) & (it >= max_iter), RefineStatus.MAX_ITER, status)
-            return w_new, sig_new, idx_new, msk_new, it, status.astype(jnp.int32)
+            return w_new, sig_new, idx_new, msk_new, it, status.astype(jnp.int32), (w, key(idx, msk))
 
-        w, sig, idx, msk, it, status = jax.lax.while_loop(lambda st: st[5] == RefineStatus.RUNNING, body, state)
+        w, sig, idx, msk, it, status, _ = jax.lax.while_loop(lambda st: st[5] == RefineStatus.RUNNING, body, state)
         return {"w": w, "sign": sig, "active": idx, "active_mask": msk, "iterations": it, "status": status}
 
     batch = 16 if moving else 256
@@ -368,7 +379,8 @@ def _refine_batch(ds, act, pw, W, *, s_max, max_iter, cand_tol, z_tol, lam_tol, 
 
 def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, s_max: int | None = None, max_iter: int = 64,
            cand_tol: float = 1e-4, z_tol: float = 1e-12, lam_tol: float = 1e-9, fp_tol: float = 1e-13,
-           rank_tol: float = 1e-10, span_tol: float = 1e-8, cert_tol: float = 1e-7, kick_size: float = 1e-8) -> dict:
+           rank_tol: float = 1e-10, span_tol: float = 1e-8, cert_tol: float = 1e-7, kick_size: float = 1e-8,
+           cyc_tol: float = 1e-10) -> dict:
     """Active-set refinement of candidates W (k, d) to exact kink optima (module docstring), float64.
 
     Args:
@@ -382,6 +394,8 @@ def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, s_max: int | None
         point with a view flat to first order on one side (multiplier at 0 or 1) where the Jacobian on
         that side has an eigenvalue above cert_tol (relative) is not a maximum: that view is released to
         its flat side and w steps kick_size radians along the rising direction (E rises to second order).
+      cyc_tol: the iteration stops with status CYCLE when its slots and point (within cyc_tol) are those of
+        two iterations before.
 
     Returns:
       per candidate: ``w`` (k, d), ``sign`` (k, N) the region's side of every view (N = n * views),
@@ -393,7 +407,7 @@ def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, s_max: int | None
     s_max = default_s_max(ds64.dim) if s_max is None else int(s_max)
     return _refine_batch(ds64, act, pw, jnp.asarray(W, ds64.x.dtype), s_max=s_max, max_iter=int(max_iter),
                          cand_tol=cand_tol, z_tol=z_tol, lam_tol=lam_tol, fp_tol=fp_tol, rank_tol=rank_tol,
-                         span_tol=span_tol, cert_tol=cert_tol, kick_size=kick_size)
+                         span_tol=span_tol, cert_tol=cert_tol, kick_size=kick_size, cyc_tol=cyc_tol)
 
 
 @functools.partial(jax.jit, static_argnames=("act", "pw"))
