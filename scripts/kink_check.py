@@ -2,12 +2,12 @@
 
     python scripts/kink_check.py --set_seeds=1000:1008 --n_init=3000 --output_dir=results/basins/kink_check
 
-Set S: S's numpy Generator draws n in [--min_points, --max_points] points x ~ N(0, I_d), d = 3 + S mod 4, written
-as a data file (``--data=file``) and run through the basins pipeline (the flow, float64, uniform alpha, ReLU
-unless the basins flags say otherwise). Every optimum is probed independently: E = 1/2 Var_p relu(x w) recomputed
-in numpy at 1e-6 .. 1e-2 rad along --probe_dirs random tangents. With --compare_methods the same inits also run
-under the flow that stops where pinned and power iteration; per method (methods.md): statuses, greedy clusters
-of the converged endpoints, the largest residual, the smallest (E(end) - E(start)) / max E(start) (numpy).
+Set S: S's numpy Generator draws n in [--min_points, --max_points] points x ~ N(0, I_d), d = 3 + S mod 4, saved as
+a data file (``--data=file``) and run through the basins pipeline (the flow, float64, ReLU, uniform or Gaussian
+alpha). Every optimum is probed in numpy at 1e-6 .. 1e-2 rad along --probe_dirs random tangents: E = 1/2 Var_p h
+(uniform alpha), or the potential tau sum_ij p_i p_j (1 - exp(-(h_i - h_j)^2 / 2 tau)) whose gradient is twice the
+flow's field (Gaussian alpha), h = relu(x w). --compare_methods also runs the inits under the flow that stops where
+pinned and power iteration (methods.md: statuses, endpoint clusters, residuals, min (E(end) - E(start)) / max E).
 Writes sets.csv, methods.md, kink_check.json. Verdict: every optimum labelled stable has a negative largest rise.
 """
 
@@ -38,8 +38,7 @@ flags.DEFINE_string("set_seeds", "1000:1008", "Set seeds as START:STOP (STOP exc
 flags.DEFINE_integer("min_points", 12, "Fewest points of a set.", lower_bound=2)
 flags.DEFINE_integer("max_points", 30, "Most points of a set.", lower_bound=2)
 flags.DEFINE_integer("probe_dirs", 2000, "Random tangent directions of the numpy probe.", lower_bound=1)
-flags.DEFINE_bool("compare_methods", True, "Also run the same inits under the flow that stops where pinned and "
-                  "power iteration (methods.md).")
+flags.DEFINE_bool("compare_methods", True, "Also run the inits under the pinned flow and power iteration.")
 cli.define_run_flags(None, resume=False, what="Where the sets, the tables and the JSON go.")
 flags.mark_flag_as_required("output_dir")
 flags.register_multi_flags_validator(["min_points", "max_points"], lambda f: f["min_points"] <= f["max_points"],
@@ -52,28 +51,29 @@ METHOD_COLUMNS = ("set", "n", "d", "method", "converged", "circling a kink", "to
                   "steps per init", "run s")
 
 
-def energy(x, p, W):  # E(w) = 1/2 sum_i p_i (h_i - sum_j p_j h_j)^2, h = relu(x w), per row of W
+def energy(x, p, W, tau=None):  # per row of W, h = relu(x w): the module docstring's E (tau None) or potential
     f = np.maximum(W @ x.T, 0.0)
-    return 0.5 * np.sum(p * (f - (f @ p)[:, None]) ** 2, axis=1)
+    if tau is None:
+        return 0.5 * np.sum(p * (f - (f @ p)[:, None]) ** 2, axis=1)
+    return tau * np.einsum("i,j,kij->k", p, p, -np.expm1(-(f[:, :, None] - f[:, None, :]) ** 2 / (2 * tau)))
 
 
-def probe_rise(x, p, w, rng, n_dirs):
+def probe_rise(pot, w, rng, n_dirs):
     dirs = rng.standard_normal((n_dirs, w.size))
     dirs -= np.outer(dirs @ w, w)
     dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
-    e0 = energy(x, p, w[None])[0]
-    return float(max(np.max(energy(x, p, np.cos(r) * w + np.sin(r) * dirs)) - e0 for r in RADII))
+    return float(max(np.max(pot(np.cos(r) * w + np.sin(r) * dirs)) for r in RADII) - pot(w[None])[0])
 
 
-def method_row(res, x, p, e0, cluster_tol, wall):
+def method_row(res, pot, e0, cluster_tol, wall):
     conv = res["status"] == engine.Status.CONVERGED  # statuses, raw endpoint clusters, E(end) - E(start)
     counts = np.bincount(basins.cluster(np.asarray(res["w"][conv], np.float64), cluster_tol)[0], minlength=0)
-    gain = energy(x, p, np.asarray(res["w"], np.float64)) - e0
+    gain = pot(np.asarray(res["w"], np.float64)) - e0
     return {"status": engine.status_counts(res["status"]), "optima": int(counts.size),
             "seen_once": int(np.sum(counts == 1)), "top5_share": float(np.sum(np.sort(counts)[::-1][:5]) / e0.size),
             "counts": counts.tolist(), "max_residual": float(np.max(res["residual"][conv], initial=0.0)),
-            "mean_steps": float(np.mean(res["steps"])), "min_rel_energy_gain": float(np.min(gain) / np.max(np.abs(e0))),
-            "run_s": wall}
+            "mean_steps": float(np.mean(res["steps"])), "run_s": wall,
+            "min_rel_energy_gain": float(np.min(gain) / np.max(np.abs(e0)))}
 
 
 def main(argv):
@@ -82,8 +82,8 @@ def main(argv):
     base = script_flags.basins_config(FLAGS)
     if not FLAGS["method"].present:
         base = dataclasses.replace(base, dynamics=dataclasses.replace(base.dynamics, method="flow"))
-    if base.act != "relu" or base.alpha != "uniform":
-        cli.fail("--act must be relu and --alpha uniform: the numpy probe computes that energy")
+    if base.act != "relu":
+        cli.fail("--act must be relu: the numpy probe computes that energy")
     seeds = cli.or_fail(cli.seed_range, "set_seeds", FLAGS.set_seeds)
     run = cli.open_run_dir(FLAGS.output_dir, {"base": dataclasses.asdict(base), "set_seeds": FLAGS.set_seeds,
                                                "min_points": FLAGS.min_points, "max_points": FLAGS.max_points,
@@ -102,15 +102,16 @@ def main(argv):
         cli.log(f"set {s}: n={n} d={d}, {cfg.n_init} inits")
         done = basins.run(cfg, log=cli.log)
         an, p = done["analysis"], np.full(n, 1.0 / n)
-        e0 = energy(x, p, np.asarray(parallel.init_weights(jax.random.PRNGKey(s), 0, cfg.n_init, d, jnp.float64)))
+        pot = lambda W, x=x, p=p: energy(x, p, W, cfg.tau if cfg.alpha == "gaussian" else None)  # noqa: E731
+        e0 = pot(np.asarray(parallel.init_weights(jax.random.PRNGKey(s), 0, cfg.n_init, d, jnp.float64)))
         methods = {f"{cfg.dynamics.method} (sliding)" if cfg.dynamics.sliding else cfg.dynamics.method:
-                   method_row(done["result"], x, p, e0, cfg.cluster_tol, done["timings_s"]["run"])}
+                   method_row(done["result"], pot, e0, cfg.cluster_tol, done["timings_s"]["run"])}
         ds64 = make_dataset(x, dtype=jnp.float64)
         for name, dyn in others.items():
             t1 = time.time()
             res = engine.collect(engine.ChunkRunner(ds64, cfg.activation, cfg.pairwise, dyn, tile=cfg.tile),
                                  jax.random.PRNGKey(s), cfg.n_init, cfg.chunk_size, jnp.float64)
-            methods[name] = method_row(res, x, p, e0, cfg.cluster_tol, time.time() - t1)
+            methods[name] = method_row(res, pot, e0, cfg.cluster_tol, time.time() - t1)
         for name, r in methods.items():
             st = r["status"]
             mrows.append([s, n, d, name, st["converged"], st["circling_kink"], st["kink_limit"], st["not_converged"],
@@ -119,7 +120,7 @@ def main(argv):
             cli.log("  " + ", ".join(f"{k}: {v}" for k, v in zip(METHOD_COLUMNS[3:], mrows[-1][3:])))
         opt = []
         for r in an["rows"]:
-            rise = probe_rise(x, p, np.asarray(r["w"]), rng, FLAGS.probe_dirs)
+            rise = probe_rise(pot, np.asarray(r["w"]), rng, FLAGS.probe_dirs)
             opt.append({k: r[k] for k in ("optimum", "count", "energy", "residual", "kink_rank", "certificate",
                                           "certificate_note", "stable", "multipliers")} | {"probe_rise": rise})
         stable = [o for o in opt if o["stable"]]
