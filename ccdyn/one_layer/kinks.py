@@ -53,11 +53,13 @@ __all__ = ["RefineStatus", "REFINE_STATUS_TEXT", "default_s_max", "has_kinks", "
 class RefineStatus:
     """Codes of :func:`refine`'s ``status`` (per candidate)."""
 
-    RUNNING, CONVERGED, TOO_MANY_ACTIVE, MAX_ITER, DEGENERATE = 0, 1, 2, 3, 4
+    RUNNING, CONVERGED, TOO_MANY_ACTIVE, MAX_ITER, DEGENERATE, CYCLE = 0, 1, 2, 3, 4, 5
 
 
 REFINE_STATUS_TEXT = {0: "running", 1: "converged", 2: "active set above s_max", 3: "iteration limit",
-                      4: "dependent active views"}
+                      4: "dependent active views",
+                      5: "active set cycles (a view released for its multiplier outside [0, 1] is crossed straight "
+                         "back: no stationary point of these kinks in their region)"}
 
 
 def default_s_max(d: int) -> int:
@@ -167,10 +169,54 @@ def _newton_on_v(ds, act, pw, w, gates, pv, max_step=0.1):
     return v / jnp.linalg.norm(v)
 
 
+MARGINS = (0.25, 0.1, 0.03, 0.01, 1e-3, 0.0)  # margins tried for dependent views' multipliers (largest first)
+DEP_VIEWS = 32  # at most this many active views are searched for a multiplier inside [0, 1] (more: the 1/2 one)
+DYKSTRA_ITERS = 1000
+
+
+def _pinv_psd(m, rank_tol):
+    ev, vec = jnp.linalg.eigh(0.5 * (m + m.T))
+    keep = ev > rank_tol * jnp.maximum(jnp.max(ev), jnp.finfo(m.dtype).tiny)
+    return (vec * jnp.where(keep, 1.0 / jnp.where(keep, ev, 1.0), 0.0)) @ vec.T
+
+
+def _box_solution(b, t, active, rank_tol, k):
+    """A solution of b lam = t (b (d, N) zero off the active views) with the largest margin inside [0, 1]
+    found: for each margin m of MARGINS, Dykstra's alternating projections from the solution nearest 1/2
+    onto {b lam = t} cap [m, 1 - m]^S (over the first k active views), then projected back onto
+    {b lam = t} exactly. Returns (lam (N,), its margin min_i min(lam_i, 1 - lam_i) over the active views,
+    and whether the active views fit in k)."""
+    idx = jnp.argsort(~active)[:k]
+    msk = active[idx]
+    bk = b[:, idx] * msk[None]
+    gp = _pinv_psd(bk @ bk.T, rank_tol)
+    affine = lambda y: (y - bk.T @ (gp @ (bk @ y - t))) * msk  # noqa: E731
+    start = affine(0.5 * msk.astype(b.dtype))
+
+    def from_margin(m):
+        def step(_, carry):  # Dykstra for an affine set and a box: only the box needs its correction
+            y, p = carry
+            z = jnp.clip(y + p, m, 1.0 - m)
+            return affine(z), y + p - z
+
+        return jax.lax.fori_loop(0, DYKSTRA_ITERS, step, (start, jnp.zeros_like(start)))[0]
+
+    ys = jax.vmap(from_margin)(jnp.asarray(MARGINS, b.dtype))
+    ys = jnp.concatenate([start[None], ys])
+    margin = jnp.min(jnp.where(msk[None], jnp.minimum(ys, 1.0 - ys), jnp.inf), axis=1)
+    best = jnp.argmax(margin)
+    lam = jnp.zeros((b.shape[1],), b.dtype).at[idx].set(ys[best] * msk)
+    return lam, margin[best], jnp.sum(active) <= k
+
+
 def _multipliers(ds, act, pw, w, active, sig, pv, rank_tol):
     """Multipliers of every active view (N,) at w: u_0 + sum_i lam_i c_i x_i = mu w with u_0 the field
-    with every active gate at 0. With dependent active views (more views than hyperplanes) lam is not
-    unique: this is the solution nearest to 1/2 (the largest margin inside [0, 1] in the 2-norm).
+    with every active gate at 0. With dependent active views (more views than hyperplanes, e.g. x_a, x_b
+    and x_a + x_b of the latent data) lam is not unique: this is the solution with the largest margin
+    inside [0, 1] that :func:`_box_solution` finds (the solution nearest to 1/2 when it has no larger one:
+    the only one with independent views). Choosing the solution nearest 1/2 alone, which can leave
+    [0, 1] while others lie inside, made the refinement release a hyperplane it then crossed straight
+    back (a period-2 cycle of the active set up to the iteration limit: issue #22, Gaussian alpha).
     Returns (lam, c, u0, fit): c (N,) zero off the active views, fit = ||X diag(c) lam + (I - P_V) u_0||."""
     x = sliding.flat_views(ds)[0]
     u0 = one_sided_field(ds, act, pw, w, sig & ~active)
@@ -178,11 +224,11 @@ def _multipliers(ds, act, pw, w, active, sig, pv, rank_tol):
     b = (x * c[:, None]).T  # (d, N)
     t = -(u0 - pv @ u0)
     half = 0.5 * active
-    bbt = b @ b.T
-    ev, vec = jnp.linalg.eigh(0.5 * (bbt + bbt.T))
-    keep = ev > rank_tol * jnp.maximum(jnp.max(ev), jnp.finfo(w.dtype).tiny)
-    pinv = (vec * jnp.where(keep, 1.0 / jnp.where(keep, ev, 1.0), 0.0)) @ vec.T
+    pinv = _pinv_psd(b @ b.T, rank_tol)
     lam = jnp.where(active, half + b.T @ (pinv @ (t - b @ half)), 0.0)
+    margin_half = jnp.min(jnp.where(active, jnp.minimum(lam, 1.0 - lam), jnp.inf))
+    box, margin_box, fits = _box_solution(b, t, active, rank_tol, min(DEP_VIEWS, x.shape[0]))
+    lam = jnp.where(fits & (margin_box > margin_half), box, lam)
     return lam, c, u0, jnp.linalg.norm(b @ lam - t)
 
 
@@ -218,7 +264,7 @@ def _second_order(ds, act, pw, w, sig, active, lam, c, xn, mu, scale, tol, rank_
 
 @functools.partial(jax.jit, static_argnames=("act", "pw", "s_max", "max_iter"))
 def _refine_batch(ds, act, pw, W, *, s_max, max_iter, cand_tol, z_tol, lam_tol, fp_tol, rank_tol, span_tol, cert_tol,
-                  kick_size):
+                  kick_size, cyc_tol):
     x = sliding.flat_views(ds)[0]
     n_flat = x.shape[0]
     xn = jnp.linalg.norm(x, axis=1)
@@ -248,10 +294,14 @@ def _refine_batch(ds, act, pw, W, *, s_max, max_iter, cand_tol, z_tol, lam_tol, 
         init = (jnp.zeros((x.shape[1], s_max), x.dtype), jnp.zeros((s_max,), jnp.int32), jnp.zeros((s_max,), bool),
                 jnp.int32(0))
         _, idx0, msk0, _ = jax.lax.fori_loop(0, n_pre, pick, init)
-        state = (w0, z0 > 0, idx0, msk0, jnp.int32(0), jnp.int32(RefineStatus.RUNNING))
+        none = jnp.full((s_max,), -1, jnp.int32)
+        state = (w0, z0 > 0, idx0, msk0, jnp.int32(0), jnp.int32(RefineStatus.RUNNING), (w0, none))
+
+        def key(idx, msk):  # the active slots as a set (sorted, -1 padded)
+            return jnp.sort(jnp.where(msk, idx, n_flat))
 
         def body(st):
-            w, sig, idx, msk, it, _ = st
+            w, sig, idx, msk, it, _, prev = st
             xs, ginv, pv, full = _subspace(x, idx, msk, rank_tol)
             active = _in_span(x, xn, pv, span_tol)
             if moving:  # alpha moves with w: Newton on the restricted fixed-point equation (the top
@@ -311,10 +361,15 @@ def _refine_batch(ds, act, pw, W, *, s_max, max_iter, cand_tol, z_tol, lam_tol, 
             sig_new = jnp.where(kick & active, x @ e > 0, sig_new)
             msk_new = jnp.where(kick, msk_new.at[kf].set(False), msk_new)
             it = it + 1
+            # a period-2 cycle: the same slots and point as two iterations ago, each release undone by the
+            # next step's crossing (it would run to max_iter)
+            cyc = ((it >= 2) & jnp.all(key(idx_new, msk_new) == prev[1])
+                   & (jnp.linalg.norm(w_new - prev[0]) <= cyc_tol))
+            status = jnp.where((status == RefineStatus.RUNNING) & cyc, RefineStatus.CYCLE, status)
             status = jnp.where((status == RefineStatus.RUNNING) & (it >= max_iter), RefineStatus.MAX_ITER, status)
-            return w_new, sig_new, idx_new, msk_new, it, status.astype(jnp.int32)
+            return w_new, sig_new, idx_new, msk_new, it, status.astype(jnp.int32), (w, key(idx, msk))
 
-        w, sig, idx, msk, it, status = jax.lax.while_loop(lambda st: st[5] == RefineStatus.RUNNING, body, state)
+        w, sig, idx, msk, it, status, _ = jax.lax.while_loop(lambda st: st[5] == RefineStatus.RUNNING, body, state)
         return {"w": w, "sign": sig, "active": idx, "active_mask": msk, "iterations": it, "status": status}
 
     batch = 16 if moving else 256
@@ -323,7 +378,8 @@ def _refine_batch(ds, act, pw, W, *, s_max, max_iter, cand_tol, z_tol, lam_tol, 
 
 def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, s_max: int | None = None, max_iter: int = 64,
            cand_tol: float = 1e-4, z_tol: float = 1e-12, lam_tol: float = 1e-9, fp_tol: float = 1e-13,
-           rank_tol: float = 1e-10, span_tol: float = 1e-8, cert_tol: float = 1e-7, kick_size: float = 1e-8) -> dict:
+           rank_tol: float = 1e-10, span_tol: float = 1e-8, cert_tol: float = 1e-7, kick_size: float = 1e-8,
+           cyc_tol: float = 1e-10) -> dict:
     """Active-set refinement of candidates W (k, d) to exact kink optima (module docstring), float64.
 
     Args:
@@ -337,6 +393,8 @@ def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, s_max: int | None
         point with a view flat to first order on one side (multiplier at 0 or 1) where the Jacobian on
         that side has an eigenvalue above cert_tol (relative) is not a maximum: that view is released to
         its flat side and w steps kick_size radians along the rising direction (E rises to second order).
+      cyc_tol: the iteration stops with status CYCLE when its slots and point (within cyc_tol) are those of
+        two iterations before.
 
     Returns:
       per candidate: ``w`` (k, d), ``sign`` (k, N) the region's side of every view (N = n * views),
@@ -348,7 +406,7 @@ def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, s_max: int | None
     s_max = default_s_max(ds64.dim) if s_max is None else int(s_max)
     return _refine_batch(ds64, act, pw, jnp.asarray(W, ds64.x.dtype), s_max=s_max, max_iter=int(max_iter),
                          cand_tol=cand_tol, z_tol=z_tol, lam_tol=lam_tol, fp_tol=fp_tol, rank_tol=rank_tol,
-                         span_tol=span_tol, cert_tol=cert_tol, kick_size=kick_size)
+                         span_tol=span_tol, cert_tol=cert_tol, kick_size=kick_size, cyc_tol=cyc_tol)
 
 
 @functools.partial(jax.jit, static_argnames=("act", "pw"))

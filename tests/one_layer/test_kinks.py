@@ -183,3 +183,76 @@ def test_every_stable_optimum_survives_an_independent_probe(seed, n, d):
     for r in stable:
         rise = _probe_rise(x, np.full(n, 1 / n), np.asarray(r["w"]), rng)
         assert rise < 0, (r["certificate"], rise)
+
+
+def test_dependent_views_get_multipliers_inside_the_box_when_there_are_some():
+    """Columns b1, b2, b1 + b2 (views x_a, x_b, x_a + x_b on one intersection), t = 0.05 (b1 + b2): the
+    solutions are lam = (0.05 - s, 0.05 - s, s); the one nearest 1/2 has s = -2/15 (outside [0, 1]), the
+    largest margin inside the box is 0.025 (s = 0.025, by brute force over s). The refinement needs one
+    inside: with the one nearest 1/2 it released a hyperplane and crossed straight back, cycling."""
+    b = jnp.asarray([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]])
+    t = jnp.asarray([0.05, 0.05])
+    active = jnp.asarray([True, True, True])
+    lam, margin, fits = jax.device_get(jax.jit(kinks._box_solution, static_argnums=(3, 4))(b, t, active, 1e-10, 3))
+    s = np.linspace(-1, 1, 200001)
+    best = np.max(np.minimum.reduce([0.05 - s, 0.95 + s, s, 1 - s]))
+    np.testing.assert_allclose(best, 0.025, atol=1e-5)
+    assert fits and 0.01 <= margin <= best + 1e-12 and np.all((lam >= 0.01) & (lam <= 0.99))
+    np.testing.assert_allclose(np.asarray(b) @ lam, t, atol=1e-15)
+    np.testing.assert_allclose(margin, np.min(np.minimum(lam, 1 - lam)), atol=1e-15)
+
+
+def _potential(x, p, W, tau):
+    """tau sum_ij p_i p_j (1 - exp(-(h_i - h_j)^2 / 2 tau)), h = relu(x w): numpy, per row of W."""
+    f = np.maximum(W @ x.T, 0.0)
+    return tau * np.einsum("i,j,kij->k", p, p, -np.expm1(-(f[:, :, None] - f[:, None, :]) ** 2 / (2 * tau)))
+
+
+def test_gaussian_alpha_flow_is_the_gradient_flow_of_a_potential():
+    """With Gaussian alpha (Cor. 2, no augmentation) the flow's tangent field P^perp A(w) w is half the
+    tangent gradient of the potential above (central differences in float64): so its stable points are local
+    maxima of that potential, which scripts/kink_check.py probes as the independent check of Gaussian-alpha
+    optima (refined with alpha moving)."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((9, 4))
+    ds = data.make_dataset(x, dtype=jnp.float64)
+    for tau in (0.5,):
+        pw = pairwise.get_pairwise("gaussian", tau)
+        W = rng.standard_normal((3, 4))
+        W /= np.linalg.norm(W, axis=1, keepdims=True)
+        u = np.asarray(dynamics.ascent(ds, RELU, jnp.asarray(W), pw))
+        for w, uw in zip(W, u):
+            g = np.array([_potential(x, np.asarray(ds.p), np.stack([w + 1e-6 * e, w - 1e-6 * e]), tau) @ [1, -1] / 2e-6
+                          for e in np.eye(4)])
+            proj = np.eye(4) - np.outer(w, w)
+            np.testing.assert_allclose(proj @ uw, 0.5 * proj @ g, atol=1e-8 * np.max(np.abs(g)))
+
+
+@pytest.mark.slow  # 1-2 min (the Gaussian-alpha refinement compiles); fast: the two tests above
+def test_gaussian_alpha_kink_optima_with_dependent_views():
+    """The docs' Gaussian-alpha example (latent summation d = M = 6, tau = 1): two flow endpoints whose
+    refinement cycled between two active sets until its iteration limit (dependent views x_a, x_b, x_a + x_b,
+    multipliers nearest 1/2 outside [0, 1]) now refine to certified kink optima, each a strict local maximum
+    of the potential above by a numpy probe; an endpoint whose kinks have no stationary point in their region
+    ends with the CYCLE status, not certified."""
+    from ccdyn.data.registry import DataSpec, build_dataset
+    ds = build_dataset(DataSpec(d=6, m=6), jnp.float64)
+    pw = pairwise.get_pairwise("gaussian", 1.0)
+    W = np.array([[0.300973130921, -0.277513212228, 0.246070020674, -0.36242234919, -0.469906246073, -0.647834313029],
+                  [0.341747064405, -0.608147613097, 0.355352835545, -0.56119025713, -0.035660843292, -0.266239716204],
+                  [-0.5720029552629596, -0.2584661877236372, 0.6111664856789701, -0.11377534428069169,
+                   0.3159599646039482, 0.34598821881409375]])
+    ref = jax.device_get(kinks.refine(ds, RELU, pw, W / np.linalg.norm(W, axis=1, keepdims=True)))
+    np.testing.assert_array_equal(ref["status"], [kinks.RefineStatus.CONVERGED] * 2 + [kinks.RefineStatus.CYCLE])
+    rows = certify.assess_many(ds, RELU, pw, ref["w"], kink_ref=ref)
+    rng = np.random.default_rng(0)
+    x, p = np.asarray(ds.x), np.asarray(ds.p)
+    for r, w in zip(rows[:2], ref["w"][:2]):
+        assert r["certificate"] == "kink-kkt" and r["stable"] and r["kink_rank"] >= 4
+        dirs = rng.standard_normal((500, 6))
+        dirs -= np.outer(dirs @ w, w)
+        dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+        e0 = _potential(x, p, w[None], 1.0)[0]
+        for rad in (1e-6, 1e-4, 1e-2):
+            assert np.max(_potential(x, p, np.cos(rad) * w + np.sin(rad) * dirs, 1.0)) < e0
+    assert not rows[2]["stable"] and "cycles" in rows[2]["certificate_note"]

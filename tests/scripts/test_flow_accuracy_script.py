@@ -34,11 +34,15 @@ def test_tiny_exact_2d_run_writes_every_output(tmp_path):
     assert (tmp_path / "o" / "sets.csv").is_file() and (tmp_path / "o" / "claims.md").is_file()
 
 
-@pytest.mark.parametrize("name", ["kink_check", "flow_kinks"])
-def test_the_point_cloud_checks_share_the_seed_range_flag(tmp_path, name):
-    """The two random point-cloud checks of the kink flow and certificates start, and refuse a bad
-    --set_seeds with the same one line (cli.seed_range) before any output."""
-    with inprocess.script(name) as script:
+def test_the_point_cloud_check_refuses_bad_flags(tmp_path):
+    """The random point-cloud check of the kink flow and certificates (scripts/kink_check.py, which also
+    runs the method comparison of the former flow_kinks.py) refuses a bad --set_seeds with the shared
+    line of cli.seed_range, and an activation its numpy probe does not compute, before any output."""
+    with inprocess.script("kink_check") as script:
         code, errors = inprocess.start_exit(script, "--set_seeds=5:3", f"--output_dir={tmp_path / 'o'}")
-    assert code == 2 and errors == ["error: --set_seeds='5:3' must be START:STOP with integers 0 <= START < STOP"]
+        assert code == 2 and errors == ["error: --set_seeds='5:3' must be START:STOP with integers 0 <= START < STOP"]
+        code, errors = inprocess.start_exit(script, "--act=linear", f"--output_dir={tmp_path / 'o'}")
+        assert code == 2 and len(errors) == 1 and "--act must be relu" in errors[0]
+        assert "--min_points must be <= --max_points" in inprocess.flag_error(
+            script, "--min_points=9", "--max_points=6", f"--output_dir={tmp_path / 'o'}")
     assert not (tmp_path / "o").exists()
