@@ -476,7 +476,7 @@ def barrier_tau_claims(record: dict, *, result: str = "results/saddles/tau", com
     note = "barriers over one string per pair: upper bounds of the true barriers"
     if not deep:  # no certified saddle joins an optimum at one end: the depth has nothing to be judged on
         parts = None
-        note = ("not established: no certified saddle at the smallest or the largest tau, so no depth to "
+        note = ("no certified saddle at the smallest or the largest tau, so no depth to "
                 "compare; " + note)
     return [verdicts.claim_record("ccdyn-barriers-tau", "ccdyn", "docs/saddles.md (core Cor. 2, Sec. 5)",
                                   "Gaussian alpha at a smaller tau gives more and deeper optima (larger relative "

@@ -148,4 +148,4 @@ def test_barrier_verdicts_from_along_records():
     per = _along([8.0], [_m([1.0, 1.0], 0.8)])
     per["per_value"].append({"value": 1.0, "n_optima": 3, "barrier_matrix": none.tolist()})
     r = claims.barrier_tau_claims(per)[0]
-    assert r["verdict"] == "not established" and r["note"].startswith("not established")
+    assert r["verdict"] == "not established" and r["note"].startswith("no certified saddle")
