@@ -459,4 +459,6 @@ def kink_certificate(ds64: Dataset, act: Activation, pw: Pairwise, ref: dict, *,
                 "lam1_0": ev0[-1], "gap0": ev0[-1] - ev0[-2], "alignment0": jnp.abs(jnp.dot(w, vec0[:, -1])),
                 "mu": mu, "lam1": scale}
 
-    return jax.vmap(one)(ref["w"], ref["sign"], ref["active"], ref["active_mask"])
+    # one optimum at a time: vmapped, the batched float64 eigh calls of independent branches ran at once on
+    # XLA's CPU pool and, with 2 threads, each waited forever for work queued behind the other
+    return jax.lax.map(lambda a: one(*a), (ref["w"], ref["sign"], ref["active"], ref["active_mask"]))
