@@ -28,9 +28,7 @@ its flags (:data:`READS_THE_CHECKOUT`: the claims ledger) runs on a copy of the 
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import importlib.util
 import os
 import re
 import shlex
@@ -45,6 +43,7 @@ import pytest
 from absl import flags
 
 import ccdyn.cli  # noqa: F401 -- the scripts' shared flags exist before a script is loaded
+from tests.scripts.inprocess import loaded
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ("README.md", "docs/guide.md", "results/README.md")
@@ -210,21 +209,6 @@ def doc_commands(doc: str) -> list:
 
 COMMANDS = [c for doc in DOCS for c in doc_commands(doc)]
 SCRIPTS = [c for c in COMMANDS if c.kind == "script"]
-
-
-@contextlib.contextmanager
-def loaded(path: str):
-    """``path`` (scripts/x.py, benchmarks/y.py) imported as a fresh module; its flags leave ``FLAGS`` on exit."""
-    before = set(FLAGS)
-    spec = importlib.util.spec_from_file_location(f"_readme_{Path(path).stem}", ROOT / path)
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-        yield module
-    finally:
-        FLAGS.unparse_flags()
-        for name in set(FLAGS) - before:
-            delattr(FLAGS, name)
 
 
 def _flag_names(argv) -> list:

@@ -15,10 +15,11 @@ FLAGS = flags.FLAGS
 
 
 @contextlib.contextmanager
-def script(name: str):
-    """``scripts/<name>.py`` imported as a fresh module; the flags it defines leave ``FLAGS`` on exit."""
+def loaded(path: str):
+    """``path`` (scripts/x.py, benchmarks/y.py, relative to the repository) imported as a fresh module;
+    the flags it defines leave ``FLAGS`` on exit."""
     before = set(FLAGS)
-    spec = importlib.util.spec_from_file_location(f"_inprocess_{name}", ROOT / "scripts" / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"_inprocess_{Path(path).stem}", ROOT / path)
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
@@ -27,6 +28,11 @@ def script(name: str):
         FLAGS.unparse_flags()
         for flag in set(FLAGS) - before:
             delattr(FLAGS, flag)
+
+
+def script(name: str):
+    """``scripts/<name>.py`` imported as a fresh module (:func:`loaded`)."""
+    return loaded(f"scripts/{name}.py")
 
 
 def flag_error(module, *argv) -> str | None:
