@@ -257,7 +257,7 @@ def whole_chunk_inits(key, start, count, dim, dtype):
 
 def fixed_shapes_cost(ds, act, pw, mesh, sized, reps) -> dict:
     """The cost of the fixed shapes (docs/reproducibility.md) on one end-to-end chunk: the inits drawn in
-    blocks of parallel.INIT_BLOCK against one draw over the chunk, and the power kink watch
+    blocks of parallel.init_block() against one draw over the chunk, and the power kink watch
     (engine.mark_circling) tile by tile against one program over the chunk, each the median of ``reps``."""
     chunk, key = parallel.padded_chunk(sized.chunk_size, sized.tile, mesh.devices.size), jax.random.PRNGKey(0)
 
@@ -277,7 +277,7 @@ def fixed_shapes_cost(ds, act, pw, mesh, sized, reps) -> dict:
     watch = lambda d, s: engine.mark_circling(d, act, pw, dyn, s)
     _, circle_old = measure(jax.jit(watch), ds, st, repeats=reps)
     _, circle_new = measure(jax.jit(parallel.tiled_sharded(watch, mesh, sized.tile)), ds, st, repeats=reps)
-    return {"chunk": chunk, "init_block": parallel.INIT_BLOCK, "init_old_s": init_old, "init_new_s": init_new,
+    return {"chunk": chunk, "init_block": parallel.init_block(), "init_old_s": init_old, "init_new_s": init_new,
             "init_ratio": init_new / init_old, "circle_old_s": circle_old, "circle_new_s": circle_new,
             "circle_ratio": circle_new / circle_old}
 

@@ -51,9 +51,11 @@ def test_init_weights_are_the_same_bits_whatever_start_and_count(key):
     """Drawn over 16 or 48 rows in one program, XLA fused the norm's multiply-adds into FMAs or not
     (float32, d = 5: 2 of the first 16 inits differed in the last bit); drawn in fixed blocks they are
     the same rows of one long draw, across a block boundary too."""
-    ref = np.asarray(parallel.init_weights(key, 0, parallel.INIT_BLOCK + 100, 5, jnp.float32))
-    assert ref.shape == (parallel.INIT_BLOCK + 100, 5) and ref.dtype == np.float32
-    for start, count in ((0, 16), (0, 48), (7, 37), (parallel.INIT_BLOCK - 3, 90)):
+    rows = parallel.init_block()  # 512 on CPU (a GPU draws blocks of 65536: the same bits there, measured)
+    assert (parallel.init_block("cpu"), parallel.init_block("gpu")) == (parallel.INIT_BLOCK, parallel.GPU_INIT_BLOCK)
+    ref = np.asarray(parallel.init_weights(key, 0, rows + 100, 5, jnp.float32))
+    assert ref.shape == (rows + 100, 5) and ref.dtype == np.float32
+    for start, count in ((0, 16), (0, 48), (7, 37), (rows - 3, 90)):
         np.testing.assert_array_equal(np.asarray(parallel.init_weights(key, start, count, 5, jnp.float32)),
                                       ref[start:start + count], err_msg=f"{start} {count}")
     assert parallel.init_weights(key, 4, 0, 5).shape == (0, 5)
@@ -90,7 +92,8 @@ def test_two_forced_devices_give_the_one_device_result():
 
 def test_sizing_rule():
     """The stated rule: 512 on CPU; on an accelerator the largest power of 2 <= 16384 whose tile fits in
-    1/8 of the memory and is not wider than the inits per device; 32 tiles per device per chunk."""
+    1/8 of the memory and is not wider than the inits per device (on a GPU, whose activations fit in
+    32 MiB); 32 tiles per device per chunk."""
     gib = 2**30
     assert parallel.default_tile(1e9, 1e9, 10**6, backend="cpu", memory=gib, n_devices=1) == parallel.CPU_TILE
     big = dict(backend="gpu", memory=80 * gib, n_devices=1)
@@ -102,6 +105,11 @@ def test_sizing_rule():
     # not wider than the inits per device: 3000 inits on 2 devices -> 1500 -> 2048
     assert parallel.default_tile(1, 0, 3000, backend="gpu", memory=80 * gib, n_devices=2) == 2048
     assert parallel.default_tile(1, 0, 1, backend="tpu", memory=gib, n_devices=4) == 1
+    # on a GPU the activations of a tile fit in the L2 cache: 1024 points x 4 bytes -> 32 MiB / 4 KiB = 8192
+    assert parallel.default_tile(32 * 1024, 1e6, 10**6, activation_bytes=4096, **big) == 8192
+    assert parallel.default_tile(32 * 1024, 1e6, 10**6, activation_bytes=4096 * 3, **big) == 2048
+    tpu = dict(big, backend="tpu")  # measured on a GPU only: the TPU rule has no cache bound
+    assert parallel.default_tile(32 * 1024, 1e6, 10**6, activation_bytes=4096, **tpu) == parallel.ACCEL_TILE_MAX
     assert parallel.default_chunk(512, 1) == 16384 and parallel.default_chunk(4096, 8) == 4096 * 8 * 32
 
 

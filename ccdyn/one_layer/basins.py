@@ -106,7 +106,7 @@ def sized(cfg: BasinsConfig, shape, *, tile: int | None, chunk_size: int | None)
         n, v, _ = shape
         per_init = 8.0 * n * v * (8 if cfg.x64 else 4)
         fixed = memory_estimate(dataclasses.replace(cfg, tile=16), shape)[0] - 16 * per_init
-        tile = parallel.default_tile(per_init, fixed, cfg.n_init)
+        tile = parallel.default_tile(per_init, fixed, cfg.n_init, activation_bytes=4.0 * n * v)
     return dataclasses.replace(cfg, tile=tile, chunk_size=chunk_size or parallel.default_chunk(tile))
 
 

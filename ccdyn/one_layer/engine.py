@@ -423,7 +423,7 @@ class ChunkRunner:
 
     Every per-init number is computed by programs of fixed shapes, so it is the same bits whatever the
     chunk size, the number of devices or processes (docs/reproducibility.md): the inits in blocks of
-    ``parallel.INIT_BLOCK`` rows, the steps and the kink watch of power iteration tile by tile (one
+    ``parallel.init_block()`` rows, the steps and the kink watch of power iteration tile by tile (one
     ``(tile, ...)`` program under ``lax.map`` on every device); between them only gathers and scatters
     of whole rows (re-packing, recording), which do no arithmetic.
     """
