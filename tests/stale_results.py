@@ -128,7 +128,8 @@ def _records(root: Path) -> tuple:
     """(file relative to ``root``, path, parsed JSON) of every result record under ``root`` (read once)."""
     return tuple((path.relative_to(root).as_posix(), path, json.loads(path.read_text()))
                  for path in sorted(root.rglob("*.json"))
-                 if not ("chunks" in path.parts or path.name in ("ccdyn-run.json", "config.json") or path.parent == root))
+                 if not ("chunks" in path.parts or path.name in ("ccdyn-run.json", "config.json") or path.parent == root
+                         or any(part.startswith(".") for part in path.relative_to(root).parts)))  # a run being written
 
 
 def sources(root: Path = RESULTS) -> tuple:
