@@ -21,8 +21,7 @@ from ccdyn.one_layer.basins import BasinsConfig
 from tests import stale_results as sr
 
 # (file relative to results/, location) -> why it is stale; strict: the entry goes once it is re-run
-KNOWN_STALE_DATA = {("basins/flow_rtol/flow_accuracy.json", f"runs/{r}"): "made on the float64 draws of the data models"
-                    for r in ("0.001", "0.0001", "1e-05")}
+KNOWN_STALE_DATA = {}  # none at present
 
 SMALL = "basins/alpha_uniform/summary.json"
 

@@ -52,8 +52,6 @@ EXTERNAL = ("--mnist", "--run", "--continuation")
 KNOWN_STALE = {  # result file (relative to results/) -> reason
     "basins/flow_exact_2d/flow_accuracy.json": "made with the flow before sliding (no dynamics.sliding); the command "
                                                "now runs the sliding flow (re-run: about 15 min idle)",
-    "basins/flow_rtol/flow_accuracy.json": "made with the flow before sliding and on the float64 draws of the data "
-                                           "(tests/test_stale_results.py)",
 }
 
 # Fields added to the basins config (``BasinsConfig``, also under a continuation's ``base`` and a flow check's
