@@ -3,9 +3,12 @@
 A result under ``results/`` stores its config and what it found on the data that config described when
 it ran. ``tests/test_stored_commands.py`` checks that the stored command still makes the stored config;
 this module checks the other half: that the config still makes the *data* the result was computed on.
-For every record that stores optima it rebuilds the data with today's code
-(:func:`ccdyn.data.registry.build_dataset`, float64; a continuation's data at each value through
-:func:`ccdyn.one_layer.studies.continuation.configs`) and checks each stored optimum w there:
+For every record that stores optima (a basins ``summary.json``, a continuation's ``continuation.json`` at
+each value, ``flow_accuracy.py --check=rtol`` at each rtol, the maxima of Fig. 8's ``landscape.json`` per
+activation) it rebuilds the data with today's code (:func:`ccdyn.data.registry.build_dataset`, float64; a
+continuation's data at each value through :func:`ccdyn.one_layer.studies.continuation.configs`; the
+landscape's through :func:`ccdyn.one_layer.studies.landscape_fig8.points`) and checks each stored optimum w
+there:
 
 - **energy**: E_alpha(w) (:func:`ccdyn.one_layer.dynamics.energy`, alpha at w) equals the stored energy
   to ``ENERGY_RTOL`` (relative to max(|E|, ||A(w)w||)): a fingerprint of the data along w;
@@ -15,7 +18,8 @@ For every record that stores optima it rebuilds the data with today's code
   non-homogeneous activation) minus its projection on span{w, x_i : i active} has norm
   <= max(``CRIT_RTOL``, 10 x the stored relative residual) x ||u||. Off the kinks this is the residual
   ||P_w^perp A(w) w|| of Eq. 7; on kinks the gates of the active views only move u inside the span of
-  those views, so the test does not depend on the convention h'(0) (docs/flow.md). The stored relative
+  those views, so the test does not depend on the convention h'(0) (docs/flow.md); a landscape maximum
+  stored as on a kink, without its views, is tested against the view nearest its hyperplane. The stored relative
   residual is the record's ``stationarity`` on kinks, else ``residual / |lam1|``: an optimum the record
   itself does not call critical is held to what the record says, not better.
 
@@ -50,7 +54,7 @@ from ccdyn import io  # noqa: E402
 from ccdyn.data import registry  # noqa: E402
 from ccdyn.one_layer import dynamics, sliding  # noqa: E402
 from ccdyn.one_layer.basins import BasinsConfig  # noqa: E402
-from ccdyn.one_layer.studies import augmentation, continuation, flow_accuracy  # noqa: E402
+from ccdyn.one_layer.studies import augmentation, continuation, flow_accuracy, landscape_fig8  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results"
@@ -78,6 +82,7 @@ class Source(NamedTuple):
     where: str  # location in the file ("runs[2]" for a continuation's third value)
     cfg: BasinsConfig
     rows: list  # dicts with "w", "energy" and, where stored, "residual", "lam1", "stationarity", "active_views"
+    data: object = None  # a function building the float64 data, where ``cfg.data`` does not describe it
 
 
 class Finding(NamedTuple):
@@ -113,6 +118,19 @@ def _configs(record: dict, folder: Path):
             yield f"runs/{rtol}", cfg, run["rows"]
 
 
+    elif isinstance(record.get("activations"), dict) and (folder / "config.json").is_file() \
+            and "angles" in _folder_config(folder):  # the landscape of Fig. 8: maxima on the circle, per activation
+        c = _folder_config(folder)
+        fig8 = landscape_fig8.Fig8Config(**{k: tuple(v) if isinstance(v, list) else v for k, v in c.items()})
+        if fig8.data_path is None:  # a user's file is not part of the repository
+            for act, m in record["activations"].items():
+                cfg = BasinsConfig(act=act, leaky_slope=fig8.leaky_slope, alpha=fig8.alpha, tau=fig8.tau)
+                rows = [{"w": [np.cos(t), np.sin(t)], "energy": e, "residual": r, "on_kink": k}
+                        for t, e, r, k in zip(m["maxima_theta"], m["maxima_energy"], m["maxima_residual"],
+                                              m["maxima_at_kink"])]
+                yield f"activations/{act}", cfg, rows, lambda: landscape_fig8.points(fig8).astype(jnp.float64)
+
+
 def _folder_config(folder: Path) -> dict:
     return io.read_json(folder / "config.json") if (folder / "config.json").is_file() else {}
 
@@ -137,7 +155,7 @@ def sources(root: Path = RESULTS) -> tuple:
     reader here understands and ``NOT_READ`` does not name)."""
     found, unread = [], []
     for rel, path, record in _records(root):
-        got = [Source(rel, where, cfg, rows) for where, cfg, rows in _configs(record, path.parent)]
+        got = [Source(rel, *item) for item in _configs(record, path.parent)]
         found += got
         if not got and rel not in NOT_READ and rel != "theory/augmentation/augmentation.json" and _holds_w(record):
             unread.append(rel)
@@ -175,6 +193,9 @@ def check_rows(cfg: BasinsConfig, rows: list, ds64=None) -> dict:
         if row.get("refined", True):  # an optimum whose refinement failed is its cluster's centre: energy only
             unrefined -= 1
             idx = np.asarray(row.get("active_views") or [], int)
+            if row.get("on_kink") and not idx.size:  # a maximum stored as on a kink, without its views: the nearest
+                xn = np.linalg.norm(x, axis=1)
+                idx = np.flatnonzero(xn > 0)[[np.argmin(np.abs(x[xn > 0] @ w) / xn[xn > 0])]]
             xa = x[idx]
             angle = float(np.max(np.abs(xa @ w) / np.linalg.norm(xa, axis=1))) if idx.size else 0.0
             q = _span(np.column_stack([w, *xa]))
@@ -199,7 +220,8 @@ def _span(m):
 
 
 def check(source: Source) -> Finding:
-    return Finding(source.rel, source.where, **check_rows(source.cfg, source.rows))
+    ds64 = None if source.data is None else source.data()
+    return Finding(source.rel, source.where, **check_rows(source.cfg, source.rows, ds64=ds64))
 
 
 def _same(a, b) -> bool:

@@ -21,9 +21,9 @@ field added to (or dropped from) the config since the result was made: it has no
 and is not counted as a mismatch, except in a basins config: there a field added since (``ADDED``) was in
 effect at its old value, and a command that now sets another value where the field acts (the sliding flow
 for ``--method=flow`` with ReLU) no longer makes its result. Whether the *data* a config builds is still the
-data a result was made on is checked by ``tests/test_stale_results.py``. A result that stores no config at all (the oldest, and the
-benchmark's inner command) is checked as far as it can be: the command parses and the script builds a
-config from it. Scripts that open no run directory (readers such as ``basins_table.py``) are only
+data a result was made on is checked by ``tests/test_stale_results.py``. A result that stores no config at
+all (the oldest, and the benchmark's inner command) is checked as far as it can be: the command parses and
+the script builds a config from it. Scripts that open no run directory (readers such as ``basins_table.py``) are only
 parsed, and so is a command whose input file is not part of the repository (``EXTERNAL``).
 """
 
