@@ -442,7 +442,7 @@ def table(record: dict, min_fraction: float = 0.0) -> str:
            f"     taking >= {record.get('merge_share', 0.5):g} of its basin there; lost: the share of its basin "
            "that converges nowhere there.",
            "     per value: basin fraction (share of all inits), stable / unstable (linear stability of the flow,",
-           "     Eq. 7; on a kink, a local-max probe); -: none, or the optimum is absent at that value."]
+           "     Eq. 7; on a kink, the exact kink certificate); -: none, or the optimum is absent at that value."]
     how = ("one compiled program for every value" if record.get("batched") else
            f"value by value ({record['sequential_reason']})" if record.get("sequential_reason") else None)
     ci = ([f"tipping.csv: each share P[a, b] with an interval; all of them, every step, right at once with probability "
