@@ -14,7 +14,9 @@ Per-init dynamics (each init is frozen once it stops, so its result never depend
   whose field reverses within a step of length <= tol is *pinned* near kink hyperplanes w^T x_i = 0
   (E not differentiable there): it then slides along the ridges among them (Filippov, projected
   field P_V P^perp A w; :mod:`ccdyn.one_layer.sliding`) and converges when that field is <= tol ||A w||
-  (a Clarke-stationary point), or stops where pinned when there is no ridge to slide on.
+  (a Clarke-stationary point), or stops where pinned when there is no ridge to slide on. An init with
+  more views on its kinks than the analysis holds stops KINK_LIMIT and, once its chunk has run, goes on
+  in a second pass with a wider analysis (:func:`second_pass`, :meth:`ChunkRunner._second_pass`).
 - euler_halving: the fixed-step scheme w <- normalize(w + eta_i P_w^perp A(w) w); eta_i starts at
   ``step_size`` and is halved each time the tangent direction reverses (t_k . t_{k-1} < 0), so the
   iterate converges onto a kink maximum instead of oscillating around it. Converged: ||P^perp A w||
