@@ -14,7 +14,9 @@ Per-init dynamics (each init is frozen once it stops, so its result never depend
   whose field reverses within a step of length <= tol is *pinned* near kink hyperplanes w^T x_i = 0
   (E not differentiable there): it then slides along the ridges among them (Filippov, projected
   field P_V P^perp A w; :mod:`ccdyn.one_layer.sliding`) and converges when that field is <= tol ||A w||
-  (a Clarke-stationary point), or stops where pinned when there is no ridge to slide on.
+  (a Clarke-stationary point), or stops where pinned when there is no ridge to slide on. An init with
+  more views on its kinks than the analysis holds stops KINK_LIMIT and, once its chunk has run, goes on
+  in a second pass with a wider analysis (:func:`second_pass`, :meth:`ChunkRunner._second_pass`).
 - euler_halving: the fixed-step scheme w <- normalize(w + eta_i P_w^perp A(w) w); eta_i starts at
   ``step_size`` and is halved each time the tangent direction reverses (t_k . t_{k-1} < 0), so the
   iterate converges onto a kink maximum instead of oscillating around it. Converged: ||P^perp A w||
@@ -48,7 +50,8 @@ from ccdyn.pairwise import Pairwise
 
 METHODS = ("power", "flow", "euler_halving")
 
-__all__ = ["METHODS", "Status", "FINAL_STATUSES", "Dynamics", "State", "initial_state", "make_block", "converge", "ChunkRunner",
+__all__ = ["METHODS", "Status", "FINAL_STATUSES", "Dynamics", "State", "initial_state", "make_block", "second_pass",
+           "converge", "ChunkRunner",
            "collect", "status_counts", "recheck_dead", "range_problems"]
 
 
@@ -64,8 +67,9 @@ class Status(enum.IntEnum):
     after ``max_steps`` and its iterate still crosses a ReLU kink hyperplane (w^T x_i = 0) in the next
     steps: on a kink A(w) w is not parallel to w, so power iteration has no fixed point there and
     circles it; the flow (``--method=flow``) slides onto such maxima. KINK_LIMIT: the flow reached more
-    than :func:`ccdyn.one_layer.sliding.max_active` kink hyperplanes within ``KINK_DELTA * tol`` at once
-    (the most it follows) and stopped there.
+    than :func:`ccdyn.one_layer.sliding.max_active` kink hyperplanes within ``KINK_DELTA * tol`` at once,
+    and in the second pass with the wider analysis (:func:`second_pass`) more than
+    :func:`ccdyn.one_layer.sliding.wide_active` (the most it follows), and stopped there.
     """
 
     RUNNING = 0
@@ -96,7 +100,8 @@ class Status(enum.IntEnum):
         return {"OVERFLOW": "use --x64, a smaller --step_size or rescale the data",
                 "UNDERFLOW": "use --x64 or rescale the data",
                 "CIRCLING_KINK": "power iteration has no fixed point on a ReLU kink: use --method=flow",
-                "KINK_LIMIT": "more kink hyperplanes at once than the sliding flow follows: use a smaller --tol"
+                "KINK_LIMIT": "more views on kink hyperplanes at once than the sliding flow follows (even in its "
+                              "wider second pass): use a smaller --tol"
                 }.get(self.name)
 
 
@@ -196,15 +201,24 @@ def analysis_buffer(tile: int) -> int:
     return min(tile, max(8, round(tile / ANALYSIS_SHARE)))
 
 
-def _ridges(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, w, reach, m: int):
+def _ridges(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, w, reach, m: int, wide: int | None = None):
     """The kink analysis of the rows w (:func:`ccdyn.one_layer.sliding.analyse`, each row within its
     delta): (the ridges to slide on, flat view indices in decreasing order, -1 last (k, m); the number of
     views within delta (k,)). Only these integers leave it, so the last-bit rounding inside, which can
     differ with the number of rows analysed together, matters only where it would change them (equal to
-    the whole tile's in tests/one_layer/test_sliding_compaction.py)."""
+    the whole tile's in tests/one_layer/test_sliding_compaction.py).
+
+    ``wide``: the wider second analysis (:class:`ChunkRunner`'s second pass over KINK_LIMIT rows): up to
+    ``wide`` views in the Clarke box, and the ridges it finds cut to an independent subset of at most m
+    spanning the same hyperplanes' intersection (:func:`ccdyn.one_layer.sliding.independent`)."""
     delta = jnp.maximum(KINK_DELTA * dyn.tol, jnp.minimum(reach, KINK_REACH * dyn.flow_rtol))[:, None]
-    an = sliding.analyse(ds, act, pw, w, delta=delta, m=m)
-    return -jnp.sort(-jnp.where(an.slide, an.active.index, -1), axis=1), an.active.count  # canonical order
+    an = sliding.analyse(ds, act, pw, w, delta=delta, m=m if wide is None else wide)
+    ridges = jnp.where(an.slide, an.active.index, -1)
+    if wide is not None:
+        x = sliding.flat_views(ds)[0]
+        keep = sliding.independent(jnp.where(an.slide[..., None], x[jnp.maximum(ridges, 0)], 0.0), an.slide, m)
+        ridges = jnp.where(keep, ridges, -1)
+    return -jnp.sort(-ridges, axis=1)[:, :m], an.active.count  # canonical order
 
 
 def _compacted(fn, need, rows, empty, buffer: int):
@@ -226,7 +240,8 @@ def _compacted(fn, need, rows, empty, buffer: int):
     return jax.lax.while_loop(lambda c: c[0] < passes, one, (jnp.int32(0), tuple(empty)))[1]
 
 
-def _flow_sliding(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State, active, buffer=None):
+def _flow_sliding(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State, active, buffer=None,
+                  wide=None):
     """The ``flow`` method's attempted step with Filippov sliding on ReLU kinks (docs/flow.md):
     (u at w, w_new, eta, done, aux_new, u at the proposal, residual, kinks, pinned, over).
 
@@ -239,7 +254,8 @@ def _flow_sliding(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st:
     kink maximum that is not on a ridge, as before). Only the rows that need it are analysed, gathered
     into buffers of ``buffer`` rows (default :func:`analysis_buffer` of the tile; ``buffer`` >= the tile:
     the whole tile in one buffer, the same results). The step is then the pair's, with every stage
-    projected on V (:func:`stepper.attempt`)."""
+    projected on V (:func:`stepper.attempt`). ``wide``: the analysis pads the views on the kinks to
+    ``wide`` instead of m (:func:`_ridges`; the second pass of :class:`ChunkRunner`)."""
     k, m = st.kinks.shape
     buffer = analysis_buffer(k) if buffer is None else int(buffer)
     x = sliding.flat_views(ds)[0]
@@ -253,8 +269,8 @@ def _flow_sliding(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st:
 
     def analyse():
         empty = (jnp.full_like(st.kinks, -1), jnp.zeros_like(st.steps))  # (varying under shard_map)
-        new, count = _compacted(lambda w, reach: _ridges(ds, act, pw, dyn, w, reach, m), need, (st.w, st.reach),
-                                empty, min(buffer, k))
+        new, count = _compacted(lambda w, reach: _ridges(ds, act, pw, dyn, w, reach, m, wide), need,
+                                (st.w, st.reach), empty, min(buffer, k))
         delta = jnp.maximum(KINK_DELTA * dyn.tol, jnp.minimum(st.reach, KINK_REACH * dyn.flow_rtol))
         old = -jnp.sort(-st.kinks, axis=1)
         added = jnp.any((new >= 0) & jnp.all(new[:, :, None] != old[:, None, :], axis=2), axis=1)
@@ -272,7 +288,7 @@ def _flow_sliding(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st:
         w = jnp.where(snap[:, None], w_snap, st.w)
         u_snap = jax.lax.cond(jnp.any(snap), lambda: dynamics.ascent(ds, act, w, pw), lambda: u)
         return (w, jnp.where(snap[:, None], u_snap, u), kinks, need & ~same, need & pinned & same,
-                need & (count > m) & (delta <= KINK_DELTA * dyn.tol))  # more than m on the kinks
+                need & (count > (m if wide is None else wide)) & (delta <= KINK_DELTA * dyn.tol))  # too many
 
     w, u, kinks, change, stop, over = jax.lax.cond(
         jnp.any(need), analyse, lambda: (st.w, u, st.kinks, none, none, none))
@@ -292,13 +308,13 @@ def _flow_sliding(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st:
             att.u, res, kinks, pinned, reach, over)
 
 
-def _step(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State, buffer=None) -> State:
+def _step(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State, buffer=None, wide=None) -> State:
     active = (st.status == int(Status.RUNNING)) & (st.steps < dyn.max_steps)
     cycling = over = jnp.zeros_like(active)
     kinks, pinned, reach = st.kinks, st.pinned, st.reach
     if _slides(act, dyn):
         (u, w_new, eta, done, aux_new, u_new, res_slide, kinks, pinned, reach,
-         over) = _flow_sliding(ds, act, pw, dyn, st, active, buffer)
+         over) = _flow_sliding(ds, act, pw, dyn, st, active, buffer, wide)
     elif dyn.method == "flow":
         u, w_new, eta, done, aux_new, u_new = _flow(ds, act, pw, dyn, st, active)
     else:
@@ -346,10 +362,11 @@ def _step(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State, 
     )
 
 
-def make_block(act: Activation, pw: Pairwise, dyn: Dynamics, *, buffer: int | None = None):
+def make_block(act: Activation, pw: Pairwise, dyn: Dynamics, *, buffer: int | None = None, wide: int | None = None):
     """``block(ds, state) -> state`` advancing every init by ``dyn.block`` steps (one lax.scan).
     ``buffer``: the sliding flow's kink-analysis buffer (default :func:`analysis_buffer` of the tile;
-    the tile or more: analyse whole tiles; the results are the same)."""
+    the tile or more: analyse whole tiles; the results are the same). ``wide``: the sliding flow's wider
+    second analysis (up to ``wide`` views on the kinks; :func:`second_pass`)."""
     if dyn.method not in METHODS:
         raise ValueError(f"method={dyn.method!r} must be one of {', '.join(METHODS)}")
     if dyn.method == "flow" and not 0 < dyn.flow_rtol < 1:
@@ -358,7 +375,7 @@ def make_block(act: Activation, pw: Pairwise, dyn: Dynamics, *, buffer: int | No
         raise ValueError(f"--method=power needs a homogeneous activation; act={act.name!r} is not")
 
     def block(ds, st):
-        return jax.lax.scan(lambda s, _: (_step(ds, act, pw, dyn, s, buffer), None), st, None,
+        return jax.lax.scan(lambda s, _: (_step(ds, act, pw, dyn, s, buffer, wide), None), st, None,
                             length=dyn.block)[0]
 
     return block
@@ -409,6 +426,7 @@ def converge(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, W) -> di
     st = initial_state(W, dyn)
     while _running(st, dyn):
         st = block(ds, st)
+    st = second_pass(ds, act, pw, dyn, st)
     if _circles_kinks(act, dyn):
         st = jax.jit(lambda d, s: mark_circling(d, act, pw, dyn, s))(ds, st)
     return _finish(st)
@@ -416,7 +434,9 @@ def converge(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, W) -> di
 
 class ChunkRunner:
     """Runs chunks of inits, tiled and sharded over one mesh (default :func:`ccdyn.parallel.device_mesh`:
-    every device of every process, docs/reproducibility.md "Several hosts").
+    every device of every process, docs/reproducibility.md "Several hosts"). ``wide``: the sliding flow's
+    KINK_LIMIT rows get the second pass with the wider kink analysis (:meth:`_second_pass`; False: they
+    stay KINK_LIMIT, the engine before it, kept for comparisons).
 
     Every process runs the same program on the whole chunk; each holds only its devices' rows. The
     compiled block is built once and reused by every chunk of the same padded size.
@@ -429,7 +449,7 @@ class ChunkRunner:
     """
 
     def __init__(self, ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, *, tile: int,
-                 mesh=None):
+                 mesh=None, wide: bool = True):
         self.dyn, self.tile = dyn, int(tile)
         self.mesh = parallel.device_mesh() if mesh is None else mesh
         self.n_devices = self.mesh.devices.size
@@ -442,6 +462,15 @@ class ChunkRunner:
         # whatever the chunk; over the whole chunk XLA would compile them for the chunk's shape)
         circle = parallel.tiled_sharded(lambda d, s: mark_circling(d, act, pw, dyn, s), self.mesh, self.tile)
         self._circle = jax.jit(circle) if _circles_kinks(act, dyn) else None
+        # the sliding flow's second pass: KINK_LIMIT rows again, with the wider analysis, on tiles of their own
+        # (compiled only when a chunk has such rows)
+        self.wide_tile = min(self.tile, WIDE_TILE)
+        self._wide_block = self._reopen = None
+        if wide and _slides(act, dyn):
+            wide = sliding.wide_active(sliding.flat_views(ds)[0].shape[0], ds.dim)
+            self._wide_block = jax.jit(parallel.tiled_sharded(make_block(act, pw, dyn, wide=wide), self.mesh,
+                                                              self.wide_tile))
+            self._reopen = jax.jit(_reopen, out_shardings=rows)
 
     def padded(self, count: int) -> int:
         return parallel.padded_chunk(count, self.tile, self.n_devices)
@@ -476,6 +505,8 @@ class ChunkRunner:
             if size == 0 or size < rows.size:
                 done = self._record(done, st, self._replicated(rows.astype(np.int32)))
                 if size == 0:
+                    if self._wide_block is not None:
+                        done = self._second_pass(done, count, on_block)
                     if self._circle is not None:
                         done = self._circle(self.ds, done)
                     host = State(*parallel.to_host(tuple(done)))
@@ -484,6 +515,57 @@ class ChunkRunner:
                 sel = np.concatenate([keep, np.full(size - keep.size, keep[0])]).astype(np.int32)
                 st = self._pack(st, self._replicated(sel), self._replicated(np.int32(keep.size)))
                 rows = np.concatenate([rows[keep], np.full(size - keep.size, count)])
+
+
+    def _second_pass(self, done: State, count: int, on_block=None) -> State:
+        """``done`` with its KINK_LIMIT rows (of the first ``count``) run on from where they stopped by the
+        block with the wider kink analysis (:func:`second_pass`; tiles of ``wide_tile`` rows, so a row's
+        result does not depend on the others), until they stop or reach ``max_steps`` in all."""
+        status = parallel.to_host(done.status)
+        idx = np.flatnonzero(status[:count] == int(Status.KINK_LIMIT))
+        if idx.size == 0:
+            return done
+        size = parallel.padded_chunk(idx.size, self.wide_tile, self.n_devices)
+        sel = np.concatenate([idx, np.full(size - idx.size, idx[0])]).astype(np.int32)
+        st = self._reopen(done, self._replicated(sel), self._replicated(np.int32(idx.size)))
+        while True:
+            st = self._wide_block(self.ds, st)
+            status, steps = parallel.to_host((st.status, st.steps))
+            running = (status == int(Status.RUNNING)) & (steps < self.dyn.max_steps)
+            if on_block is not None:
+                on_block(int(np.sum(running)), int(steps.max()))
+            if not running.any():
+                break
+        rows = np.concatenate([idx, np.full(size - idx.size, count)]).astype(np.int32)  # count: padding (dropped)
+        return self._record(done, st, self._replicated(rows))
+
+
+WIDE_TILE = 64  # rows per tile of the second pass (few rows need it: 0.7% of the default data's inits)
+
+
+def _reopen(st: State, sel, n_keep) -> State:
+    """The rows ``sel`` of ``st`` running again (rows from ``n_keep`` on: padding, not running)."""
+    packed = State(*[a[sel] for a in st])
+    return packed._replace(status=jnp.where(jnp.arange(sel.shape[0]) < n_keep, int(Status.RUNNING),
+                                            int(Status.NOT_CONVERGED)).astype(jnp.int32))
+
+
+def second_pass(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State, block=None) -> State:
+    """The sliding flow's second pass on one batch (:func:`converge`): every KINK_LIMIT row of ``st`` runs
+    on from where it stopped with the wider kink analysis (up to :func:`ccdyn.one_layer.sliding.wide_active`
+    views in the Clarke box, the ridges cut to an independent subset spanning the same intersection), until
+    it stops or reaches ``max_steps`` in all; the other rows are frozen. A row that still has more views on
+    its kinks than that ends KINK_LIMIT again."""
+    if not _slides(act, dyn) or not np.any(np.asarray(st.status) == int(Status.KINK_LIMIT)):
+        return st
+    if block is None:
+        wide = sliding.wide_active(sliding.flat_views(ds)[0].shape[0], ds.dim)
+        block = jax.jit(make_block(act, pw, dyn, wide=wide))
+    st = st._replace(status=jnp.where(st.status == int(Status.KINK_LIMIT), int(Status.RUNNING),
+                                      st.status).astype(jnp.int32))
+    while _running(st, dyn):
+        st = block(ds, st)
+    return st
 
 
 def _pack(st: State, sel, n_keep) -> State:

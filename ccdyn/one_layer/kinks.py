@@ -63,8 +63,10 @@ REFINE_STATUS_TEXT = {0: "running", 1: "converged", 2: "active set above s_max",
 
 
 def default_s_max(d: int) -> int:
-    """At most d - 1 independent hyperplanes meet at a point of the sphere; capped at 8."""
-    return max(1, min(d - 1, 8))
+    """At most d - 1 independent hyperplanes meet at a point of the sphere; capped at 16 (was 8: on the
+    default data, d = 10, the sliding flow's second pass reaches vertices of 9 independent hyperplanes,
+    docs/flow.md)."""
+    return max(1, min(d - 1, 16))
 
 
 def has_kinks(act: Activation) -> bool:

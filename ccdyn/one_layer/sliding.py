@@ -48,10 +48,11 @@ from ccdyn.data.dataset import Dataset
 from ccdyn.one_layer import dynamics
 from ccdyn.pairwise import Pairwise
 
-__all__ = ["MAX_ACTIVE", "max_active", "flat_views", "gated_field", "ActiveSet", "active_set", "MinNorm", "min_norm",
-           "analyse", "basis", "project", "gates"]
+__all__ = ["MAX_ACTIVE", "WIDE_ACTIVE", "max_active", "wide_active", "flat_views", "gated_field", "ActiveSet",
+           "active_set", "MinNorm", "min_norm", "analyse", "basis", "independent", "project", "gates"]
 
 MAX_ACTIVE = 16  # the most views within delta of their hyperplanes analysed at once
+WIDE_ACTIVE = 256  # the second, wider analysis (the engine's rows that had more than max_active views on kinks)
 SWEEPS = 200  # coordinate-descent sweeps of min_norm
 _RANK_TOL = 1e-8  # a data vector within this relative distance of the span of the others adds no constraint
 
@@ -63,6 +64,13 @@ def max_active(dim: int) -> int:
     views with b supported on them active at once (k = 2: x_a, x_b and x_a + x_b), so the padding is
     larger."""
     return max(2, min(2 * (dim - 1), MAX_ACTIVE))
+
+
+def wide_active(n_views: int, dim: int) -> int:
+    """The padding of the wider second analysis: every view, at most WIDE_ACTIVE (and at least
+    :func:`max_active`). On the latent data a w nearly orthogonal to k latent vectors brings each view on
+    a kink with its 2^k lattice translates (docs/flow.md, "More views on the kinks than the padding")."""
+    return max(max_active(dim), min(int(n_views), WIDE_ACTIVE))
 
 
 def gates(act: Activation):
@@ -127,12 +135,18 @@ def active_set(ds: Dataset, act: Activation, pw: Pairwise, W, *, delta, m: int) 
     # on CPU)
     big = near.shape[1]
     iota = jnp.arange(big, dtype=jnp.int32)[None]
-    index, prev = [], jnp.full((near.shape[0], 1), -1, jnp.int32)
-    for _ in range(m):
-        i = jnp.min(jnp.where(near & (iota > prev), iota, big), axis=1)
-        index.append(jnp.where(i < big, i, -1))
-        prev = i[:, None]
-    index = jnp.stack(index, axis=1)
+    if m <= MAX_ACTIVE:
+        index, prev = [], jnp.full((near.shape[0], 1), -1, jnp.int32)
+        for _ in range(m):
+            i = jnp.min(jnp.where(near & (iota > prev), iota, big), axis=1)
+            index.append(jnp.where(i < big, i, -1))
+            prev = i[:, None]
+        index = jnp.stack(index, axis=1)
+    else:  # the wide analysis (few rows): one sort instead of m unrolled reductions; the same indices
+        first = jnp.sort(jnp.where(near, iota, big), axis=1)[:, :m]
+        index = jnp.where(first < big, first, -1).astype(jnp.int32)
+        if m > big:
+            index = jnp.concatenate([index, jnp.full((index.shape[0], m - big), -1, jnp.int32)], axis=1)
     mask = index >= 0
     take = lambda a: jnp.take_along_axis(a, jnp.maximum(index, 0), axis=1)
     xs = jnp.where(mask[..., None], x[jnp.maximum(index, 0)], 0.0)
@@ -160,9 +174,12 @@ def min_norm(t0, B, mask, sweeps: int = SWEEPS) -> MinNorm:
     (free where 0 < lam < 1, the others at their bound) is solved exactly from the normal equations and
     kept when it is feasible and no worse. The minimum-norm element v is unique; lam need not be when
     the B_i are dependent (e.g. views x_a, x_b and x_a + x_b all active), and then the descent's lam
-    is kept.
+    is kept. Above MAX_ACTIVE views (the engine's wider second analysis, a few rows) the descent runs on
+    the residual v instead of the m x m Gram matrix (:func:`_min_norm_wide`).
     """
     k, m = mask.shape
+    if m > MAX_ACTIVE:
+        return _min_norm_wide(t0, B, mask, sweeps)
     G = jnp.sum(B[:, :, None, :] * B[:, None, :, :], axis=3)  # broadcasts: small batched dots are slow on CPU
     r = jnp.sum(B * t0[:, None, :], axis=2)
     diag = jnp.diagonal(G, axis1=1, axis2=2)
@@ -195,6 +212,41 @@ def min_norm(t0, B, mask, sweeps: int = SWEEPS) -> MinNorm:
               & (objective(exact) <= objective(lam) + 1e-12 * jnp.sum(t0 * t0, axis=1)))
     lam = jnp.where(live, jnp.where(better[:, None], exact, lam), 0.0)
     return MinNorm(lam, t0 + jnp.sum(lam[..., None] * B, axis=1))
+
+
+def _min_norm_wide(t0, B, mask, sweeps: int) -> MinNorm:
+    """:func:`min_norm` for many views (m > MAX_ACTIVE: the wider second analysis), the same projected
+    coordinate descent with the same per-row stop, written on the residual v = t0 + sum lam_i B_i: a
+    coordinate step costs O(d), not O(m), and no (k, m, m) Gram matrix is formed; the coordinates run in a
+    ``fori_loop`` (a program whose size does not grow with m). v is recomputed from lam at each sweep
+    (no drift). No exact face polish: there the free views are mostly dependent (the lattice translates
+    of docs/flow.md), their face system singular, and the polish would be discarded anyway."""
+    k, m = mask.shape
+    diag = jnp.sum(B * B, axis=2)
+    live = mask & (diag > 0)
+    inv = jnp.where(live, 1.0 / jnp.where(live, diag, 1.0), 0.0)
+    tiny = 4 * jnp.finfo(t0.dtype).eps
+    resid = lambda lam: t0 + jnp.einsum("km,kmd->kd", lam, B)
+
+    def coordinate(i, carry):
+        lam, v = carry
+        b = jax.lax.dynamic_index_in_dim(B, i, axis=1, keepdims=False)  # (k, d)
+        li = jax.lax.dynamic_index_in_dim(lam, i, axis=1, keepdims=False)
+        new = jnp.clip(li - jnp.sum(b * v, axis=1) * jax.lax.dynamic_index_in_dim(inv, i, axis=1, keepdims=False),
+                       0.0, 1.0)
+        new = jnp.where(jax.lax.dynamic_index_in_dim(live, i, axis=1, keepdims=False), new, 0.0)
+        return jax.lax.dynamic_update_index_in_dim(lam, new, i, axis=1), v + (new - li)[:, None] * b
+
+    def sweep(carry):
+        n, lam, going = carry
+        new = jax.lax.fori_loop(0, m, coordinate, (lam, resid(lam)))[0]
+        new = jnp.where(going[:, None], new, lam)  # a converged row stops: its lam depends on its row alone
+        return n + 1, new, going & (jnp.max(jnp.abs(new - lam), axis=1) > tiny)
+
+    lam = jax.lax.while_loop(lambda c: (c[0] < sweeps) & jnp.any(c[2]), sweep,
+                             (0, jnp.zeros_like(diag), jnp.isfinite(diag[:, 0]) | True))[1]
+    lam = jnp.where(live, lam, 0.0)
+    return MinNorm(lam, resid(lam))
 
 
 def _solve_spd(M, b):
@@ -260,6 +312,37 @@ def basis(X, keep):
         good = n > rank_tol * jnp.where(size > 0, size, 1.0)
         qs.append(jnp.where(good[:, None], v / jnp.where(good, n, 1.0)[:, None], 0.0))
     return jnp.stack(qs, axis=1)
+
+
+def independent(X, keep, limit: int):
+    """(k, m) bool: a greedy independent subset of the vectors X (k, m, d) with ``keep``, in index order, at
+    most ``limit`` per row, spanning the same space as all of them (within :func:`basis`'s rank tolerance,
+    max(_RANK_TOL, 1000 eps) of a vector's length), unless more than ``limit`` are independent. The kink
+    geometry (V = the intersection of the hyperplanes, the sliding field P_V P^perp u) depends only on
+    this span: dependent views change only the multiplier box. A ``fori_loop`` over the m vectors with a
+    (k, d, d) basis (the rank is at most d)."""
+    k, m, d = X.shape
+    rank_tol = max(_RANK_TOL, 1000 * float(jnp.finfo(X.dtype).eps))
+    slots = jnp.arange(d)
+
+    def body(j, carry):
+        Q, count, chosen = carry
+        x = jnp.where(jax.lax.dynamic_index_in_dim(keep, j, axis=1, keepdims=False)[:, None],
+                      jax.lax.dynamic_index_in_dim(X, j, axis=1, keepdims=False), 0.0)
+        size = jnp.linalg.norm(x, axis=1)
+        r = x
+        for _ in range(2):
+            r = r - jnp.einsum("kdj,kj->kd", Q, jnp.einsum("kdj,kd->kj", Q, r))
+        n = jnp.linalg.norm(r, axis=1)
+        take = (size > 0) & (n > rank_tol * size) & (count < min(limit, d))
+        q = jnp.where(take[:, None], r / jnp.where(take, n, 1.0)[:, None], 0.0)
+        Q = Q + q[:, :, None] * (slots[None, None, :] == count[:, None, None])
+        return Q, count + take.astype(jnp.int32), jax.lax.dynamic_update_index_in_dim(chosen, take, j, axis=1)
+
+    # zeros_like: of the same kind as X's rows (varying over the devices under shard_map)
+    init = (jnp.zeros_like(X[:, 0, :, None]) + jnp.zeros((1, 1, d), X.dtype), jnp.zeros_like(keep[:, 0], jnp.int32),
+            jnp.zeros_like(keep))
+    return jax.lax.fori_loop(0, m, body, init)[2]
 
 
 def project(Q, v):
