@@ -56,6 +56,10 @@ def main(argv):
         seeds = cli.or_fail(cli.seed_range, "set_seeds", FLAGS.set_seeds)
         if base.dynamics.method == "power":
             cli.fail("--method=power: exact_2d checks the flow's basins; use --method=flow or euler_halving")
+        sq = base.alpha == "gaussian"  # the grid's batches of 2^16 angles (pairwise with Gaussian alpha); the tiles
+        cli.check_memory(8 * FLAGS.max_points * ((1 << 18) * (1 + sq * FLAGS.max_points) + 32 * base.tile),
+                         "--max_points", f"float64 4 x 2^16 grid angles x max_points{' x max_points' if sq else ''}, "
+                         "32 tile x max_points in the basins run")
     else:
         if base.dynamics.method != "flow":
             cli.fail(f"--method={base.dynamics.method}: --check=rtol varies --flow_rtol, use --method=flow")

@@ -49,10 +49,7 @@ KEYS = ("command", "basins_command")
 EXTERNAL = ("--mnist", "--run", "--continuation")
 # Stored commands known not to make their stored config, each with the reason; strict: once the result is
 # re-run with the command that makes it, the entry must go.
-KNOWN_STALE = {  # result file (relative to results/) -> reason
-    "basins/flow_exact_2d/flow_accuracy.json": "made with the flow before sliding (no dynamics.sliding); the command "
-                                               "now runs the sliding flow (re-run: about 15 min idle)",
-}
+KNOWN_STALE: dict[str, str] = {}  # result file (relative to results/) -> reason
 
 # Fields added to the basins config (``BasinsConfig``, also under a continuation's ``base`` and a flow check's
 # ``basins``) since some results were made. A stored config without one was made with the value here, the

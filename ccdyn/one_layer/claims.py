@@ -251,14 +251,22 @@ def thm2_claims(record: dict, *, result: str = "results/theory/roughness/table",
 
 
 def kink_claims(record: dict, *, result: str = "results/basins/kink_check", command: str | None = None) -> list:
-    """ccdyn's kink certificates (docs/flow.md, Kinks): every optimum the engine labels stable is a strict
-    local maximum under an independent numpy probe (its largest energy rise is < 0). ``record``:
-    ``kink_check.json`` (``sets`` -> ``optima`` with ``stable`` and ``probe_rise``)."""
+    """ccdyn's kink certificates (docs/flow.md, Kinks): no optimum the engine labels stable is "not a max"
+    under the independent numpy check of :mod:`ccdyn.one_layer.kink_probe` (a rise of the energy at a probe
+    radius <= r_geo, the radius within which the kinks' geometry proves a strict maximum, or any rise where
+    r_geo = 0). ``record``: ``kink_check.json`` (``sets`` -> ``optima`` with ``stable``, ``probe_rise`` and
+    ``judgement``; a record without judgements, from before r_geo, is read by its rule: every rise < 0)."""
     command = _command(record, command, "python scripts/kink_check.py --overwrite")
-    rises = [o["probe_rise"] for s in record["sets"] for o in s["optima"] if o["stable"]]
+    stable = [o for s in record["sets"] for o in s["optima"] if o["stable"]]
+    rises = [o["probe_rise"] for o in stable]
     numbers = {"sets": len(record["sets"]), "stable_optima": len(rises), "worst_probe_rise": max(rises, default=None)}
-    v = verdicts.verdict("kinks", {"every stable-labelled optimum: probe rise < 0": max(rises) < 0} if rises else None,
-                         numbers)
+    if stable and all("judgement" in o for o in stable):
+        judged = [o["judgement"] for o in stable]
+        numbers["judgements"] = {j: judged.count(j) for j in dict.fromkeys(judged)}
+        test = {"no stable-labelled optimum is 'not a max' (probe and r_geo)": "not a max" not in judged}
+    else:
+        test = {"every stable-labelled optimum: probe rise < 0": max(rises) < 0} if rises else None
+    v = verdicts.verdict("kinks", test, numbers)
     return [verdicts.claim_record("ccdyn-kink-certificates", "ccdyn", "docs/flow.md, Kinks", "every optimum labelled "
                                   "stable on ReLU kinks is a strict local maximum under an independent probe", v,
                                   numbers, "sampled estimate", reading="docs/flow.md", result=result, command=command)]
