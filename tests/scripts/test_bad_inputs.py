@@ -131,6 +131,9 @@ OTHERS = [
     ("hltm", "--depths=40", "--depths needs about"),
     ("hltm", "--depths=1000000000000", "--depths needs about"),  # was a loop over 10^12 levels of 2^L bigints
     ("hltm", "--depths=3 --n_seeds=100000000", "--n_seeds needs about"),
+    ("hltm", "--depths=3 --samples_per_epoch=1000000000000", "--samples_per_epoch needs about"),  # these three ran on
+    ("kernel_dynamics", "--small_sizes=1000000000000", "--small_sizes needs about"),
+    ("kernel_lemmas", "--n_batches=1000000000000", "--n_batches needs about"),
     ("two_layer", "--lr=inf", "--lr=inf: --lr must be a finite number > 0"),
     ("two_layer", "--tau=inf", "--tau=inf must be a finite number"),
     ("two_layer", "--seed=4294967296", "is not an integer in the range [0, 4294967295]"),
