@@ -134,6 +134,7 @@ OTHERS = [
     ("hltm", "--depths=3 --samples_per_epoch=1000000000000", "--samples_per_epoch needs about"),  # these three ran on
     ("kernel_dynamics", "--small_sizes=1000000000000", "--small_sizes needs about"),
     ("kernel_lemmas", "--n_batches=1000000000000", "--n_batches needs about"),
+    ("lemma5_general", "--draws=1000000000000", "--draws needs about"),
     ("two_layer", "--lr=inf", "--lr=inf: --lr must be a finite number > 0"),
     ("two_layer", "--tau=inf", "--tau=inf must be a finite number"),
     ("two_layer", "--seed=4294967296", "is not an integer in the range [0, 4294967295]"),
