@@ -135,6 +135,8 @@ OTHERS = [
     ("kernel_dynamics", "--small_sizes=1000000000000", "--small_sizes needs about"),
     ("kernel_lemmas", "--n_batches=1000000000000", "--n_batches needs about"),
     ("lemma5_general", "--draws=1000000000000", "--draws needs about"),
+    ("modulation_bounds", "--draws=1000000000000", "--draws needs about"),
+    ("modulation_bounds", "--x_points=1000000000000", "--x_points needs about"),
     ("two_layer", "--lr=inf", "--lr=inf: --lr must be a finite number > 0"),
     ("two_layer", "--tau=inf", "--tau=inf must be a finite number"),
     ("two_layer", "--seed=4294967296", "is not an integer in the range [0, 4294967295]"),
