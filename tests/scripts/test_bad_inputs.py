@@ -113,6 +113,7 @@ OTHERS = [
     ("two_layer", "--batch_size=10000000", "--batch_size needs about"),
     ("two_layer", "--n_seeds=100000000", "--n_seeds needs about"),  # the flag that drives it (was --batch_size)
     ("two_layer", "--n_tokens=1 --Ps=1 --n_seeds=1000000000", "--n_seeds needs about"),  # was a ValueError on P
+    ("two_layer", "--n_generators=1000000000000", "--n_generators needs about"),  # was an OverflowError in randint
     ("two_layer_steps", "--n_seeds=100000000", "--n_seeds needs about"),
     ("kernel_dynamics", "--n_seeds=1000000000", "--n_seeds needs about"),  # these four aborted (SIGABRT) or ran on
     ("kernel_dynamics", "--mc_seeds=100000000000", "--mc_seeds needs about"),
@@ -370,7 +371,8 @@ def test_two_layer_memory_is_the_token_grid_estimate():
     cfg = token_grid.GridConfig(n_seeds=7, betas=(2, 9), ps=(1, 4), d_out=40)
     with inprocess.script("two_layer") as script:
         assert script._memory(**{"--n_seeds": 7, "--batch_size": cfg.train.batch_size, "--n_positions": cfg.spec.n_positions,
-                                 "--n_tokens": cfg.spec.n_tokens, "--d_out": 40, "--betas": 9, "--Ps": 4}) == \
+                                 "--n_tokens": cfg.spec.n_tokens, "--d_out": 40, "--betas": 9, "--Ps": 4,
+                                 "--n_generators": cfg.spec.n_generators}) == \
             token_grid.memory_estimate(cfg)[0]
 
 
