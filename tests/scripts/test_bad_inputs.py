@@ -137,6 +137,8 @@ OTHERS = [
     ("kernel_lemmas", "--n_batches=1000000000000", "--n_batches needs about"),
     ("lemma5_general", "--draws=1000000000000", "--draws needs about"),
     ("modulation_bounds", "--draws=1000000000000", "--draws needs about"),
+    ("ntxent_sphere", "--n_dirs=1000000000000", "--n_dirs needs about"),  # ran out of memory unnamed
+    ("ntxent_sphere", "--lemma_Ks=1000000000000", "--lemma_Ks needs about"),  # was an OverflowError in fold_in
     ("modulation_bounds", "--x_points=1000000000000", "--x_points needs about"),
     ("two_layer", "--lr=inf", "--lr=inf: --lr must be a finite number > 0"),
     ("two_layer", "--tau=inf", "--tau=inf must be a finite number"),
