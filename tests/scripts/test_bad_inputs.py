@@ -138,6 +138,9 @@ OTHERS = [
     ("lemma5_general", "--draws=1000000000000", "--draws needs about"),
     ("modulation_bounds", "--draws=1000000000000", "--draws needs about"),
     ("ntxent_sphere", "--n_dirs=1000000000000", "--n_dirs needs about"),  # ran out of memory unnamed
+    ("thm42_moving", "--D=1000000000000", "--D needs about"),  # these three too
+    ("thm42_moving", "--M=1000000000000", "--M needs about"),
+    ("thm42_moving", "--d=1000000000000", "--d needs about"),
     ("ntxent_sphere", "--lemma_Ks=1000000000000", "--lemma_Ks needs about"),  # was an OverflowError in fold_in
     ("modulation_bounds", "--x_points=1000000000000", "--x_points needs about"),
     ("two_layer", "--lr=inf", "--lr=inf: --lr must be a finite number > 0"),
