@@ -141,6 +141,10 @@ OTHERS = [
     ("thm42_moving", "--D=1000000000000", "--D needs about"),  # these three too
     ("thm42_moving", "--M=1000000000000", "--M needs about"),
     ("thm42_moving", "--d=1000000000000", "--d needs about"),
+    ("top_layer", "--d_in=1000000000000", "--d_in needs about"),  # an unnamed out-of-memory; the others ran on
+    ("top_layer", "--d_out=1000000000000", "--d_out needs about"),
+    ("top_layer", "--draws=1000000000000", "--draws needs about"),
+    ("top_layer", "--n_points=1000000000000", "--n_points needs about"),
     ("ntxent_sphere", "--lemma_Ks=1000000000000", "--lemma_Ks needs about"),  # was an OverflowError in fold_in
     ("modulation_bounds", "--x_points=1000000000000", "--x_points needs about"),
     ("two_layer", "--lr=inf", "--lr=inf: --lr must be a finite number > 0"),
