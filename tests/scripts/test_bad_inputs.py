@@ -29,6 +29,8 @@ def files(tmp_path_factory):
     io.write_npz(d / "ok.npz", x=x)
     (d / "trunc.npz").write_bytes((d / "ok.npz").read_bytes()[:100])
     (d / "plain_file").write_text("x")
+    (d / "strings").mkdir()  # a "basins run" whose summary holds strings where the config and optima go
+    (d / "strings" / "summary.json").write_text('{"config": "x", "optima": "o", "command": "python scripts/basins.py"}')
     from ccdyn.data import mnist  # MNIST folders: a wrong magic number, fewer labels than images, a good one
 
     im, lab, lab2 = (mnist.encode_idx(np.zeros(shape, np.uint8)) for shape in ((3, 4, 4), 3, 2))
@@ -141,6 +143,9 @@ OTHERS = [
     ("thm42_moving", "--D=1000000000000", "--D needs about"),  # these three too
     ("thm42_moving", "--M=1000000000000", "--M needs about"),
     ("thm42_moving", "--d=1000000000000", "--d needs about"),
+    ("roughness", "--runs={d} --n_radii=1000000000000", "--n_radii needs about"),  # these two ran on
+    ("roughness", "--runs={d} --n_random=1000000000000", "--n_random needs about"),
+    ("roughness", "--runs={d}/strings", "--runs: "),  # was "dictionary update sequence element #0 has length 1"
     ("top_layer", "--d_in=1000000000000", "--d_in needs about"),  # an unnamed out-of-memory; the others ran on
     ("top_layer", "--d_out=1000000000000", "--d_out needs about"),
     ("top_layer", "--draws=1000000000000", "--draws needs about"),
@@ -418,3 +423,10 @@ def test_an_unexpected_error_says_what_failed_where_and_how_far(tmp_path, capsys
     assert lines[1].startswith(f"error: AssertionError (no message) (raised at {here}:")
     assert "in early; before any output was written;" in lines[1]
     assert io.read_json(tmp_path / "r" / rundir.MANIFEST)["state"] == "failed"
+
+
+def test_a_ledger_root_without_a_result_file_is_named(tmp_path):
+    (tmp_path / "results").mkdir()
+    with inprocess.script("claims") as script:
+        code, errors = inprocess.start_exit(script, f"--root={tmp_path}")
+    assert code == 2 and len(errors) == 1 and f"--root={tmp_path}: missing result file results/" in errors[0], errors
