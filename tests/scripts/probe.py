@@ -245,7 +245,7 @@ def _issue_cases() -> list:
                              ("basins", "--coordinator_address=127.0.0.1:9 --num_processes=2 --process_id=1 "
                                         "--coordinator_timeout=5", "--coordinator_timeout"),
                              ("basins", "--coordinator_address=127.0.0.1 --num_processes=2", "--coordinator_address"),
-                             ("basins", "--data=file --data_path={d}/nan.npz", "--data_path"),
+                             ("basins", "--data=file --data_path={d}/nan.npz", "--data_path|nan.npz"),  # or the file
                              ("two_layer_table", "--run={R}/results/ddn/table6", "--run"),
                              ("landscape", "--angles=0,0", "--angles"),
                              ("ddn_operator", "--tau=1e-10", "--tau")]:
