@@ -78,7 +78,7 @@ def main(argv):
     try:
         rows = ledger.collect(root, log=print)
     except ledger.LedgerError as e:
-        cli.fail(str(e))
+        cli.fail(f"--root={FLAGS.root}: {e}")
     md, js = ledger.markdown(rows), ledger.to_json(rows)
     md_path, js_path = root / "results" / "CLAIMS.md", root / "results" / "claims.json"
     if FLAGS.check:

@@ -86,7 +86,8 @@ def _memory(**f) -> int:  # bytes of one setting's vmapped seeds at the largest 
     depth, width = min(f["--depths"], 64), f["--widths"]  # 2^64 nodes exceed any memory: a deeper tree is refused too
     params = sum(2 ** (depth - lv) * width * ((2 if lv == 1 else 2 * width) + 1) for lv in range(1, depth + 1))
     acts = (3 * f["--batch_size"] + f["--n_eval"]) * 2 ** depth * (width + 1)
-    return 4 * f["--n_seeds"] * (3 * params + acts)
+    steps = f["--samples_per_epoch"] // f["--batch_size"]  # an epoch's keys (2 words a step) and losses, per seed
+    return 4 * f["--n_seeds"] * (3 * params + acts + 3 * steps)
 
 
 def main(argv):
@@ -98,22 +99,21 @@ def main(argv):
         widths=cli.ints(FLAGS.widths), deltas_lower=cli.floats(FLAGS.deltas_lower), n_seeds=FLAGS.n_seeds,
         seed=FLAGS.seed, tau=FLAGS.tau, lr=FLAGS.lr, batch_size=FLAGS.batch_size,
         samples_per_epoch=FLAGS.samples_per_epoch, epochs=FLAGS.epochs, n_eval=FLAGS.n_eval, eval_every=FLAGS.eval_every)
-    cli.check_memory_of(_memory, *cli.sizes_of(FLAGS, ("depths", "widths", "n_seeds", "batch_size", "n_eval")),
-                        "float32 n_seeds x (3 x the parameters + the activations of 3 batch_size + n_eval samples)")
+    sizes = cli.sizes_of(FLAGS, ("depths", "widths", "n_seeds", "batch_size", "n_eval", "samples_per_epoch"))
+    cli.check_memory_of(_memory, *sizes, "float32 n_seeds x (3 x the parameters + the activations of 3 batch_size + "
+                        "n_eval samples + 3 words per step, samples_per_epoch / batch_size steps an epoch)")
     settings = cfg.settings()  # process 0 alone writes; the settings are spread over the processes
     run, _ = cli.open_run_of_process_0(pid, n_proc, FLAGS.output_dir, cfg.run_config(), script="scripts/hltm.py",
                                        outputs=OUTPUTS, overwrite=FLAGS.overwrite, resume=FLAGS.resume)
-    records = grid.run(run, settings, lambda i: _train(cfg, settings[i], i, len(settings)), resume=FLAGS.resume,
-                       log=cli.log)
+    records = grid.run(run, settings, lambda i: _train(cfg, settings[i], i, len(settings)), resume=FLAGS.resume, log=cli.log)
     if pid != 0:  # the other processes trained their share of the settings
         return
     out = run.path
     rows = hltm_grid.table6_rows(records)
     train_s = sum(r["wall_s"] for r in records)
     steps = sum(r["seed_steps"] for r in records)
-    timing = {"train_wall_s": train_s, "seed_steps": steps, "seed_steps_per_s": steps / train_s,
-              "script_wall_s": time.time() - t0, "load_avg_1_5_15min_at_end": os.getloadavg(),
-              "cpu_count": os.cpu_count()}
+    timing = {"train_wall_s": train_s, "seed_steps": steps, "seed_steps_per_s": steps / train_s, "script_wall_s":
+              time.time() - t0, "load_avg_1_5_15min_at_end": os.getloadavg(), "cpu_count": os.cpu_count()}
     verdicts = _verdicts(rows, cfg.readings)
     io.write_csv(out / "results.csv", *hltm_grid.results_csv(rows))
     for reading in cfg.readings:

@@ -66,16 +66,19 @@ def _curves_csv(curves):
 
 
 def _memory(**f) -> int:  # bytes: every seed's records, net (weights, gradients) and n x n scores; the MC
-    n, w = 4 * _C.per_cluster, max(max(m[3] for m in _C.models), f["--widths"])
+    n = 3 * _C.per_cluster + max(_C.per_cluster, f["--small_sizes"])  # the grid's run with the largest cluster at x = 1
+    w = max(max(m[3] for m in _C.models), f["--widths"])
     records = max(f["--steps"], f["--grid_steps"]) // f["--record_every"] + 1
     return 4 * f["--n_seeds"] * (4 * n * records + 12 * w * w + 8 * n * w + 4 * n * n) + 8 * 24 * f["--mc_seeds"] * f["--mc_Ms"]
 
 
 def main(argv):
     del argv
-    sizes = cli.sizes_of(FLAGS, ("n_seeds", "steps", "grid_steps", "record_every", "widths", "mc_seeds", "mc_Ms"))
+    sizes = cli.sizes_of(FLAGS, ("n_seeds", "steps", "grid_steps", "record_every", "widths", "mc_seeds", "mc_Ms",
+                                 "small_sizes"))
     cli.check_memory_of(_memory, *sizes, f"float32 n_seeds x (4 n (steps / record_every + 1) + 12 M^2 + 8 n M + 4 n^2) "
-                        f"for n = {4 * _C.per_cluster} points and width M, + float64 24 mc_seeds x max mc_Ms")
+                        f"for n = {3 * _C.per_cluster} + max(small_sizes, {_C.per_cluster}) points and width M, "
+                        "+ float64 24 mc_seeds x max mc_Ms")
     kc = kernel.KernelConfig(mc_Ms=cli.ints(FLAGS.mc_Ms), mc_seeds=FLAGS.mc_seeds, seed=FLAGS.seed)
     cc = clusters.ClusterStudyConfig(dims=cli.ints(FLAGS.dims), steps=FLAGS.steps, record_every=FLAGS.record_every,
                                   tau=FLAGS.tau, n_seeds=FLAGS.n_seeds, grid_steps=FLAGS.grid_steps,

@@ -33,8 +33,15 @@ cli.register_numbers("degrees", int, 0, 80)
 cli.register_numbers("batch_sizes", int, 2, 4097)
 
 
+def _memory(**f) -> int:  # bytes: a batch's float64 alpha and squared feature gaps, the errors of a size's draws
+    return 8 * (kernel_lemmas.KernelLemmasConfig.k + 2) * f["--batch_sizes"] ** 2 + 32 * f["--n_batches"]
+
+
 def main(argv):
     del argv
+    cli.check_memory_of(_memory, *cli.sizes_of(FLAGS, ("batch_sizes", "n_batches")),
+                        "float64 (k + 2) N^2 for the largest batch size N, + 32 bytes (a Python float in a list) per "
+                        "draw of --n_batches")
     cfg = kernel_lemmas.KernelLemmasConfig(taus=cli.floats(FLAGS.taus), degrees=cli.ints(FLAGS.degrees),
                                            batch_sizes=cli.ints(FLAGS.batch_sizes), n_batches=FLAGS.n_batches,
                                            seed=FLAGS.seed)

@@ -39,8 +39,14 @@ flags.register_validator("shapes", lambda v: bool(v) and all(_shape(s) for s in 
                          "--shapes must be CxKxMxdxn with C >= 2, K, M, d, n >= 1 and n^K <= 4096")
 
 
+def _memory(**f) -> int:  # bytes: a draw's error and rank kept in lists (a lower bound; the enumeration is small)
+    return 64 * f["--draws"]
+
+
 def main(argv):
     del argv
+    cli.check_memory_of(_memory, *cli.sizes_of(FLAGS, ("draws",)), "64 bytes (a Python float and int in lists) "
+                        "per draw of --draws")
     cfg = lemma5_general.Lemma5Config(shapes=tuple(_shape(s) for s in FLAGS.shapes), draws=FLAGS.draws,
                                       seed=FLAGS.seed)
     run = cli.open_run_dir(FLAGS.output_dir, dataclasses.asdict(cfg), script="scripts/lemma5_general.py",

@@ -48,8 +48,14 @@ def _markdown(record) -> str:
                                          "violations of the corrected forms"], rows) + "\n"
 
 
+def _memory(**f) -> int:  # bytes: Eq. 151's float64 grid arrays; the slacks of a cell's draws (a lower bound)
+    return 6 * 8 * f["--x_points"] + 32 * f["--ds"] * f["--draws"]
+
+
 def main(argv):
     del argv
+    cli.check_memory_of(_memory, *cli.sizes_of(FLAGS, ("x_points", "ds", "draws")), "float64 6 x_points for Eq. 151, "
+                        "+ 32 bytes (a Python float in a list) x max ds per draw of --draws")
     cfg = modulation_bounds.BoundsConfig(ds=tuple(cli.ints(FLAGS.ds)), scales=tuple(cli.floats(FLAGS.scales)),
                                          draws=FLAGS.draws, x_points=FLAGS.x_points, seed=FLAGS.seed)
     run = cli.open_run_dir(FLAGS.output_dir, dataclasses.asdict(cfg), script="scripts/modulation_bounds.py",

@@ -55,8 +55,14 @@ def _reason(v) -> str:
     return "not: " + "; ".join(failed) if failed else "all parts hold"
 
 
+def _memory(**f) -> int:  # bytes: Lemma A.2's float64 pair differences h_i - h_j of every direction, the Hessian
+    return 8 * (2 * f["--n_dirs"] + 4) * f["--lemma_Ks"] ** 2
+
+
 def main(argv):
     del argv
+    cli.check_memory_of(_memory, *cli.sizes_of(FLAGS, ("n_dirs", "lemma_Ks")),
+                        "float64 (2 n_dirs + 4) K^2 for the largest K of --lemma_Ks")
     config = sphere.SphereConfig(taus=cli.floats(FLAGS.taus), Ks=tuple(sorted(set(cli.ints(FLAGS.Ks)))),
                                 rel_tol=FLAGS.rel_tol, lemma_Ks=cli.ints(FLAGS.lemma_Ks),
                                 lemma_taus=cli.floats(FLAGS.lemma_taus), n_dirs=FLAGS.n_dirs, seed=FLAGS.seed)

@@ -64,9 +64,16 @@ flags.register_multi_flags_validator(["r_min", "r_max"], lambda f: f["r_min"] < 
                                      "--r_min must be < --r_max")
 
 
+def _memory(**f) -> int:  # bytes (a lower bound, d >= 2): an optimum's float64 rises at every radius and direction,
+    # the directions, the --measure_samples sample
+    return 8 * (f["--n_radii"] * (f["--n_random"] + 1) + 2 * f["--n_random"] + 2 * f["--measure_samples"])
+
+
 def main(argv):
     del argv
     t0 = time.time()
+    cli.check_memory_of(_memory, *cli.sizes_of(FLAGS, ("n_radii", "n_random", "measure_samples")), "float64 "
+                        "n_radii (n_random + 1) + 2 n_random + 2 measure_samples (d >= 2; a lower bound)")
     cfg = roughness_runs.RoughnessConfig(
         r_max=FLAGS.r_max, r_min=FLAGS.r_min, n_radii=FLAGS.n_radii, min_crossings=FLAGS.min_crossings,
         measure_samples=FLAGS.measure_samples, n_random=FLAGS.n_random, min_fraction=FLAGS.min_fraction,
@@ -76,7 +83,7 @@ def main(argv):
         cli.fail(f"--runs: two run directories are named {max(names, key=names.count)}; the tables name runs by "
                  "their folder: give each run a folder of its own name")
     runs = [(Path(r).name, cli.read_run_json(Path(r) / "summary.json", script="scripts/basins.py", flag="--runs",
-                                             keys=("config", "optima"))) for r in FLAGS.runs]
+                                             keys={"config": dict, "optima": list})) for r in FLAGS.runs]
     run = cli.open_run_dir(FLAGS.output_dir, dataclasses.asdict(cfg), script="scripts/roughness.py",
                            outputs=OUTPUTS, overwrite=FLAGS.overwrite, can_resume=False)
     out = run.path

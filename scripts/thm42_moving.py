@@ -51,8 +51,13 @@ def _markdown(record) -> str:
                      + ["| " + " | ".join(r) + " |" for r in rows]) + "\n"
 
 
+def _memory(**f) -> int:  # bytes: the float64 inputs X (n, D) and weights B (d, M, D) (a lower bound)
+    return 8 * f["--D"] * (f["--n"] + f["--d"] * f["--M"])
+
+
 def main(argv):
     del argv
+    cli.check_memory_of(_memory, *cli.sizes_of(FLAGS, ("n", "D", "d", "M")), "float64 D (n + d M): the inputs and weights")
     cfg = thm42_moving.Thm42Config(n=FLAGS.n, D=FLAGS.D, d=FLAGS.d, M=FLAGS.M, tau=FLAGS.tau, lr=FLAGS.lr,
                                    steps=FLAGS.steps, seed=FLAGS.seed)
     run = cli.open_run_dir(FLAGS.output_dir, dataclasses.asdict(cfg), script="scripts/thm42_moving.py",

@@ -32,8 +32,15 @@ flags.register_multi_flags_validator(["n_points", "hidden"], lambda f: f["n_poin
                                      "--n_points must exceed --hidden")
 
 
+def _memory(**f) -> int:  # bytes: a draw's float64 arrays (X, its features, C and Q, V); every draw's row (500 bytes)
+    n, d, h, o = f["--n_points"], f["--d_in"], f["--hidden"], f["--d_out"]
+    return 8 * (n * (d + h) + h * d + 3 * h * h + 3 * o * h) + 500 * f["--draws"]
+
+
 def main(argv):
     del argv
+    cli.check_memory_of(_memory, *cli.sizes_of(FLAGS, ("n_points", "d_in", "hidden", "d_out", "draws")),
+                        "float64 n (d_in + K M) + K M d_in + 3 (K M)^2 + 3 d_out K M for n points, + 500 bytes per draw")
     cfg = top_layer.TopLayerConfig(d_in=FLAGS.d_in, hidden=FLAGS.hidden, d_out=FLAGS.d_out, n_points=FLAGS.n_points,
                                    draws=FLAGS.draws, t_end=FLAGS.t_end, seed=FLAGS.seed)
     run = cli.open_run_dir(FLAGS.output_dir, dataclasses.asdict(cfg), script="scripts/top_layer.py",

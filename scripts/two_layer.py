@@ -74,21 +74,22 @@ flags.register_multi_flags_validator(["n_fixed", "n_positions"], lambda f: f["n_
                                      "--n_fixed must be <= --n_positions")
 
 OUTPUTS = ("runs", "results.json", "results.csv", "chi_*.png", "weights.*", "table1.*")  # table1: two_layer_table.py
-SIZES = ("n_seeds", "batch_size", "n_positions", "n_tokens", "d_out", "betas", "Ps")  # the flags of the memory estimate
+SIZES = ("n_seeds", "batch_size", "n_positions", "n_tokens", "d_out", "betas", "Ps", "n_generators")  # of _memory
 
 
 def _memory(**f) -> int:  # token_grid.memory_estimate's bytes at these flag values (the largest beta P)
     width = max(f["--n_tokens"], f["--betas"] * f["--Ps"], f["--d_out"])
-    return 16 * 4 * f["--n_seeds"] * 2 * f["--batch_size"] * f["--n_positions"] * width
+    return 16 * 4 * f["--n_seeds"] * 2 * f["--batch_size"] * f["--n_positions"] * width + 4 * f["--n_generators"] * (2 + 2 * f["--n_positions"])
 
 
 def _train(cfg, s, i, n, save_weights):
     """Trains one setting (on this process's devices); returns its record and weights (or None)."""
     t1, steps = time.time(), cfg.train.steps
 
-    def progress(done, ls):
+    def progress(done, ls):  # the mean loss of the finite seeds (nan when none is, without numpy's warning)
         if done == steps or done % max(cfg.block, steps // 5) == 0:
-            cli.log(f"[{i + 1}/{n}] {s.tag}: step {done}/{steps}  loss {np.nanmean(ls):.4f}  {time.time() - t1:.1f} s")
+            v = np.asarray(ls)[np.isfinite(ls)]
+            cli.log(f"[{i + 1}/{n}] {s.tag}: step {done}/{steps}  loss {v.mean() if v.size else np.nan:.4f}  {time.time() - t1:.1f} s")
 
     r = token_grid.run_setting(s, cfg.train, n_seeds=cfg.n_seeds, seed=cfg.seed, spec=cfg.spec, d_out=cfg.d_out,
                                block=cfg.block, on_block=progress)
@@ -134,8 +135,7 @@ def main(argv):
                        resume=FLAGS.resume, weights=FLAGS.save_weights, log=cli.log)
     if pid != 0:  # the other processes trained their share of the settings
         return
-    rows = [token_grid.result_row(s, records[i], cfg) for i, s in enumerate(settings)]
-    out = run.path
+    rows, out = [token_grid.result_row(s, records[i], cfg) for i, s in enumerate(settings)], run.path
     io.write_csv(out / "results.csv", *token_grid.results_csv(rows))
     _figures(out, cfg, rows, settings, FLAGS.save_weights)
     io.write_json(out / "results.json", {"state": "complete", **cli.run_record("scripts/two_layer.py", None, n_proc),

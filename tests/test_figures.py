@@ -139,3 +139,22 @@ def test_log_axis_is_labelled_only_at_the_values(betas):
         assert _labelled_ticks(fig.axes[-1].xaxis)
     finally:
         plt.close(fig)
+
+
+def test_figures_of_runs_with_no_finite_value_draw():
+    """A kernel grid whose seeds all went non-finite (kernel_dynamics --tau=1e-10) and roughness runs with no
+    resolved radius (no point to plot): both figures draw (log axes over no data failed at drawing: "Data
+    cannot be log-scaled"; an empty legend was numpy's raw "No artists with labels" warning)."""
+    import io
+    import warnings
+
+    bad = dict(_grid_row, ratio_end={"mean": float("nan"), "ci": None}, kept_at_end=0.0)
+    rows = [dict(bad, vary=k, model=m, value=v) for k, v in (("width", 8), ("tau", 1e-10)) for m in ("net1", "points")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for fig in (variational_figures.cluster_grid_figure(rows), one_layer_figures.roughness_figure({"relu": []})):
+            try:
+                fig.savefig(io.BytesIO(), format="png")
+                assert any(t.get_text() for a in fig.axes for t in a.texts)  # says why the panel is empty
+            finally:
+                plt.close(fig)

@@ -43,9 +43,10 @@ def _script_of(record, folder: Path):
 
 def read_run_json(path, *, script, flag: str, keys=()) -> dict:
     """The JSON object in ``path``, an output of a finished run of ``script`` (e.g. ``scripts/two_layer.py``,
-    or a tuple of accepted scripts) holding the top-level ``keys``; else the end of the script with one
+    or a tuple of accepted scripts) holding the top-level ``keys`` (a mapping key -> type also checks each
+    value's JSON type, e.g. ``{"config": dict, "optima": list}``); else the end of the script with one
     line naming ``flag`` and the file (missing, unreadable, another script's, unfinished, or without a
-    key the reader needs)."""
+    key the reader needs, or with one of another type)."""
     path, scripts = Path(path), (script,) if isinstance(script, str) else tuple(script)
     script = " or ".join(scripts)
     if not path.is_file():
@@ -65,6 +66,11 @@ def read_run_json(path, *, script, flag: str, keys=()) -> dict:
     if missing:
         fail(f"{flag}: {path} has no {', '.join(repr(k) for k in missing)}; not an output of {script} "
              "(or one of another version: re-run it)")
+    wrong = [k for k, kind in (keys.items() if isinstance(keys, dict) else ()) if not isinstance(record[k], kind)]
+    if wrong:
+        k = wrong[0]
+        fail(f"{flag}: {path}: {k!r} is a JSON {type(record[k]).__name__}, not a {keys[k].__name__}; not an output "
+             f"of {script} (or one of another version: re-run it)")
     INPUTS.append((flag, path))  # named by the error line of a failure while the reader uses it
     return record
 

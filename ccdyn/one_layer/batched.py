@@ -9,8 +9,8 @@ shared across values (``fold_in(key, i)``), so the tipping between values is pai
 point of the sphere at every value.
 
 Each row is advanced by the same per-init arithmetic as in a value-by-value run (rows of a tile never
-mix, the padding rows are frozen), so the results equal those of ``ChunkRunner`` at each value; tests
-check this to the bit. Parameters that change the dataset's shapes (``m``, ``n_samples``, ...) or the
+mix, the padding rows are frozen; the kink watch of power iteration runs tile by tile as well), so the
+results equal those of ``ChunkRunner`` at each value, whatever else is batched; tests check this to the bit. Parameters that change the dataset's shapes (``m``, ``n_samples``, ...) or the
 compiled program (the activation, alpha, the dynamics) cannot share one program: the continuation
 runs those value by value (:mod:`ccdyn.one_layer.studies.continuation`).
 """
@@ -86,10 +86,17 @@ class ValuesRunner:
         self._block = jax.jit(parallel.tiled_sharded(per_tile, self.mesh, self.tile))
         self._pack = jax.jit(_pack, out_shardings=(rows, rows))
         self._record = jax.jit(engine._record, out_shardings=rows)
+        # the kink watch after max_steps runs tile by tile too, as in ChunkRunner: one (tile, ...) program whatever
+        # the values and inits batched (over the whole (values x inits) batch, XLA compiled it for the batch's
+        # shape, so an init's verdict could depend on what was batched with it)
         self._circle = None
         if engine._circles_kinks(act, dyn):
-            circle = jax.vmap(lambda d, s: engine.mark_circling(d, act, pw, dyn, s))
-            self._circle = jax.jit(circle)
+            def circle_tile(ds_stack, tree):
+                st, vidx = tree
+                ds = jax.tree.map(lambda a: a[vidx[0]], ds_stack)
+                return engine.mark_circling(ds, act, pw, dyn, st), vidx
+
+            self._circle = jax.jit(parallel.tiled_sharded(circle_tile, self.mesh, self.tile))
 
     def _replicated(self, a):
         return parallel.to_global(a, self.mesh, PartitionSpec())
@@ -135,7 +142,7 @@ class ValuesRunner:
         rows = np.where(np.arange(total) < first, np.arange(total), total)  # each row's place in `done`
         rows = np.where(np.concatenate([real, np.zeros(total - first, bool)]), rows, total)
         st = parallel.to_global(st, self.mesh)
-        vidx_dev = parallel.to_global(vidx, self.mesh)
+        vidx_dev = done_vidx = parallel.to_global(vidx, self.mesh)  # done_vidx: the value of each row of `done`
         done = st
         while True:
             st, vidx_dev = self._block(self.ds, (st, vidx_dev))
@@ -149,10 +156,10 @@ class ValuesRunner:
             if n_run == 0 or sel.size < rows.size:
                 done = self._record(done, st, self._replicated(rows.astype(np.int32)))
                 if n_run == 0:
+                    if self._circle is not None:
+                        done = self._circle(self.ds, (done, done_vidx))[0]
                     host = State(*parallel.to_host(tuple(done)))
                     host = State(*[a[:first].reshape((V, per) + a.shape[1:])[:, :count] for a in host])
-                    if self._circle is not None:
-                        host = State(*jax.device_get(tuple(self._circle(self.ds, host))))
                     out = engine._finish(State(*[np.asarray(a).reshape((V * count,) + a.shape[2:]) for a in host]))
                     return {k: np.swapaxes(a.reshape((V, count) + a.shape[1:]), 0, 1) for k, a in out.items()}
                 st, vidx_dev = self._pack(st, vidx_dev, self._replicated(sel), self._replicated(live))

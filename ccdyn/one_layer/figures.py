@@ -163,7 +163,8 @@ def orbit_basins_figure(panels: dict, title: str = ""):
 
 def roughness_figure(points: dict, title: str = ""):
     """Thm. 1: rho(w*) against lambda_gap(w*) per optimum, a marker per run; filled = stable at the
-    resolved radius, hollow = not. Points below the diagonal satisfy lambda_gap > rho."""
+    resolved radius, hollow = not. Points below the diagonal satisfy lambda_gap > rho. Without a point,
+    the panel says so (no legend)."""
     fig, ax = plt.subplots(figsize=(5.2, 4.4))
     markers = "osD^v<>ph*"
     lo, hi = np.inf, 0.0
@@ -177,10 +178,12 @@ def roughness_figure(points: dict, title: str = ""):
         lo, hi = min(lo, g.min(), r.min()), max(hi, g.max(), r.max())
     if hi > 0:
         ax.plot([lo / 2, hi * 2], [lo / 2, hi * 2], "k--", lw=0.8, label=r"$\rho = \lambda_{gap}$")
+        ax.legend(fontsize=7)
+    else:  # no optimum with a resolved radius (and positive gap and rho)
+        ax.text(0.5, 0.5, "no optimum with a resolved radius", transform=ax.transAxes, ha="center", fontsize=8)
     ax.set_xlabel(r"eigengap $\lambda_{gap}(w^*)$")
     ax.set_ylabel(r"roughness $\rho(w^*)$")
     ax.set_title(title or "Thm. 1: stable if below the diagonal (filled: stable)", fontsize=9)
-    ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
 

@@ -102,21 +102,29 @@ def cluster_snapshots_figure(snaps: dict, title: str = ""):
 
 def cluster_grid_figure(rows: list):
     """How long the clusters are kept against width M, tau and the size of the cluster at x = 1: the
-    mean between / within ratio at the end of the grid runs (95% interval), network vs plain GD."""
+    mean between / within ratio at the end of the grid runs (95% interval), network vs plain GD. A panel
+    with no positive finite ratio (every seed non-finite, e.g. at a tiny tau) keeps linear axes and says
+    so."""
     kinds = list(dict.fromkeys(r["vary"] for r in rows))
     fig, ax = plt.subplots(1, len(kinds), figsize=(4.5 * len(kinds), 3.8), squeeze=False)
     for a, kind in zip(ax[0], kinds):
+        ys = []
         for model in dict.fromkeys(r["model"] for r in rows):
             sel = [r for r in rows if r["vary"] == kind and r["model"] == model]
             x = np.array([r["value"] for r in sel], float)
             m = np.array([r["ratio_end"]["mean"] for r in sel], float)
             ci = np.array([r["ratio_end"]["ci"] or [np.nan, np.nan] for r in sel], float)
             a.errorbar(x, m, yerr=[m - ci[:, 0], ci[:, 1] - m], fmt="o-", capsize=3, label=model)
+            ys += [m, ci.ravel()]
             if kind == "small cluster size":
                 a.plot(x, [r["kept_at_end"] * 100 for r in sel], "x:", label=f"{model}: % seeds keeping all clusters")
         a.axhline(sel[0]["keep_ratio"], color="k", ls="--", lw=0.8)
-        a.set_xscale("log")
-        a.set_yscale("log")
+        y = np.concatenate(ys)
+        if np.any(np.isfinite(y) & (y > 0)):
+            a.set_xscale("log")
+            a.set_yscale("log")
+        else:  # (log axes over no data would fail at drawing)
+            a.text(0.5, 0.5, "no finite ratio (non-finite seeds)", transform=a.transAxes, ha="center", fontsize=8)
         a.set_xlabel(kind)
         a.set_ylabel("between / within ratio at the end")
         a.legend(fontsize=7)

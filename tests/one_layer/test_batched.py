@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from ccdyn import activations, pairwise
+from ccdyn import activations, data, pairwise
 from ccdyn.data.registry import DataSpec, build_dataset
 from ccdyn.one_layer import batched, engine
 
@@ -41,3 +41,19 @@ def test_datasets_of_other_shapes_are_refused_and_buckets_are_few():
     sizes = {batched._bucket(t) for t in range(1, 257)}
     assert len(sizes) <= 16 and all(batched._bucket(t) >= t for t in range(1, 257))
     assert all(batched._bucket(t) < 1.5 * t for t in range(3, 257))  # less than a third of a layout is padding
+
+
+def test_the_kink_watch_gives_the_same_bits_whatever_is_batched():
+    """Power iteration on point clouds (kinks everywhere) stopped at max_steps: the inits still running are
+    watched for kink crossings (CIRCLING_KINK), tile by tile. A value run alone, the same value second of two
+    with more inits batched beside it, and a ChunkRunner on that value alone give the same bits."""
+    dyn = engine.Dynamics(method="power", max_steps=20, block=20)
+    clouds = [data.make_dataset(x=np.random.default_rng(s).standard_normal((20, 3)), dtype=jnp.float64) for s in (1, 2)]
+    key, f64 = jax.random.PRNGKey(0), jnp.float64
+    alone = engine.collect(batched.ValuesRunner(clouds[:1], RELU, UNIFORM, dyn, tile=16), key, 32, 32, f64)
+    within = engine.collect(batched.ValuesRunner(clouds[::-1], RELU, UNIFORM, dyn, tile=16), key, 48, 48, f64)
+    ref = engine.collect(engine.ChunkRunner(clouds[0], RELU, UNIFORM, dyn, tile=16), key, 32, 32, f64)
+    assert np.sum(ref["status"] == engine.Status.CIRCLING_KINK) > 0  # the watch marked some
+    for k in ref:
+        np.testing.assert_array_equal(alone[k][:, 0], ref[k], err_msg=f"alone, {k}")
+        np.testing.assert_array_equal(within[k][:32, 1], ref[k], err_msg=f"beside another value, {k}")

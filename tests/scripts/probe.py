@@ -11,13 +11,19 @@ status 2 and exactly one ``error: ...`` line that names the flag or file of the 
 allows it) succeeds: exit 0, its run marked complete. Always: no traceback, no ``Fatal Python error``,
 no raw ``...Warning:`` line, no death by a signal, no run past the case's time limit, no output folder
 left on a refusal (unless it holds what a late failure wrote, marked ``failed``), and every file of the
-user's that the case planted intact.
+user's that the case planted intact. Otherwise it is **bad**. A case that is good by these rules is
+**borderline** when it held only just: its one line came from an exception no check expected (the
+contract's catch-all, which says ``set CCDYN_TRACEBACK=1``: the flag was named by luck, not by a check),
+or its run used more than half its CPU-time limit.
 
 Every run gets the small sizes of the README-command test (``SHRINK``) for the flags the case does not
 set itself, and runs in a folder of its own (inputs are given by absolute paths).
 
     python -m tests.scripts.probe --jobs=2 --csv=probe.csv          # all cases (slow: hours on 2 busy cores)
     python -m tests.scripts.probe --only=basins,hltm --root=CHECKOUT  # some scripts, of another checkout
+    python -m tests.scripts.probe --slice=1/4 > part1.log            # a quarter of the cases (interleaved)
+    python -m tests.scripts.probe --done_in=part1.log                # the cases part1.log has no verdict for
+    python -m tests.scripts.probe --bad_in=part1.log                 # again, those it judged bad or borderline
 
 ``tests/scripts/test_probe.py`` runs every case under ``pytest -m slow``.
 """
@@ -37,6 +43,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -238,7 +245,7 @@ def _issue_cases() -> list:
                              ("basins", "--coordinator_address=127.0.0.1:9 --num_processes=2 --process_id=1 "
                                         "--coordinator_timeout=5", "--coordinator_timeout"),
                              ("basins", "--coordinator_address=127.0.0.1 --num_processes=2", "--coordinator_address"),
-                             ("basins", "--data=file --data_path={d}/nan.npz", "--data_path"),
+                             ("basins", "--data=file --data_path={d}/nan.npz", "--data_path|nan.npz"),  # or the file
                              ("two_layer_table", "--run={R}/results/ddn/table6", "--run"),
                              ("landscape", "--angles=0,0", "--angles"),
                              ("ddn_operator", "--tau=1e-10", "--tau")]:
@@ -427,7 +434,7 @@ def _cpu_limit(seconds: float):
 
 
 def run_case(case: Case, root: Path, data: Path, work: Path) -> dict:
-    """Runs ``case`` in a folder of its own under ``work``; returns its row (verdict good / bad / skipped)."""
+    """Runs ``case`` in a folder of its own under ``work``; returns its row (verdict good / borderline / bad / skipped)."""
     t = Path(tempfile.mkdtemp(dir=work, prefix=re.sub(r"\W+", "_", case.id)[:60]))
     o = t / "out"
     planted, hold = _prepare(case, t, o, root)
@@ -437,24 +444,36 @@ def run_case(case: Case, root: Path, data: Path, work: Path) -> dict:
         return {**row, "verdict": "skipped", "why": "no way to make a read-only folder here", "rc": "", "error": ""}
     t0 = time.time()
     with hold:
-        try:
-            r = subprocess.run(cmd, cwd=t, capture_output=True, text=True, timeout=10 * case.timeout + 300,
-                               preexec_fn=_cpu_limit(case.timeout),
-                               env=dict(os.environ, PYTHONPATH=str(root), JAX_PLATFORMS="cpu"))
-            rc, so, se = r.returncode, r.stdout, r.stderr
-        except subprocess.TimeoutExpired as e:
-            rc, so, se = None, _text(e.stdout), _text(e.stderr)
+        rc, so, se, cpu = _run(cmd, t, 10 * case.timeout + 300, case.timeout,
+                               dict(os.environ, PYTHONPATH=str(root), JAX_PLATFORMS="cpu"))
     verdict, why = judge(case, rc, so, se, planted, o)
+    if verdict == "good" and cpu > case.timeout / 2:
+        verdict, why = "borderline", f"{why}, but in {cpu:.0f} s of its {case.timeout:.0f} s CPU-time limit"
     errors = [line for line in se.splitlines() if line.startswith("error")]
     row.update(verdict=verdict, why=why, rc=rc, error=(errors[0] if errors else "")[:300],
-               wall_s=round(time.time() - t0, 1))
+               wall_s=round(time.time() - t0, 1), cpu_s=round(cpu, 1))
     if verdict == "good":
         shutil.rmtree(t, ignore_errors=True)
     return row
 
 
-def _text(b) -> str:
-    return b.decode(errors="replace") if isinstance(b, bytes) else (b or "")
+def _run(cmd, cwd: Path, wall: float, cpu: float, env: dict) -> tuple:
+    """Runs ``cmd`` under a CPU-time limit of ``cpu`` seconds, killed after ``wall`` seconds of wall clock;
+    (exit status, None if killed for the wall clock; stdout; stderr; CPU seconds it and its children used)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        p = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err, preexec_fn=_cpu_limit(cpu), env=env)
+        fired = threading.Event()
+        timer = threading.Timer(wall, lambda: (fired.set(), p.kill()))
+        timer.start()
+        try:
+            _, status, usage = os.wait4(p.pid, 0)  # (Popen.wait would not give the child's resource usage)
+        finally:
+            timer.cancel()
+        p.returncode = rc = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        text = [f.read().decode(errors="replace") for f in (out, err)]
+    return None if fired.is_set() else rc, text[0], text[1], usage.ru_utime + usage.ru_stime
 
 
 def judge(case: Case, rc, stdout: str, stderr: str, planted, o: Path) -> tuple:
@@ -495,7 +514,12 @@ def judge(case: Case, rc, stdout: str, stderr: str, planted, o: Path) -> tuple:
         return "bad", f"the error line does not name {case.names.replace('|', ' or ')}"
     if not case.setup and o.exists() and state != "failed":
         return "bad", "an output folder left behind by a refusal"
+    if CATCH_ALL in errors[0]:
+        return "borderline", "refused by the contract's catch-all (an exception no check expected)"
     return "good", "refused"
+
+
+CATCH_ALL = "set CCDYN_TRACEBACK=1"  # the line of an unexpected exception (ccdyn.cli.contract._one_line)
 
 
 def run_all(chosen, root: Path, data: Path, work: Path, *, jobs: int = 1, show=lambda row: None) -> list:
@@ -520,8 +544,31 @@ def run_all(chosen, root: Path, data: Path, work: Path, *, jobs: int = 1, show=l
     return rows
 
 
+VERDICTS = ("good", "borderline", "bad", "skipped")
+
+
 def _show(row) -> None:
-    print(f"{row['verdict']:7s} {row['script']} | {row['case']} | {row['why']} | {row['error'][:160]}", flush=True)
+    print(f"{row['verdict']:10s} {row['script']} | {row['case']} | {row['why']} | {row['error'][:160]}", flush=True)
+
+
+def judged(log: Path) -> dict:
+    """{(script, case name): verdict} of the lines a former run printed (:func:`_show`, any width)."""
+    out = {}
+    for line in log.read_text().splitlines():
+        head, _, rest = line.partition(" ")
+        if head in VERDICTS and " | " in rest:
+            script, name = (w.strip() for w in rest.split(" | ")[:2])
+            out[script, name] = head
+    return out
+
+
+def in_slice(chosen: list, text: str) -> list:
+    """Slice K of N (``K/N``, 1 <= K <= N) of the cases ``chosen``: every N-th, from the K-th (interleaved, so
+    each slice holds every script's quick and slow cases alike)."""
+    k, n = (int(v) for v in text.split("/"))
+    if not 1 <= k <= n:
+        raise ValueError(f"--slice={text} must be K/N with 1 <= K <= N")
+    return chosen[k - 1::n]
 
 
 def main(argv=None) -> int:
@@ -529,7 +576,11 @@ def main(argv=None) -> int:
     p.add_argument("--root", type=Path, default=ROOT, help="the checkout whose scripts run (default: this one)")
     p.add_argument("--only", default="", help="comma-separated script names")
     p.add_argument("--match", default="", help="only cases whose id holds this text")
-    p.add_argument("--bad_in", type=Path, help="only the cases a former run's output (its lines) judged bad")
+    p.add_argument("--bad_in", type=Path, help="only the cases a former run's output (its lines) judged bad or "
+                   "borderline")
+    p.add_argument("--done_in", type=Path, action="append", default=[],
+                   help="leave out the cases a former run's output (its lines) judged (repeatable: resume a run)")
+    p.add_argument("--slice", default="", help="K/N: the K-th of N interleaved slices of the chosen cases")
     p.add_argument("--skip", default="", help="leave out the cases whose name is one of these (comma-separated)")
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--csv", type=Path, help="write every row here")
@@ -539,9 +590,12 @@ def main(argv=None) -> int:
     chosen = [c for c in cases(root, tuple(filter(None, a.only.split(",")))) if a.match in c.id
               and c.name not in a.skip.split(",")]
     if a.bad_in:
-        bad = {tuple(w.strip() for w in line[8:].split(" | ")[:2]) for line in a.bad_in.read_text().splitlines()
-               if line.startswith("bad ")}
+        bad = {k for k, v in judged(a.bad_in).items() if v in ("bad", "borderline")}
         chosen = [c for c in chosen if (c.script, c.name) in bad]
+    done = {k for log in a.done_in for k in judged(log)}
+    chosen = [c for c in chosen if (c.script, c.name) not in done]
+    if a.slice:
+        chosen = in_slice(chosen, a.slice)
     work = Path(tempfile.mkdtemp(prefix="ccdyn-probe-"))
     (work / "data").mkdir()
     make_data(work / "data")
@@ -550,16 +604,22 @@ def main(argv=None) -> int:
         r["error"] = r["error"].replace(str(work), "<probe>").replace(str(root), "<checkout>")
     if a.csv:
         with open(a.csv, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=["script", "case", "expect", "verdict", "why", "rc", "wall_s", "error"])
+            w = csv.DictWriter(f, fieldnames=["script", "case", "expect", "verdict", "why", "rc", "wall_s", "cpu_s",
+                                              "error"])
             w.writeheader()
             w.writerows(rows)
-    per = {}
-    for r in rows:
-        per.setdefault(r["script"], {"good": 0, "bad": 0, "skipped": 0})[r["verdict"]] += 1
-    for s, n in per.items():
-        print(f"{s:20s} cases {sum(n.values()):3d}  good {n['good']:3d}  bad {n['bad']:3d}  skipped {n['skipped']}")
+    for s, n in tally(rows).items():
+        print(f"{s:20s} cases {sum(n.values()):3d}  " + "  ".join(f"{v} {n[v]:3d}" for v in VERDICTS))
     print(f"kept the folders of the cases that were not good under {work}")
     return int(any(r["verdict"] == "bad" for r in rows))
+
+
+def tally(rows) -> dict:
+    """{script: {verdict: count}} of ``rows`` (every verdict of :data:`VERDICTS`, zeros included)."""
+    per = {}
+    for r in rows:
+        per.setdefault(r["script"], dict.fromkeys(VERDICTS, 0))[r["verdict"]] += 1
+    return per
 
 
 if __name__ == "__main__":

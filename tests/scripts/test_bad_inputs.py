@@ -29,6 +29,8 @@ def files(tmp_path_factory):
     io.write_npz(d / "ok.npz", x=x)
     (d / "trunc.npz").write_bytes((d / "ok.npz").read_bytes()[:100])
     (d / "plain_file").write_text("x")
+    (d / "strings").mkdir()  # a "basins run" whose summary holds strings where the config and optima go
+    (d / "strings" / "summary.json").write_text('{"config": "x", "optima": "o", "command": "python scripts/basins.py"}')
     from ccdyn.data import mnist  # MNIST folders: a wrong magic number, fewer labels than images, a good one
 
     im, lab, lab2 = (mnist.encode_idx(np.zeros(shape, np.uint8)) for shape in ((3, 4, 4), 3, 2))
@@ -113,6 +115,7 @@ OTHERS = [
     ("two_layer", "--batch_size=10000000", "--batch_size needs about"),
     ("two_layer", "--n_seeds=100000000", "--n_seeds needs about"),  # the flag that drives it (was --batch_size)
     ("two_layer", "--n_tokens=1 --Ps=1 --n_seeds=1000000000", "--n_seeds needs about"),  # was a ValueError on P
+    ("two_layer", "--n_generators=1000000000000", "--n_generators needs about"),  # was an OverflowError in randint
     ("two_layer_steps", "--n_seeds=100000000", "--n_seeds needs about"),
     ("kernel_dynamics", "--n_seeds=1000000000", "--n_seeds needs about"),  # these four aborted (SIGABRT) or ran on
     ("kernel_dynamics", "--mc_seeds=100000000000", "--mc_seeds needs about"),
@@ -131,6 +134,24 @@ OTHERS = [
     ("hltm", "--depths=40", "--depths needs about"),
     ("hltm", "--depths=1000000000000", "--depths needs about"),  # was a loop over 10^12 levels of 2^L bigints
     ("hltm", "--depths=3 --n_seeds=100000000", "--n_seeds needs about"),
+    ("hltm", "--depths=3 --samples_per_epoch=1000000000000", "--samples_per_epoch needs about"),  # these three ran on
+    ("kernel_dynamics", "--small_sizes=1000000000000", "--small_sizes needs about"),
+    ("kernel_lemmas", "--n_batches=1000000000000", "--n_batches needs about"),
+    ("lemma5_general", "--draws=1000000000000", "--draws needs about"),
+    ("modulation_bounds", "--draws=1000000000000", "--draws needs about"),
+    ("ntxent_sphere", "--n_dirs=1000000000000", "--n_dirs needs about"),  # ran out of memory unnamed
+    ("thm42_moving", "--D=1000000000000", "--D needs about"),  # these three too
+    ("thm42_moving", "--M=1000000000000", "--M needs about"),
+    ("thm42_moving", "--d=1000000000000", "--d needs about"),
+    ("roughness", "--runs={d} --n_radii=1000000000000", "--n_radii needs about"),  # these two ran on
+    ("roughness", "--runs={d} --n_random=1000000000000", "--n_random needs about"),
+    ("roughness", "--runs={d}/strings", "--runs: "),  # was "dictionary update sequence element #0 has length 1"
+    ("top_layer", "--d_in=1000000000000", "--d_in needs about"),  # an unnamed out-of-memory; the others ran on
+    ("top_layer", "--d_out=1000000000000", "--d_out needs about"),
+    ("top_layer", "--draws=1000000000000", "--draws needs about"),
+    ("top_layer", "--n_points=1000000000000", "--n_points needs about"),
+    ("ntxent_sphere", "--lemma_Ks=1000000000000", "--lemma_Ks needs about"),  # was an OverflowError in fold_in
+    ("modulation_bounds", "--x_points=1000000000000", "--x_points needs about"),
     ("two_layer", "--lr=inf", "--lr=inf: --lr must be a finite number > 0"),
     ("two_layer", "--tau=inf", "--tau=inf must be a finite number"),
     ("two_layer", "--seed=4294967296", "is not an integer in the range [0, 4294967295]"),
@@ -364,7 +385,8 @@ def test_two_layer_memory_is_the_token_grid_estimate():
     cfg = token_grid.GridConfig(n_seeds=7, betas=(2, 9), ps=(1, 4), d_out=40)
     with inprocess.script("two_layer") as script:
         assert script._memory(**{"--n_seeds": 7, "--batch_size": cfg.train.batch_size, "--n_positions": cfg.spec.n_positions,
-                                 "--n_tokens": cfg.spec.n_tokens, "--d_out": 40, "--betas": 9, "--Ps": 4}) == \
+                                 "--n_tokens": cfg.spec.n_tokens, "--d_out": 40, "--betas": 9, "--Ps": 4,
+                                 "--n_generators": cfg.spec.n_generators}) == \
             token_grid.memory_estimate(cfg)[0]
 
 
@@ -401,3 +423,10 @@ def test_an_unexpected_error_says_what_failed_where_and_how_far(tmp_path, capsys
     assert lines[1].startswith(f"error: AssertionError (no message) (raised at {here}:")
     assert "in early; before any output was written;" in lines[1]
     assert io.read_json(tmp_path / "r" / rundir.MANIFEST)["state"] == "failed"
+
+
+def test_a_ledger_root_without_a_result_file_is_named(tmp_path):
+    (tmp_path / "results").mkdir()
+    with inprocess.script("claims") as script:
+        code, errors = inprocess.start_exit(script, f"--root={tmp_path}")
+    assert code == 2 and len(errors) == 1 and f"--root={tmp_path}: missing result file results/" in errors[0], errors

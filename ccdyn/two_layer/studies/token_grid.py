@@ -253,11 +253,14 @@ class GridConfig(grid.Axes):
 def memory_estimate(config: GridConfig) -> tuple:
     """(bytes, flag, formula): a coarse upper estimate of the largest setting's training memory: about
     16 float32 arrays of n_seeds x 2 views x batch x K x max(d, M, d_out) (one-hot tokens, activations,
-    their gradients)."""
+    their gradients), + the generator table (``ccdyn.data.tokens``: a key and 2 int32 words per position
+    for each of the G generators)."""
     width = max(config.spec.n_tokens, max(config.betas) * max(config.ps), config.d_out)
     n = 16.0 * config.n_seeds * 2 * config.train.batch_size * config.spec.n_positions * width * 4
+    n += 4.0 * config.spec.n_generators * (2 + 2 * config.spec.n_positions)
     return n, "--batch_size", (f"16 float32 arrays of {config.n_seeds} seeds x 2 views x batch {config.train.batch_size}"
-                               f" x {config.spec.n_positions} positions x {width}")
+                               f" x {config.spec.n_positions} positions x {width}, + 4 bytes x "
+                               f"{config.spec.n_generators} generators x (2 + 2 x {config.spec.n_positions} positions)")
 
 
 def setting_result(setting: Setting, result: dict) -> dict:
