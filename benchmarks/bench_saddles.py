@@ -29,9 +29,11 @@ from ccdyn.one_layer import basins  # noqa: E402
 from ccdyn.one_layer.studies import saddles  # noqa: E402
 
 FLAGS = flags.FLAGS
-flags.DEFINE_integer("n_init", 10000, "Inits of the basins run.", lower_bound=1)
-flags.DEFINE_integer("n_steps", saddles.SaddlesConfig.n_steps, "String steps.", lower_bound=2)
-flags.DEFINE_integer("n_images", saddles.SaddlesConfig.n_images, "Images per path.", lower_bound=3)
+flags.DEFINE_integer("n_init", 10000, "Inits of the basins run.", lower_bound=1, upper_bound=10**8)
+flags.DEFINE_integer("n_steps", saddles.SaddlesConfig.n_steps, "String steps.", lower_bound=2,
+                     upper_bound=saddles.MAX_STEPS)
+flags.DEFINE_integer("n_images", saddles.SaddlesConfig.n_images, "Images per path.", lower_bound=3,
+                     upper_bound=saddles.MAX_IMAGES)
 flags.DEFINE_enum("pairs", "all", ["all", "touching"], "The study's pairs: every pair (as measured in "
                   "results/bench_saddles.json) or the touching ones (their probes timed as a stage).")
 flags.DEFINE_string("output_json", None, "Where to write the numbers (optional).")

@@ -38,8 +38,9 @@ D = saddles.SaddlesConfig()
 FLAGS = flags.FLAGS
 flags.DEFINE_string("run", None, "A finished basins run directory (scripts/basins.py --output_dir).")
 flags.DEFINE_string("continuation", None, "Or a finished continuation run directory (scripts/continuation.py).")
-flags.DEFINE_integer("n_images", D.n_images, "Images per path, >= 3.", lower_bound=3)
-flags.DEFINE_integer("n_steps", D.n_steps, "String steps (the last half with a climbing image), >= 2.", lower_bound=2)
+flags.DEFINE_integer("n_images", D.n_images, "Images per path.", lower_bound=3, upper_bound=saddles.MAX_IMAGES)
+flags.DEFINE_integer("n_steps", D.n_steps, "String steps (the last half with a climbing image).", lower_bound=2,
+                     upper_bound=saddles.MAX_STEPS)
 flags.DEFINE_float("step", D.step, "String step relative to the path's largest ||A(w) w||, in (0, 1].")
 flags.DEFINE_float("min_fraction", D.min_fraction, "Only optima with at least this basin fraction, in [0, 1).")
 flags.DEFINE_float("probe_angle", D.probe_angle, "Each side of a saddle is followed from this angle (rad), in "
@@ -47,10 +48,12 @@ flags.DEFINE_float("probe_angle", D.probe_angle, "Each side of a saddle is follo
 flags.DEFINE_float("match_tol", D.match_tol, "An end within this distance of an optimum reaches it, in (0, 1).")
 flags.DEFINE_enum("pairs", D.pairs, ["touching", "all"], "Search the pairs whose basins touch (random probes whose "
                   "end flips under a --touch_angle perturbation) or every pair.")
-flags.DEFINE_integer("touch_inits", D.touch_inits, "Probes of the touching test, >= 1.", lower_bound=1)
+flags.DEFINE_integer("touch_inits", D.touch_inits, "Probes of the touching test.", lower_bound=1,
+                     upper_bound=saddles.MAX_TOUCH_INITS)
 flags.DEFINE_float("touch_angle", D.touch_angle, "Perturbation of the touching test (rad), in (0, 0.5).")
 flags.DEFINE_bool("check_all", False, "With --pairs=touching, also search every pair and compare the barriers.")
-flags.DEFINE_integer("max_pairs", D.max_pairs, "Refuse more pairs than this.", lower_bound=1)
+flags.DEFINE_integer("max_pairs", D.max_pairs, "Refuse more pairs than this.", lower_bound=1,
+                     upper_bound=saddles.MAX_PAIRS)
 cli.define_run_flags(None, resume=False, what="Where the outputs go (default <run>/saddles).")
 flags.register_multi_flags_validator(["run", "continuation"], lambda f: (f["run"] is None) != (f["continuation"] is None),
                                      "give exactly one of --run and --continuation")

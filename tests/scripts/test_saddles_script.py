@@ -41,6 +41,9 @@ def test_bad_flags_and_inputs(tmp_path):
         assert "--probe_angle" in (inprocess.flag_error(script, "--run=x", "--probe_angle=0") or "")
         assert "--touch_angle must lie in (0, 0.5)" in (inprocess.flag_error(script, "--run=x", "--touch_angle=1") or "")
         assert "--pairs" in (inprocess.flag_error(script, "--run=x", "--pairs=near") or "")
+        for name in ("n_images", "n_steps", "touch_inits", "max_pairs"):  # sizes refused before any work
+            e = inprocess.flag_error(script, "--run=x", f"--{name}=1000000000000") or ""
+            assert e.startswith(f"flag --{name}=") and "not an integer in the range" in e and "\n" not in e, e
         assert "exactly one of --run and --continuation" in (
             inprocess.flag_error(script, "--run=x", "--continuation=y") or "")
         assert "exactly one of --run and --continuation" in (inprocess.flag_error(script) or "")
