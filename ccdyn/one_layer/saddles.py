@@ -14,9 +14,10 @@ every other one. The *barrier* seen from a is E(a) - E_ab. Steps (docs/saddles.m
    image along the tangent ascent field P^perp A(w) w (Lemma 3, Eq. 7) and redistributes the images at
    equal arc length along the spherical polyline (:func:`reparametrize`): the simplified string method
    (E, Ren, Vanden-Eijnden 2007) for -E on the sphere, whose fixed points are paths along which the
-   field is tangent. In the second half the lowest interior image *climbs*: its field component along
-   the path is reversed (climbing-image NEB, Henkelman, Uberuaga, Jonsson 2000), so it descends along
-   the path and ascends across it, to the saddle. Pairs and images are batch axes of one program: the
+   field is tangent. In the second half the lowest interior image (in :func:`landscape`'s energy: the
+   potential of the flow with Gaussian alpha) *climbs*: its field component along the path is reversed
+   (climbing-image NEB, Henkelman, Uberuaga, Jonsson 2000), so it descends along the path and ascends
+   across it, to the saddle, never past a neighbouring image. Pairs and images are batch axes of one program: the
    field of all P x M images is two GEMMs (:func:`ccdyn.one_layer.dynamics.ascent`).
 2. **Exact refinement** (:func:`refine`). For ReLU / leaky ReLU, E is piecewise quadratic on the sphere
    (docs/flow.md, "Kinks"): on the intersection V = span{x_i : i in S}^perp of the active hyperplanes
@@ -24,9 +25,10 @@ every other one. The *barrier* seen from a is E(a) - E_ab. Steps (docs/saddles.m
    active sets are every subset of the ``n_near`` (6) views nearest the climbing image within
    ``cand_tol`` of their hyperplanes (the empty set: no kink, an eigenvector of A(w)); each gives the eigenvector of P_V A_R P_V nearest the
    climbing image; the nearest one that stays in its region's closure with multipliers in [0, 1] is
-   the saddle. With Gaussian alpha (Cor. 2) alpha is re-evaluated at the eigenvector a few times
-   (fixed points of the flow: A(w) w parallel to w, alpha held at w). Smooth activations: Newton on the
-   Riemannian gradient from the climbing image.
+   the saddle. With Gaussian alpha (Cor. 2) the eigenvector starts Newton steps on P_V u(w) = mu w with
+   alpha moving with w (fixed points of the flow). Smooth activations: Newton on the Riemannian gradient
+   from the climbing image. The multipliers are :func:`ccdyn.one_layer.kinks._multipliers` (the largest
+   margin inside [0, 1], an exact linear program), as for the kink optima.
 3. **Certificate** (:func:`certificate`). Residual (the sliding residual ||P_V P^perp u_0|| and the
    multiplier fit); the flow's Jacobian on V cap T_w (alpha moving; for uniform alpha p times the
    Riemannian Hessian of E restricted there) and its eigenvalues with positive real part (directions
@@ -62,8 +64,8 @@ from ccdyn.data.dataset import Dataset
 from ccdyn.one_layer import dynamics, kinks, sliding
 from ccdyn.pairwise import Pairwise
 
-__all__ = ["landscape", "on_mesh", "StringResult", "great_circle_paths", "reparametrize", "string", "refine", "certificate",
-           "REFINE_STATUS_TEXT", "barrier_matrix", "merge_tree", "classify_kind"]
+__all__ = ["landscape", "on_mesh", "StringResult", "great_circle_paths", "reparametrize", "string", "refine",
+           "certificate", "REFINE_STATUS_TEXT", "barrier_matrix", "merge_tree", "classify_kind"]
 
 
 # --------------------------------------------------------------------------------------------- paths
@@ -392,7 +394,8 @@ def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, n_near: int = 6, 
         within ``cand_tol`` (relative |w^T x_i| / ||x_i||) of their hyperplanes.
       z_tol: an inactive view may be this far on the wrong side of its region (relative).
       lam_tol: multipliers in [-lam_tol, 1 + lam_tol] are accepted.
-      n_fixed: re-evaluations of alpha at the refined point (default 1 for uniform alpha, 30 otherwise).
+      n_fixed: Gaussian alpha: Newton steps with alpha moving, from the eigenvector with alpha at the
+        climbing image's projection (default 30); uniform alpha: unused (the eigenvector is exact).
       mesh: the rows split over its devices (:func:`on_mesh`); None: one device.
 
     Returns per row: ``w``, ``status`` (0 converged, else :data:`REFINE_STATUS_TEXT`), ``kink_rank``
@@ -474,8 +477,8 @@ def certificate(ds64: Dataset, act: Activation, pw: Pairwise, ref: dict, *, tol:
     docstring, 3): ``certified`` (an index-1 saddle) or ``note`` (why not), with the numbers behind it.
     ``unstable_direction`` is the direction along which E rises (the eigenvector, or the valley's normal);
     ``jacobian_eigs`` are relative to ``scale`` = ||u_0|| + |mu|. When a view looks flat on one side
-    (a multiplier at 0 or 1) and the active views are dependent, the multipliers are re-chosen farthest
-    inside the box (:func:`largest_margin_multipliers`; ``multiplier_choice``, ``multiplier_margin``).
+    (a multiplier at 0 or 1) and the active views are dependent, that holds for every solution of the Clarke
+    condition: the multipliers are the solution farthest inside the box (``multiplier_margin``).
     ``mesh``: the saddles split over its devices (:func:`on_mesh`)."""
     rows_in = {k: ref[k] for k in ("w", "active", "gates")}
     out = jax.device_get(on_mesh(lambda d, r: _certificate(d, act, pw, r, tol, plane_tol, rank_tol), ds64, rows_in,
