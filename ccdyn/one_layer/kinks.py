@@ -240,7 +240,8 @@ def _box_solution(b, t, active, rank_tol, k):
     msk = active[idx]
     bk = b[:, idx] * msk[None]
     g = bk.T @ bk
-    pad = jnp.maximum(jnp.max(jnp.diag(g)), 1.0)
+    top = jnp.max(jnp.diag(g))  # the padding on the active views' scale: the rank threshold stays theirs
+    pad = jnp.where(top > 0, top, 1.0)
     ev, vec = jnp.linalg.eigh(g + jnp.diag(jnp.where(msk, 0.0, pad)))  # padded views: kept, never null
     keep = ev > rank_tol * jnp.maximum(jnp.max(ev), jnp.finfo(b.dtype).tiny)
     half = 0.5 * msk.astype(b.dtype)

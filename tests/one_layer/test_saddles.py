@@ -305,13 +305,14 @@ def _vertex_margin(b, t):
 
 def test_largest_margin_multipliers_against_vertex_enumeration():
     """The linear program (a dense simplex on the device) against brute force over the vertices of the
-    polytope, on 20 random sets of 2-5 dependent columns (rank 1-3), t inside or outside the box."""
+    polytope, on 20 random sets of 2-5 dependent columns (rank 1-3) at scales 1e-6 to 1e2, t inside or
+    outside the box."""
     rng = np.random.default_rng(11)
     for _ in range(20):
         r = int(rng.integers(1, 4))
         k = int(rng.integers(r + 1, 6))
         comb = np.c_[np.eye(r), rng.integers(-1, 2, (r, k - r))]
-        b = rng.standard_normal((4, r)) @ comb * rng.uniform(-2, 2, k)
+        b = rng.standard_normal((4, r)) @ comb * rng.uniform(-2, 2, k) * 10.0 ** rng.uniform(-6, 2)
         lam = rng.uniform(-0.4, 1.4, k)
         got, m = box(b, lam)
         np.testing.assert_allclose(b @ got, b @ lam, atol=1e-11)
