@@ -258,7 +258,7 @@ def box(b, lam, k=8):
     return got[:s], float(m)
 
 
-@pytest.mark.slow  # 4 s (compiles the linear program); fast: the vertex enumeration below
+@pytest.mark.slow  # 4 s (compiles the linear program); fast: test_kinks' dependent views (the same routine)
 def test_largest_margin_multipliers_on_dependent_views():
     """Columns c_i x_i with x_3 = x_1 + x_2 (the latent data's dependent views): the solutions of
     B lam = t are a line; the one farthest inside [0, 1]^3 against a dense scan of that line."""
@@ -303,6 +303,7 @@ def _vertex_margin(b, t):
     return best
 
 
+@pytest.mark.slow  # 4 s (compiles the linear program); fast: test_kinks' dependent views (the same routine)
 def test_largest_margin_multipliers_against_vertex_enumeration():
     """The linear program (a dense simplex on the device) against brute force over the vertices of the
     polytope, on 20 random sets of 2-5 dependent columns (rank 1-3) at scales 1e-6 to 1e2, t inside or
@@ -394,7 +395,7 @@ def test_on_mesh_pads_and_cuts_the_pair_axis():
     np.testing.assert_array_equal(out["y"], 2.0 * rows + 1.0)
 
 
-@pytest.mark.slow  # 3 s (imports scipy.optimize); fast: the vertex enumeration above
+@pytest.mark.slow  # 3 s (imports scipy.optimize); fast: test_kinks' dependent views (the same routine)
 def test_largest_margin_multipliers_against_linprog():
     """300 random problems (2-8 views of rank 1-5 among 12, 4 of them padding): the margin equals scipy's
     linprog (HiGHS) on the problem in lam itself (max m, b lam = t, m <= lam <= 1 - m), to 1e-8 (HiGHS
