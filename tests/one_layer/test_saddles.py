@@ -320,7 +320,7 @@ def test_largest_margin_multipliers_against_vertex_enumeration():
         assert abs(m - _vertex_margin(b, b @ lam)) <= 1e-10
 
 
-@pytest.mark.slow  # 27 s; fast: the largest-margin multipliers against a dense scan
+@pytest.mark.slow  # 27 s; fast: test_kinks' dependent views (the multiplier routine)
 def test_dependent_views_saddle_is_a_strict_ridge_by_a_float64_probe():
     """The default data, optima near u5 and u2 (pair (6, 9) of results/saddles/default): the saddle sits on
     4 dependent active views (rank 3). The multipliers nearest 1/2 put one at 0; the largest-margin ones
