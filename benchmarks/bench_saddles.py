@@ -1,12 +1,14 @@
 """Cost of the saddle search (docs/saddles.md) against one basins run of the same data, in one process.
 
     python benchmarks/bench_saddles.py --output_json=results/bench_saddles.json
+    python benchmarks/bench_saddles.py --pairs=all --output_json=results/bench_saddles_all.json
 
 Data: the basins default (latent summation, 2^10 support points, d = 10), relu, uniform alpha. First one
 basins run (``ccdyn.one_layer.basins.run``: ``n_init`` inits, power iteration in float32, clustering,
 float64 refinement and certificates), then the saddle study on its optima
-(``ccdyn.one_layer.studies.saddles.run``: all pairs by default, float64, string + refinement + certificates +
-both sides followed to their optima). Wall times include compilation, as a user sees them. Reported:
+(``ccdyn.one_layer.studies.saddles.run``: the study's default pairs, those whose basins touch, with their
+probes timed as a stage, or every pair; float64, string + refinement + certificates + both sides followed
+to their optima). Wall times include compilation, as a user sees them. Reported:
 both wall times, the study's per-stage times, pairs per second, image-steps per second of the string
 (pairs x images x steps / string time) and the ratio of the cost per pair to the basins run. No timing is
 asserted.
@@ -29,11 +31,13 @@ from ccdyn.one_layer import basins  # noqa: E402
 from ccdyn.one_layer.studies import saddles  # noqa: E402
 
 FLAGS = flags.FLAGS
-flags.DEFINE_integer("n_init", 10000, "Inits of the basins run.", lower_bound=1)
-flags.DEFINE_integer("n_steps", saddles.SaddlesConfig.n_steps, "String steps.", lower_bound=2)
-flags.DEFINE_integer("n_images", saddles.SaddlesConfig.n_images, "Images per path.", lower_bound=3)
-flags.DEFINE_enum("pairs", "all", ["all", "touching"], "The study's pairs: every pair (as measured in "
-                  "results/bench_saddles.json) or the touching ones (their probes timed as a stage).")
+flags.DEFINE_integer("n_init", 10000, "Inits of the basins run.", lower_bound=1, upper_bound=10**8)
+flags.DEFINE_integer("n_steps", saddles.SaddlesConfig.n_steps, "String steps.", lower_bound=2,
+                     upper_bound=saddles.MAX_STEPS)
+flags.DEFINE_integer("n_images", saddles.SaddlesConfig.n_images, "Images per path.", lower_bound=3,
+                     upper_bound=saddles.MAX_IMAGES)
+flags.DEFINE_enum("pairs", saddles.SaddlesConfig.pairs, ["all", "touching"], "The study's pairs: the touching "
+                  "ones (the study's default; their probes timed as a stage) or every pair.")
 flags.DEFINE_string("output_json", None, "Where to write the numbers (optional).")
 
 
@@ -51,7 +55,7 @@ def main(argv):
     rec = saddles.run(scfg, s, log=lambda line: print(line, file=sys.stderr))
     t_saddles = time.time() - t1
     n_pairs = rec["n_pairs"]
-    res = {"backend": jax.default_backend(), "device_kind": jax.devices()[0].device_kind,
+    res = {"command": " ".join(["python", *sys.argv]), "pairs": scfg.pairs, "backend": jax.default_backend(), "device_kind": jax.devices()[0].device_kind,
            "n_init": FLAGS.n_init, "n_optima": len(rec["optima"]), "n_pairs": n_pairs, "n_images": scfg.n_images,
            "n_steps": scfg.n_steps, "basins_wall_s": t_basins, "saddles_wall_s": t_saddles,
            "saddles_stages_s": rec["timings_s"], "pairs_per_s": n_pairs / t_saddles,

@@ -298,7 +298,7 @@ CATALOGUE = (
     _c("ccdyn-barriers-ortho", "ccdyn", "docs/saddles.md (core Thm. 3, Fig. 1)", "a larger pattern overlap lowers "
        "the barriers between the pattern optima without merging them", Records(r"ccdyn-barriers-ortho-eps")),
     _c("ccdyn-barriers-tau", "ccdyn", "docs/saddles.md (core Cor. 2, Sec. 5)", "Gaussian alpha at a smaller tau "
-       "gives more and deeper optima", Records(r"ccdyn-barriers-tau")),
+       "gives more and deeper optima (barriers in the flow's potential)", Records(r"ccdyn-barriers-tau")),
 )
 
 

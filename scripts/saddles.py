@@ -14,6 +14,8 @@ saddle, energy, the optima, certificate, path energies), barriers.csv (the minim
 every two optima over the certified saddles; diagonal: the optima's energies), disconnectivity.png,
 paths.png, then prints the pair table. With --continuation (a scripts/continuation.py run) the same at
 every value of its parameter: along.json, along.csv, along.png (barriers against the parameter).
+Several hosts: one process per host with --coordinator_address=HOST:PORT --num_processes=P --process_id=I;
+the pairs and saddles are split over every device of every process, and process 0 alone writes.
 """
 
 from __future__ import annotations
@@ -38,8 +40,9 @@ D = saddles.SaddlesConfig()
 FLAGS = flags.FLAGS
 flags.DEFINE_string("run", None, "A finished basins run directory (scripts/basins.py --output_dir).")
 flags.DEFINE_string("continuation", None, "Or a finished continuation run directory (scripts/continuation.py).")
-flags.DEFINE_integer("n_images", D.n_images, "Images per path, >= 3.", lower_bound=3)
-flags.DEFINE_integer("n_steps", D.n_steps, "String steps (the last half with a climbing image), >= 2.", lower_bound=2)
+flags.DEFINE_integer("n_images", D.n_images, "Images per path.", lower_bound=3, upper_bound=saddles.MAX_IMAGES)
+flags.DEFINE_integer("n_steps", D.n_steps, "String steps (the last half with a climbing image).", lower_bound=2,
+                     upper_bound=saddles.MAX_STEPS)
 flags.DEFINE_float("step", D.step, "String step relative to the path's largest ||A(w) w||, in (0, 1].")
 flags.DEFINE_float("min_fraction", D.min_fraction, "Only optima with at least this basin fraction, in [0, 1).")
 flags.DEFINE_float("probe_angle", D.probe_angle, "Each side of a saddle is followed from this angle (rad), in "
@@ -47,11 +50,14 @@ flags.DEFINE_float("probe_angle", D.probe_angle, "Each side of a saddle is follo
 flags.DEFINE_float("match_tol", D.match_tol, "An end within this distance of an optimum reaches it, in (0, 1).")
 flags.DEFINE_enum("pairs", D.pairs, ["touching", "all"], "Search the pairs whose basins touch (random probes whose "
                   "end flips under a --touch_angle perturbation) or every pair.")
-flags.DEFINE_integer("touch_inits", D.touch_inits, "Probes of the touching test, >= 1.", lower_bound=1)
+flags.DEFINE_integer("touch_inits", D.touch_inits, "Probes of the touching test.", lower_bound=1,
+                     upper_bound=saddles.MAX_TOUCH_INITS)
 flags.DEFINE_float("touch_angle", D.touch_angle, "Perturbation of the touching test (rad), in (0, 0.5).")
 flags.DEFINE_bool("check_all", False, "With --pairs=touching, also search every pair and compare the barriers.")
-flags.DEFINE_integer("max_pairs", D.max_pairs, "Refuse more pairs than this.", lower_bound=1)
+flags.DEFINE_integer("max_pairs", D.max_pairs, "Refuse more pairs than this.", lower_bound=1,
+                     upper_bound=saddles.MAX_PAIRS)
 cli.define_run_flags(None, resume=False, what="Where the outputs go (default <run>/saddles).")
+cli.define_multihost_flags()
 flags.register_multi_flags_validator(["run", "continuation"], lambda f: (f["run"] is None) != (f["continuation"] is None),
                                      "give exactly one of --run and --continuation")
 flags.register_validator("step", lambda v: 0 < v <= 1, "--step must lie in (0, 1]")
@@ -62,17 +68,24 @@ flags.register_validator("touch_angle", lambda v: 0 < v < 0.5, "--touch_angle mu
 
 
 def _mesh():
-    """The pairs split over every local device when there are several (one device: unsharded)."""
+    """The pairs split over every device of every process when there are several (one device: unsharded)."""
     return parallel.device_mesh() if jax.device_count() > 1 else None
 
 
-def _along(cfg, t0, continuation: str, output_dir, overwrite: bool):
+def _open(pid, n_proc, path, config, outputs):
+    """The run directory, opened by process 0 alone (None on the others); every process checks the config."""
+    return cli.open_run_of_process_0(pid, n_proc, path, config, script="scripts/saddles.py", outputs=outputs,
+                                     overwrite=FLAGS.overwrite, can_resume=False)[0]
+
+
+def _along(cfg, t0, continuation: str, output_dir, pid, n_proc):
     rec = cli.read_run_json(Path(continuation) / "continuation.json", script="scripts/continuation.py",
                             flag="--continuation", keys=("config", "runs"))
-    run = cli.open_run_dir(output_dir or str(Path(continuation) / "saddles"),
-                           {**dataclasses.asdict(cfg), "continuation": str(continuation)},
-                           script="scripts/saddles.py", outputs=ALONG_OUTPUTS, overwrite=overwrite, can_resume=False)
-    out = cli.or_fail(saddles.along, cfg, rec, log=cli.log, mesh=_mesh())
+    run = _open(pid, n_proc, output_dir or str(Path(continuation) / "saddles"),
+                {**dataclasses.asdict(cfg), "continuation": str(continuation)}, ALONG_OUTPUTS)
+    out = cli.or_fail(saddles.along, cfg, rec, log=cli.log if pid == 0 else None, mesh=_mesh())
+    if run is None:  # another process: its share of every pair computed, nothing written
+        return
     io.write_csv(run.path / "along.csv", saddles.ALONG_COLUMNS, saddles.along_rows(out))
     io.save_figure(run.path / "along.png", figures.barriers_along_figure(out))
     keep = ("optima", "barrier_matrix", "merges", "n_certified", "timings_s")
@@ -81,7 +94,7 @@ def _along(cfg, t0, continuation: str, output_dir, overwrite: bool):
             rr = r.pop("record")
             r.update({k: rr[k] for k in keep}, pairs=[{k: p[k] for k in ("pair", "energy", "certified", "note", "kind",
                                                                           "reaches", "saddle")} for p in rr["pairs"]])
-    io.write_json(run.path / "along.json", {**cli.with_run_record("scripts/saddles.py", out), "wall_s": time.time() - t0})
+    io.write_json(run.path / "along.json", {**cli.with_run_record("scripts/saddles.py", out, num_processes=n_proc), "wall_s": time.time() - t0})
     path = cli.finish(run)
     print(report.format_table(saddles.ALONG_COLUMNS, saddles.along_rows(out)))
     print(f"\nwrote {path}/along.json, along.csv, along.png ({time.time() - t0:.1f} s)")
@@ -90,12 +103,13 @@ def _along(cfg, t0, continuation: str, output_dir, overwrite: bool):
 def main(argv):
     del argv
     t0 = time.time()
+    pid, n_proc = cli.start_processes(FLAGS)  # before any JAX work
     cfg = saddles.SaddlesConfig(n_images=FLAGS.n_images, n_steps=FLAGS.n_steps, step=FLAGS.step,
                                 min_fraction=FLAGS.min_fraction, probe_angle=FLAGS.probe_angle,
                                 match_tol=FLAGS.match_tol, pairs=FLAGS.pairs, touch_inits=FLAGS.touch_inits,
                                 touch_angle=FLAGS.touch_angle, check_all=FLAGS.check_all, max_pairs=FLAGS.max_pairs)
     if FLAGS.continuation:
-        return _along(cfg, t0, FLAGS.continuation, FLAGS.output_dir, FLAGS.overwrite)
+        return _along(cfg, t0, FLAGS.continuation, FLAGS.output_dir, pid, n_proc)
     summary = cli.read_run_json(Path(FLAGS.run) / "summary.json", script="scripts/basins.py", flag="--run",
                                 keys=("config", "optima"))
     k = len(saddles.optima_of(summary, cfg.min_fraction))
@@ -106,9 +120,10 @@ def main(argv):
         cli.fail(f"--max_pairs: {k} optima make {k * (k - 1) // 2} pairs, more than {FLAGS.max_pairs}; raise "
                  "--min_fraction or --max_pairs")
     out_name = FLAGS.output_dir or str(Path(FLAGS.run) / "saddles")
-    run = cli.open_run_dir(out_name, {**dataclasses.asdict(cfg), "run": str(FLAGS.run)}, script="scripts/saddles.py",
-                           outputs=OUTPUTS, overwrite=FLAGS.overwrite, can_resume=False)
-    record = cli.or_fail(saddles.run, cfg, summary, log=cli.log, mesh=_mesh())
+    run = _open(pid, n_proc, out_name, {**dataclasses.asdict(cfg), "run": str(FLAGS.run)}, OUTPUTS)
+    record = cli.or_fail(saddles.run, cfg, summary, log=cli.log if pid == 0 else None, mesh=_mesh())
+    if run is None:
+        return
     out = run.path
     n = len(record["optima"])
     io.write_csv(out / "barriers.csv", ["optimum"] + [str(j) for j in range(n)],
@@ -116,7 +131,7 @@ def main(argv):
     title = f"{summary['config']['act']}, {summary['config']['data']['data']}: {n} optima"
     io.save_figure(out / "disconnectivity.png", figures.disconnectivity_figure(record, title))
     io.save_figure(out / "paths.png", figures.saddle_paths_figure(record, title))
-    io.write_json(out / "saddles.json", {**cli.with_run_record("scripts/saddles.py", record),
+    io.write_json(out / "saddles.json", {**cli.with_run_record("scripts/saddles.py", record, num_processes=n_proc),
                                          "wall_s": time.time() - t0})
     out = cli.finish(run)
     print(saddles.table(record))

@@ -470,7 +470,9 @@ def barrier_tau_claims(record: dict, *, result: str = "results/saddles/tau", com
     z_0(alpha_g) r(w_*, alpha_u) as tau falls (z_0 <= 1), hence, by Thm. 1, more stable optima. Read as a
     barrier statement: at the smallest tau more optima than at the largest, each deeper, its relative
     funnel depth (E_i - max_j E_ij) / E_i (the barrier to its nearest optimum over the certified saddles,
-    relative to its own energy, since E scales with alpha) larger in median. ``record``: ``along.json``."""
+    relative to its own energy, since E scales with alpha) larger in median. E is the landscape the flow
+    climbs: with Gaussian alpha its potential Psi, not E_alpha (docs/saddles.md, "Which E, with Gaussian
+    alpha"). ``record``: ``along.json``."""
     command = _command(record, command, "python scripts/saddles.py --continuation=... (results/README.md)")
     rows = _barrier_numbers(record)
     by_tau = sorted(rows, key=lambda r: r["value"])
@@ -488,7 +490,7 @@ def barrier_tau_claims(record: dict, *, result: str = "results/saddles/tau", com
                 "compare; " + note)
     return [verdicts.claim_record("ccdyn-barriers-tau", "ccdyn", "docs/saddles.md (core Cor. 2, Sec. 5)",
                                   "Gaussian alpha at a smaller tau gives more and deeper optima (larger relative "
-                                  "barriers to the nearest optimum)",
+                                  "barriers to the nearest optimum, in the flow's potential)",
                                   verdicts.verdict("barriers vs tau", parts, numbers), numbers, "sampled estimate",
                                   reading="docs/saddles.md#barrier-studies", result=result, command=command,
                                   note=note)]

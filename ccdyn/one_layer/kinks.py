@@ -171,9 +171,8 @@ def _newton_on_v(ds, act, pw, w, gates, pv, max_step=0.1):
     return v / jnp.linalg.norm(v)
 
 
-MARGINS = (0.25, 0.1, 0.03, 0.01, 1e-3, 0.0)  # margins tried for dependent views' multipliers (largest first)
 DEP_VIEWS = 32  # at most this many active views are searched for a multiplier inside [0, 1] (more: the 1/2 one)
-DYKSTRA_ITERS = 1000
+SIMPLEX_TOL = 1e-12
 
 
 def _pinv_psd(m, rank_tol):
@@ -182,32 +181,80 @@ def _pinv_psd(m, rank_tol):
     return (vec * jnp.where(keep, 1.0 / jnp.where(keep, ev, 1.0), 0.0)) @ vec.T
 
 
+def _max_margin_lp(lam0, null, msk):
+    """max m over y subject to m <= (lam0 + N y)_i <= 1 - m for the unmasked i: the dense primal simplex
+    with Bland's rule (no cycling on the degenerate vertices these problems have), fixed shapes.
+
+    Standard form with m = m0 + m' (m0 the margin of lam0, so the slack basis is feasible), y = y+ - y-:
+    rows  m' - N_i y + s_i = lam0_i - m0  and  m' + N_i y + s'_i = 1 - lam0_i - m0  (2k rows, 4k + 1
+    columns besides the slacks' identity). Returns (y (k,), whether it stopped at an optimum)."""
+    k = lam0.shape[0]
+    dt = lam0.dtype
+    lam0 = jnp.where(msk, lam0, 0.5)  # padded rows: never binding below 1/2, the largest margin there is
+    null = null * msk[:, None]
+    m0 = jnp.min(jnp.minimum(lam0, 1.0 - lam0))
+    one = jnp.ones((k, 1), dt)
+    a = jnp.block([[-null, null, one], [null, -null, one]])  # (2k, 2k + 1): y+, y-, m'
+    tab = jnp.concatenate([a, jnp.eye(2 * k, dtype=dt), jnp.concatenate([lam0 - m0, 1.0 - lam0 - m0])[:, None]],
+                          axis=1)
+    ncol = tab.shape[1] - 1
+    cost = jnp.zeros((ncol,), dt).at[2 * k].set(1.0)  # reduced costs (maximize m')
+    basis = jnp.arange(ncol - 2 * k, ncol)
+    tol = SIMPLEX_TOL * (1.0 + jnp.max(jnp.abs(null)))
+
+    def cond(st):
+        _, r, _, it, done = st
+        return ~done & (it < 8 * (ncol + 2 * k))
+
+    def body(st):
+        tab, r, basis, it, _ = st
+        enter = jnp.argmax(r > tol)  # Bland: the first improving column
+        col = tab[:, enter]
+        ok = col > tol
+        ratio = jnp.where(ok, tab[:, -1] / jnp.where(ok, col, 1.0), jnp.inf)
+        best = jnp.min(ratio)
+        # Bland's tie-break: of the rows at the least ratio, the one whose basic variable has the least index
+        tie = ok & (ratio <= best + tol * (1.0 + jnp.abs(best)))
+        row = jnp.argmin(jnp.where(tie, basis, ncol + 1))
+        prow = tab[row] / tab[row, enter]
+        tab = tab - jnp.outer(tab[:, enter], prow)
+        tab = tab.at[row].set(prow)
+        r = r - r[enter] * prow[:-1]
+        basis = basis.at[row].set(enter)
+        return tab, r, basis, it + 1, ~jnp.any(r > tol) | ~jnp.any(ok)
+
+    st = (tab, cost, basis, jnp.int32(0), ~jnp.any(cost > tol))
+    tab, r, basis, it, done = jax.lax.while_loop(cond, body, st)
+    sol = jnp.zeros((ncol,), dt).at[basis].set(tab[:, -1])
+    y = sol[:k] - sol[k:2 * k]
+    return y, done
+
+
 def _box_solution(b, t, active, rank_tol, k):
-    """A solution of b lam = t (b (d, N) zero off the active views) with the largest margin inside [0, 1]
-    found: for each margin m of MARGINS, Dykstra's alternating projections from the solution nearest 1/2
-    onto {b lam = t} cap [m, 1 - m]^S (over the first k active views), then projected back onto
-    {b lam = t} exactly. Returns (lam (N,), its margin min_i min(lam_i, 1 - lam_i) over the active views,
+    """The solution of b lam = t (b (d, N) zero off the active views) farthest inside [0, 1]: the largest
+    margin m with m <= lam_i <= 1 - m over the active views, exactly (a linear program over lam_0 + N y,
+    lam_0 the solution nearest 1/2 and N the null space of b's active columns: :func:`_max_margin_lp`).
+    With independent views the solution is unique and returned as is; with none inside the box, the one
+    least outside. Over the first k active views (fixed shapes). One eigh (of the k x k Gram matrix) gives
+    both lam_0 and N. Returns (lam (N,), its margin min_i min(lam_i, 1 - lam_i) over the active views,
     and whether the active views fit in k)."""
     idx = jnp.argsort(~active)[:k]
     msk = active[idx]
     bk = b[:, idx] * msk[None]
-    gp = _pinv_psd(bk @ bk.T, rank_tol)
-    affine = lambda y: (y - bk.T @ (gp @ (bk @ y - t))) * msk  # noqa: E731
-    start = affine(0.5 * msk.astype(b.dtype))
-
-    def from_margin(m):
-        def step(_, carry):  # Dykstra for an affine set and a box: only the box needs its correction
-            y, p = carry
-            z = jnp.clip(y + p, m, 1.0 - m)
-            return affine(z), y + p - z
-
-        return jax.lax.fori_loop(0, DYKSTRA_ITERS, step, (start, jnp.zeros_like(start)))[0]
-
-    ys = jax.vmap(from_margin)(jnp.asarray(MARGINS, b.dtype))
-    ys = jnp.concatenate([start[None], ys])
+    g = bk.T @ bk
+    top = jnp.max(jnp.diag(g))  # the padding on the active views' scale: the rank threshold stays theirs
+    pad = jnp.where(top > 0, top, 1.0)
+    ev, vec = jnp.linalg.eigh(g + jnp.diag(jnp.where(msk, 0.0, pad)))  # padded views: kept, never null
+    keep = ev > rank_tol * jnp.maximum(jnp.max(ev), jnp.finfo(b.dtype).tiny)
+    half = 0.5 * msk.astype(b.dtype)
+    lam0 = half + vec @ (jnp.where(keep, 1.0 / jnp.where(keep, ev, 1.0), 0.0) * (vec.T @ (bk.T @ (t - bk @ half))))
+    lam0 = lam0 * msk
+    null = vec * (~keep)[None]
+    y, _ = _max_margin_lp(lam0, null, msk)
+    ys = jnp.stack([lam0, (lam0 + null @ y) * msk])
     margin = jnp.min(jnp.where(msk[None], jnp.minimum(ys, 1.0 - ys), jnp.inf), axis=1)
-    best = jnp.argmax(margin)
-    lam = jnp.zeros((b.shape[1],), b.dtype).at[idx].set(ys[best] * msk)
+    best = jnp.argmax(margin)  # the LP's solution unless rounding made it worse than lam_0
+    lam = jnp.zeros((b.shape[1],), b.dtype).at[idx].set(ys[best])
     return lam, margin[best], jnp.sum(active) <= k
 
 
@@ -215,22 +262,30 @@ def _multipliers(ds, act, pw, w, active, sig, pv, rank_tol):
     """Multipliers of every active view (N,) at w: u_0 + sum_i lam_i c_i x_i = mu w with u_0 the field
     with every active gate at 0. With dependent active views (more views than hyperplanes, e.g. x_a, x_b
     and x_a + x_b of the latent data) lam is not unique: this is the solution with the largest margin
-    inside [0, 1] that :func:`_box_solution` finds (the solution nearest to 1/2 when it has no larger one:
-    the only one with independent views). Choosing the solution nearest 1/2 alone, which can leave
-    [0, 1] while others lie inside, made the refinement release a hyperplane it then crossed straight
-    back (a period-2 cycle of the active set up to the iteration limit: issue #22, Gaussian alpha).
+    inside [0, 1] (:func:`_box_solution`, an exact linear program; with independent views the only
+    solution). Choosing the solution nearest 1/2 alone, which can leave [0, 1] while others lie inside,
+    made the refinement release a hyperplane it then crossed straight back (a period-2 cycle of the
+    active set up to the iteration limit: issue #22, Gaussian alpha); for the saddles' certificate it
+    left a view flat on one side that is a strict ridge (docs/saddles.md, step 3). The one routine for
+    the kink optima (:func:`refine`, :func:`kink_certificate`) and the saddles
+    (:mod:`ccdyn.one_layer.saddles`). More than DEP_VIEWS active views: the solution nearest 1/2.
     Returns (lam, c, u0, fit): c (N,) zero off the active views, fit = ||X diag(c) lam + (I - P_V) u_0||."""
     x = sliding.flat_views(ds)[0]
     u0 = one_sided_field(ds, act, pw, w, sig & ~active)
     c = gate_coefficients(ds, act, pw, w) * active
     b = (x * c[:, None]).T  # (d, N)
     t = -(u0 - pv @ u0)
-    half = 0.5 * active
-    pinv = _pinv_psd(b @ b.T, rank_tol)
-    lam = jnp.where(active, half + b.T @ (pinv @ (t - b @ half)), 0.0)
-    margin_half = jnp.min(jnp.where(active, jnp.minimum(lam, 1.0 - lam), jnp.inf))
-    box, margin_box, fits = _box_solution(b, t, active, rank_tol, min(DEP_VIEWS, x.shape[0]))
-    lam = jnp.where(fits & (margin_box > margin_half), box, lam)
+    k = min(DEP_VIEWS, x.shape[0])
+    if x.shape[0] <= k:  # every view fits: the linear program alone
+        lam = _box_solution(b, t, active, rank_tol, k)[0]
+    else:
+        half = 0.5 * active
+        lam_half = jnp.where(active, half + b.T @ (_pinv_psd(b @ b.T, rank_tol) @ (t - b @ half)), 0.0)
+        # its eigh before the box solution's (a data dependence): two independent batched eigh calls under
+        # vmap can wait on each other forever on XLA's CPU pool (DEVELOPERS.md)
+        b, lam_half = jax.lax.optimization_barrier((b, lam_half))
+        box, _, fits = _box_solution(b, t, active, rank_tol, k)
+        lam = jnp.where(fits, box, lam_half)
     return lam, c, u0, jnp.linalg.norm(b @ lam - t)
 
 

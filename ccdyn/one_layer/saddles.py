@@ -14,9 +14,10 @@ every other one. The *barrier* seen from a is E(a) - E_ab. Steps (docs/saddles.m
    image along the tangent ascent field P^perp A(w) w (Lemma 3, Eq. 7) and redistributes the images at
    equal arc length along the spherical polyline (:func:`reparametrize`): the simplified string method
    (E, Ren, Vanden-Eijnden 2007) for -E on the sphere, whose fixed points are paths along which the
-   field is tangent. In the second half the lowest interior image *climbs*: its field component along
-   the path is reversed (climbing-image NEB, Henkelman, Uberuaga, Jonsson 2000), so it descends along
-   the path and ascends across it, to the saddle. Pairs and images are batch axes of one program: the
+   field is tangent. In the second half the lowest interior image (in :func:`landscape`'s energy: the
+   potential of the flow with Gaussian alpha) *climbs*: its field component along the path is reversed
+   (climbing-image NEB, Henkelman, Uberuaga, Jonsson 2000), so it descends along the path and ascends
+   across it, to the saddle, never past a neighbouring image. Pairs and images are batch axes of one program: the
    field of all P x M images is two GEMMs (:func:`ccdyn.one_layer.dynamics.ascent`).
 2. **Exact refinement** (:func:`refine`). For ReLU / leaky ReLU, E is piecewise quadratic on the sphere
    (docs/flow.md, "Kinks"): on the intersection V = span{x_i : i in S}^perp of the active hyperplanes
@@ -24,9 +25,10 @@ every other one. The *barrier* seen from a is E(a) - E_ab. Steps (docs/saddles.m
    active sets are every subset of the ``n_near`` (6) views nearest the climbing image within
    ``cand_tol`` of their hyperplanes (the empty set: no kink, an eigenvector of A(w)); each gives the eigenvector of P_V A_R P_V nearest the
    climbing image; the nearest one that stays in its region's closure with multipliers in [0, 1] is
-   the saddle. With Gaussian alpha (Cor. 2) alpha is re-evaluated at the eigenvector a few times
-   (fixed points of the flow: A(w) w parallel to w, alpha held at w). Smooth activations: Newton on the
-   Riemannian gradient from the climbing image.
+   the saddle. With Gaussian alpha (Cor. 2) the eigenvector starts Newton steps on P_V u(w) = mu w with
+   alpha moving with w (fixed points of the flow). Smooth activations: Newton on the Riemannian gradient
+   from the climbing image. The multipliers are :func:`ccdyn.one_layer.kinks._multipliers` (the largest
+   margin inside [0, 1], an exact linear program), as for the kink optima.
 3. **Certificate** (:func:`certificate`). Residual (the sliding residual ||P_V P^perp u_0|| and the
    multiplier fit); the flow's Jacobian on V cap T_w (alpha moving; for uniform alpha p times the
    Riemannian Hessian of E restricted there) and its eigenvalues with positive real part (directions
@@ -62,8 +64,8 @@ from ccdyn.data.dataset import Dataset
 from ccdyn.one_layer import dynamics, kinks, sliding
 from ccdyn.pairwise import Pairwise
 
-__all__ = ["on_mesh", "StringResult", "great_circle_paths", "reparametrize", "string", "refine", "certificate",
-           "REFINE_STATUS_TEXT", "largest_margin_multipliers", "barrier_matrix", "merge_tree", "classify_kind"]
+__all__ = ["landscape", "on_mesh", "StringResult", "great_circle_paths", "reparametrize", "string", "refine",
+           "certificate", "REFINE_STATUS_TEXT", "barrier_matrix", "merge_tree", "classify_kind"]
 
 
 # --------------------------------------------------------------------------------------------- paths
@@ -137,6 +139,34 @@ def on_mesh(fn, ds, tree, mesh=None):
     return jax.tree.map(lambda a: a[:lead], parallel.to_host(out))
 
 
+# --------------------------------------------------------------------------------------------- landscape
+def landscape(ds: Dataset, act: Activation, pw: Pairwise, W):
+    """The function Psi (k,) whose tangent gradient the flow follows, at every row of W (k, d): the energy
+    of the landscape in which saddles and barriers are measured (docs/saddles.md, "The reading").
+
+    Uniform alpha: Psi = E_alpha (A(w) w = dE/dw, Lemma 3). Gaussian alpha (Cor. 2): the flow holds alpha
+    under stop-gradient (Eq. 2), so it is *not* the gradient flow of E_alpha(w) with alpha at w; it is the
+    gradient flow of Psi(w) = tau/2 sum_ij p_i p_j (1 - exp(-(h_i - h_j)^2 / 2 tau)), h = h(w^T x0)
+    (d/dw of tau (1 - exp(-D^2 / 2 tau)) is alpha_ij D dD/dw, the alpha-held derivative of alpha_ij D^2 / 2;
+    docs/flow.md, "Independent check for Gaussian alpha"), and Psi -> E_uniform as tau -> inf. E_alpha at
+    alpha(w) is not monotone along the flow: with it the lowest image of a path is not where the flow's
+    saddle is. With augmentation the Gaussian-alpha flow has no such potential: ``ValueError``.
+    For a degree-p activation the flow is p times the gradient (the same critical points)."""
+    W = jnp.asarray(W, ds.x.dtype)
+    if pw.kind == "uniform":
+        return dynamics.energy(ds, act, W, pw)
+    if ds.x_aug is not None:
+        raise ValueError("alpha=gaussian with augmented views: the flow is not a gradient flow (no potential to "
+                         "measure saddles and barriers in)")
+    tau = jnp.asarray(pw.tau, ds.x.dtype)
+
+    def one(w):
+        f = act.h(ds.x @ w)
+        return 0.5 * tau * (ds.p @ (-jnp.expm1(-(f[:, None] - f[None]) ** 2 / (2.0 * tau))) @ ds.p)
+
+    return jax.lax.map(one, W, batch_size=min(dynamics.GAUSSIAN_BATCH, W.shape[0]))
+
+
 # --------------------------------------------------------------------------------------------- string
 class StringResult(NamedTuple):
     path: jax.Array  # (P, M, d) images
@@ -150,7 +180,7 @@ def _fields(ds, act, pw, path):
     p, m, d = path.shape
     w = path.reshape(p * m, d)
     u = dynamics.ascent(ds, act, w, pw)  # two GEMMs for every image of every pair
-    e = dynamics.energy(ds, act, w, pw)
+    e = landscape(ds, act, pw, w)
     return u.reshape(p, m, d), e.reshape(p, m)
 
 
@@ -183,9 +213,14 @@ def _string(ds, act, pw, path, *, n_steps, climb_steps, step, decay, max_move):
         eta = step * jnp.where(climbing, decay ** frac, 1.0) / scale[:, None, None]
         move = eta * force
         norm = jnp.linalg.norm(move, axis=-1, keepdims=True)
-        # at most max_move, and at most half the images' spacing (a climbing image never jumps past an end)
-        spacing = jnp.sum(_angle(path[:, 1:], path[:, :-1]), axis=1) / (path.shape[1] - 1)
+        # at most max_move, and at most half the images' spacing; the climbing image (not redistributed) at
+        # most half its distance to the nearer neighbour, so it never walks past one: past an end it would
+        # leave the pair's path for a neighbouring arc (a narrow maximum as an end, on the circle)
+        seg = _angle(path[:, 1:], path[:, :-1])  # (P, M - 1)
+        spacing = jnp.sum(seg, axis=1) / (path.shape[1] - 1)
+        near = jnp.minimum(seg[:, :-1], seg[:, 1:])[..., None]  # (P, M - 2, 1) at the interior images
         cap = jnp.minimum(max_move, 0.5 * spacing)[:, None, None]
+        cap = jnp.where(one_hot, jnp.minimum(cap, 0.5 * near), cap)
         move = move * jnp.minimum(1.0, cap / jnp.maximum(norm, jnp.finfo(path.dtype).tiny))
         inner = sphere.normalize(path[:, 1:-1] + move)
         new = path.at[:, 1:-1].set(inner)
@@ -249,49 +284,6 @@ REFINE_STATUS_TEXT = {0: "converged", 1: "no active set gives a stationary point
                       2: "non-finite", 3: "Newton did not converge"}
 
 
-def _multipliers(ds, act, pw, w, active, gates, pv, rank_tol, lam_tol=1e-9):
-    """lam (N,), c (N,), u_0, fit: u_0 + sum_i lam_i c_i x_i = mu w + (a field on V), lam nearest 1/2 when
-    the active views are dependent (or, when that one leaves [0, 1], the one inside the box nearest 1/2);
-    u_0 the field with the active gates at h'(0-) (docs/flow.md)."""
-    x = sliding.flat_views(ds)[0]
-    u0 = kinks.one_sided_field(ds, act, pw, w, gates)
-    c = kinks.gate_coefficients(ds, act, pw, w) * active
-    b = (x * c[:, None]).T
-    t = -(u0 - pv @ u0)
-    half = 0.5 * active
-    bbt = b @ b.T
-    ev, vec = jnp.linalg.eigh(0.5 * (bbt + bbt.T))
-    keep = ev > rank_tol * jnp.maximum(jnp.max(ev), jnp.finfo(w.dtype).tiny)
-    pinv = (vec * jnp.where(keep, 1.0 / jnp.where(keep, ev, 1.0), 0.0)) @ vec.T
-    lam = jnp.where(active, half + b.T @ (pinv @ (t - b @ half)), 0.0)
-    fit = jnp.linalg.norm(b @ lam - t)
-    # dependent views: the solution nearest 1/2 may leave [0, 1] while others stay inside; then the point
-    # of {B lam = t} cap [0, 1]^S nearest 1/2 (Dykstra's alternating projections over the <= 16 active
-    # views), the largest margin inside the box when the set has an interior
-    k = min(16, x.shape[0])
-    idx = jnp.argsort(~active)[:k]
-    msk = active[idx]
-    bk = b[:, idx] * msk[None]
-    g = bk @ bk.T
-    ev, vec = jnp.linalg.eigh(0.5 * (g + g.T))
-    keep = ev > rank_tol * jnp.maximum(jnp.max(ev), jnp.finfo(w.dtype).tiny)
-    gp = (vec * jnp.where(keep, 1.0 / jnp.where(keep, ev, 1.0), 0.0)) @ vec.T
-    affine = lambda y: y - bk.T @ (gp @ (bk @ y - t))  # noqa: E731
-
-    def dykstra(_, carry):
-        y, p, q = carry
-        z = affine(y + p)
-        p = y + p - z
-        y = jnp.clip(z + q, 0.0, 1.0) * msk
-        return y, p, z + q - y
-
-    zero = jnp.zeros((k,), w.dtype)
-    yk = jax.lax.fori_loop(0, 2000, dykstra, (0.5 * msk.astype(w.dtype), zero, zero))[0]
-    out = jnp.any(active & ((lam < -lam_tol) | (lam > 1.0 + lam_tol))) & (jnp.sum(active) <= k)
-    lam = jnp.where(out, jnp.zeros_like(lam).at[idx].set(yk), lam)
-    return lam, c, u0, jnp.where(out, jnp.linalg.norm(bk @ yk - t), fit)
-
-
 def _nearest_on_v(a, pv, w0):
     """The unit eigenvector of P_V A P_V on V nearest to w0 (sign of w0) and its eigenvalue."""
     a = 0.5 * (a + a.T)
@@ -313,6 +305,7 @@ def _refine_kinks(ds, act, pw, W, *, n_near, n_fixed, cand_tol, z_tol, lam_tol, 
     xn = jnp.linalg.norm(x, axis=1)
     valid = xn > 0
     m = min(n_near, n_flat)
+    moving = pw.kind != "uniform"
     bits = jnp.asarray([[(s >> b) & 1 for b in range(m)] for s in range(1 << m)], bool)  # every subset
 
     def one(w0):
@@ -331,17 +324,21 @@ def _refine_kinks(ds, act, pw, W, *, n_near, n_fixed, cand_tol, z_tol, lam_tol, 
             active = valid & (jnp.linalg.norm(x @ pv, axis=1) <= span_tol * xn) & (rank > 0)
             gates = sig & ~active
 
-            def fix(_, v):
-                return _nearest_on_v(kinks.region_matrix(ds, act, pw, v, gates), pv, w0)[0]
-
-            v = jax.lax.fori_loop(0, n_fixed, fix, pv @ w0 / jnp.linalg.norm(pv @ w0))
+            # the eigenvector of P_V A_R P_V on V nearest w0, alpha at w0's projection; with alpha moving
+            # (Gaussian, Cor. 2) Newton on P_V u(v) = mu v with u's Jacobian through alpha: the map
+            # v <- eigenvector(alpha(v)) need not converge at a saddle (it is repelled along the unstable
+            # direction), Newton converges to a critical point of either stability
+            v0 = pv @ w0 / jnp.linalg.norm(pv @ w0)
+            v = _nearest_on_v(kinks.region_matrix(ds, act, pw, v0, gates), pv, w0)[0]
+            if moving:
+                v = jax.lax.fori_loop(0, n_fixed, lambda _, v: kinks._newton_on_v(ds, act, pw, v, gates, pv), v)
             zv = (x @ v) / jnp.where(valid, xn, 1.0)
             closure = jnp.all(~valid | active | jnp.where(sig, zv >= -z_tol, zv <= z_tol))
-            lam, _, _, fit = _multipliers(ds, act, pw, v, active, gates, pv, rank_tol)
+            lam, _, _, fit = kinks._multipliers(ds, act, pw, v, active, gates, pv, rank_tol)
             lam_ok = jnp.all(~active | ((lam >= -lam_tol) & (lam <= 1.0 + lam_tol)))
             scale = jnp.linalg.norm(kinks.one_sided_field(ds, act, pw, v, gates)) + jnp.finfo(x.dtype).tiny
             wanted = jnp.all(use == bit)  # a subset naming a view that is not near is skipped
-            ok = wanted & closure & lam_ok & (fit <= 1e-6 * scale) & jnp.all(jnp.isfinite(v))
+            ok = wanted & (rank < d) & closure & lam_ok & (fit <= 1e-6 * scale) & jnp.all(jnp.isfinite(v))
             return v, ok, jnp.linalg.norm(v - w0), active, gates, rank
 
         v, ok, dist, active, gates, rank = jax.vmap(with_subset)(bits)
@@ -352,7 +349,10 @@ def _refine_kinks(ds, act, pw, W, *, n_near, n_fixed, cand_tol, z_tol, lam_tol, 
         return {"w": w, "status": status.astype(jnp.int32), "kink_rank": jnp.where(found, rank[best], 0),
                 "active": active[best] & found, "gates": gates[best], "moved": dist[best]}
 
-    return jax.lax.map(one, W, batch_size=min(16, W.shape[0]))
+    # one climbing image at a time (its 2^n_near subsets vmapped: every decomposition of a subset depends on
+    # the one before, so no two batched eigh calls are independent); batching the images as well would put
+    # independent batched eigh calls side by side, which can deadlock XLA's CPU pool (DEVELOPERS.md)
+    return jax.lax.map(one, W)
 
 
 @functools.partial(jax.jit, static_argnames=("act", "pw", "n_iter"))
@@ -394,7 +394,8 @@ def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, n_near: int = 6, 
         within ``cand_tol`` (relative |w^T x_i| / ||x_i||) of their hyperplanes.
       z_tol: an inactive view may be this far on the wrong side of its region (relative).
       lam_tol: multipliers in [-lam_tol, 1 + lam_tol] are accepted.
-      n_fixed: re-evaluations of alpha at the refined point (default 1 for uniform alpha, 30 otherwise).
+      n_fixed: Gaussian alpha: Newton steps with alpha moving, from the eigenvector with alpha at the
+        climbing image's projection (default 30); uniform alpha: unused (the eigenvector is exact).
       mesh: the rows split over its devices (:func:`on_mesh`); None: one device.
 
     Returns per row: ``w``, ``status`` (0 converged, else :data:`REFINE_STATUS_TEXT`), ``kink_rank``
@@ -425,7 +426,7 @@ def _certificate(ds, act, pw, ref, tol, plane_tol, rank_tol):
         xa = x * active[:, None]
         pv = jnp.eye(d, dtype=w.dtype) - _range_projector(xa.T @ xa, rank_tol)
         if kinked:
-            lam, c, u0, fit = _multipliers(ds, act, pw, w, active, gates, pv, rank_tol)
+            lam, c, u0, fit = kinks._multipliers(ds, act, pw, w, active, gates, pv, rank_tol)
             field = functools.partial(_moving_field, ds, act, pw, gates=gates)
         else:
             lam = c = jnp.zeros((x.shape[0],), w.dtype)
@@ -462,38 +463,33 @@ def _certificate(ds, act, pw, ref, tol, plane_tol, rank_tol):
                 "n_up": n_up, "n_zero": n_zero, "n_ridge": jnp.sum(ridge), "n_valley": n_valley,
                 "n_degenerate": jnp.sum(degenerate), "index": n_up + n_valley, "closure": closure, "stray": stray,
                 "multipliers": lam, "gate_coefficients": c, "unstable_direction": direction,
-                "energy": dynamics.energy(ds, act, w[None], pw)[0], "scale": scale}
+                "energy": landscape(ds, act, pw, w[None])[0], "scale": scale}
 
-    return jax.vmap(one)(ref["w"], ref["active"], ref["gates"])
+    # one saddle at a time: vmapped, the batched float64 eigh / eig calls of independent branches (the
+    # Jacobian's eigenvalues and its symmetric part's eigenvectors) can run at once on XLA's CPU pool and,
+    # with 2 threads, wait on each other forever (DEVELOPERS.md)
+    return jax.lax.map(lambda a: one(*a), (ref["w"], ref["active"], ref["gates"]))
 
 
 def certificate(ds64: Dataset, act: Activation, pw: Pairwise, ref: dict, *, tol: float = 1e-8,
-                plane_tol: float = 1e-10, rank_tol: float = 1e-10, lam_tol: float = 1e-9, mesh=None) -> list:
+                plane_tol: float = 1e-10, rank_tol: float = 1e-10, mesh=None) -> list:
     """Certificates of refined saddles (:func:`refine`'s output), float64, one dict per saddle (module
     docstring, 3): ``certified`` (an index-1 saddle) or ``note`` (why not), with the numbers behind it.
     ``unstable_direction`` is the direction along which E rises (the eigenvector, or the valley's normal);
     ``jacobian_eigs`` are relative to ``scale`` = ||u_0|| + |mu|. When a view looks flat on one side
-    (a multiplier at 0 or 1) and the active views are dependent, the multipliers are re-chosen farthest
-    inside the box (:func:`largest_margin_multipliers`; ``multiplier_choice``, ``multiplier_margin``).
+    (a multiplier at 0 or 1) and the active views are dependent, that holds for every solution of the Clarke
+    condition: the multipliers are the solution farthest inside the box (``multiplier_margin``).
     ``mesh``: the saddles split over its devices (:func:`on_mesh`)."""
     rows_in = {k: ref[k] for k in ("w", "active", "gates")}
     out = jax.device_get(on_mesh(lambda d, r: _certificate(d, act, pw, r, tol, plane_tol, rank_tol), ds64, rows_in,
                                  mesh))
     status = np.asarray(ref["status"])
-    x = np.asarray(sliding.flat_views(ds64)[0])
-    xn = np.linalg.norm(x, axis=1)
     rows = []
     for i in range(status.shape[0]):
         g = {k: v[i] for k, v in out.items()}
         act_idx = np.flatnonzero(np.asarray(ref["active"])[i])
-        choice, margin = "nearest 1/2", None
-        if g["n_degenerate"] and act_idx.size:  # dependent views: is there a solution inside (0, 1)^S?
-            c = np.asarray(g["gate_coefficients"])[act_idx]
-            lam, margin = largest_margin_multipliers(x[act_idx].T * c[None], np.asarray(g["multipliers"])[act_idx],
-                                                     rank_tol)
-            if margin > lam_tol:
-                g = dict(g, **_slopes(lam, c, xn[act_idx], g, act_idx, tol))
-                choice = "largest margin (dependent active views)"
+        lam_a = np.asarray(g["multipliers"])[act_idx]
+        margin = float(np.min(np.minimum(lam_a, 1.0 - lam_a))) if act_idx.size else None
         note = ""
         if status[i] != 0:
             note = f"refinement: {REFINE_STATUS_TEXT[int(status[i])]}"
@@ -520,62 +516,8 @@ def certificate(ds64: Dataset, act: Activation, pw: Pairwise, ref: dict, *, tol:
                      "gate_coefficients": np.asarray(g["gate_coefficients"])[act_idx].tolist(),
                      "jacobian_eigs": np.sort(eigs[np.isfinite(eigs)])[::-1].tolist(),
                      "scale": float(g["scale"]), "tangent_dim": int(g["tangent_dim"]), "unstable_direction": np.asarray(g["unstable_direction"]),
-                     "moved": float(np.asarray(ref["moved"])[i]), "multiplier_choice": choice,
-                     "multiplier_margin": None if margin is None else float(margin)})
+                     "moved": float(np.asarray(ref["moved"])[i]), "multiplier_margin": margin})
     return rows
-
-
-def largest_margin_multipliers(b, lam, rank_tol: float = 1e-10):
-    """The solution of B lam' = B lam farthest inside [0, 1]^k: (lam', margin), margin = the largest m with
-    m <= lam'_i <= 1 - m for every i (a linear program over lam + N y, N the null space of B (d, k); with
-    one free direction exactly, at the crossings of the 2k lines lam_i + N_i y, 1 - lam_i - N_i y).
-    With independent columns the solution is unique and its margin is returned as is. Host-side, float64.
-
-    At a Clarke-stationary kink point with dependent active views (docs/saddles.md, 3) the multipliers
-    are a polytope; the one-sided slopes c_i (1 - lam_i), c_i lam_i of *some* solution strictly inside
-    the box bound E's one-sided directional derivatives for every direction, so a view is flat on one
-    side only when every solution puts it at 0 or 1 (margin 0)."""
-    b, lam = np.asarray(b, np.float64), np.asarray(lam, np.float64)
-    k = lam.size
-    sv, vt = np.linalg.svd(b, full_matrices=True)[1:]
-    r = int(np.sum(sv > rank_tol * max(sv.max(initial=0.0), np.finfo(np.float64).tiny)))
-    null = vt[r:].T  # (k, k - r)
-    margin = lambda v: float(np.min(np.minimum(v, 1.0 - v)))  # noqa: E731
-    base = margin(lam) if k else np.inf
-    if null.shape[1] == 0:
-        return lam, base
-    if null.shape[1] == 1:  # one free direction: the margin is concave piecewise linear in y; its maximum
-        a = np.concatenate([lam, 1.0 - lam])  # is where two of the lines a_j + s_j y cross
-        sl = np.concatenate([null[:, 0], -null[:, 0]])
-        da, ds = a[:, None] - a[None], sl[None] - sl[:, None]
-        ok = np.abs(ds) > 1e-300
-        ys = (da[ok] / ds[ok])
-        vals = np.min(a[None] + sl[None] * ys[:, None], axis=1)
-        y = ys[np.argmax(vals)] if ys.size else 0.0
-        out = lam + null[:, 0] * y
-    else:
-        from scipy.optimize import linprog  # noqa: PLC0415 (host-side, only for 2+ free directions)
-        q = null.shape[1]
-        a_ub = np.block([[-null, np.ones((k, 1))], [null, np.ones((k, 1))]])
-        res = linprog(np.r_[np.zeros(q), -1.0], A_ub=a_ub, b_ub=np.concatenate([lam, 1.0 - lam]),
-                      bounds=[(None, None)] * q + [(None, 0.5)], method="highs")
-        if res.status != 0:
-            return lam, base
-        out = lam + null @ res.x[:q]
-    return (out, margin(out)) if margin(out) > base else (lam, base)
-
-
-def _slopes(lam, c, xn, g, act_idx, tol):
-    """The certificate's per-view classification (ridge / valley / degenerate) and index redone for the
-    multipliers ``lam`` of the active views ``act_idx`` (gate coefficients c, norms xn)."""
-    scale = g["scale"]
-    plus, minus = c * (1.0 - lam) * xn, c * lam * xn
-    ridge = (plus < -tol * scale) & (minus < -tol * scale)
-    valley = (plus > tol * scale) & (minus > tol * scale)
-    m = np.array(g["multipliers"], np.float64)
-    m[act_idx] = lam
-    return {"multipliers": m, "n_ridge": int(ridge.sum()), "n_valley": int(valley.sum()),
-            "n_degenerate": int((~ridge & ~valley).sum()), "index": int(g["n_up"]) + int(valley.sum())}
 
 
 # --------------------------------------------------------------------------------------------- graph

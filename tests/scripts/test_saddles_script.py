@@ -3,10 +3,13 @@ flags and inputs (the study is tested in tests/one_layer/studies/test_saddles.py
 
 import csv
 import json
+import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.scripts import inprocess
@@ -34,6 +37,49 @@ def test_saddles_script_on_a_basins_run(tmp_path):
         assert (tmp_path / "s" / name).stat().st_size > 10_000
 
 
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _env(devices):
+    flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={devices}".strip()
+    return dict(os.environ, XLA_FLAGS=flags, JAX_PLATFORMS="cpu")
+
+
+@pytest.mark.slow  # a basins run, one saddles run and two processes: about 3 min on 2 busy cores
+def test_two_processes_match_one(tmp_path):
+    """2 processes x 2 forced CPU devices on one global mesh (jax.distributed on localhost), each with its
+    own --output_dir: process 0 alone writes, and the saddles, energies, certificates and barrier matrix
+    are those of 1 process x 1 device (to 1e-12: the pair and saddle axes are split over the 4 devices)."""
+    script = str(ROOT / "scripts" / "saddles.py")
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "basins.py"), "--data=circle", "--method=euler_halving",
+                        "--n_init=300", "--output_dir=b"], capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert r.returncode == 0, r.stderr
+    args = ["--run=b", "--n_steps=200", "--n_images=9", "--min_fraction=0.05", "--touch_inits=300"]
+    r = subprocess.run([sys.executable, script, *args, "--output_dir=single"], capture_output=True, text=True,
+                       cwd=tmp_path, timeout=600, env=_env(1))
+    assert r.returncode == 0, r.stderr
+    port = _free_port()
+    procs = [subprocess.Popen([sys.executable, script, *args, f"--output_dir=p{i}", f"--coordinator_address=127.0.0.1:{port}",
+                               "--num_processes=2", f"--process_id={i}"], cwd=tmp_path, env=_env(2),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(2)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [o[1][-2000:] for o in outs]
+    assert "certified index-1 saddles" in outs[0][0] and "certified" not in outs[1][0] and not (tmp_path / "p1").exists()
+    one, two = (json.loads((tmp_path / d / "saddles.json").read_text()) for d in ("single", "p0"))
+    assert two["num_processes"] == 2 and len(two["devices"]) == 4 and one["num_processes"] == 1
+    assert [p["pair"] for p in one["pairs"]] == [p["pair"] for p in two["pairs"]] and one["n_pairs"] >= 2
+    for a, b in zip(one["pairs"], two["pairs"]):
+        np.testing.assert_allclose(b["saddle"], a["saddle"], atol=1e-12)
+        np.testing.assert_allclose(b["energy"], a["energy"], atol=1e-14)
+        assert (a["certified"], a["note"], a["reaches"], a["kind"]) == (b["certified"], b["note"], b["reaches"], b["kind"])
+    np.testing.assert_allclose(np.array(two["barrier_matrix"], float), np.array(one["barrier_matrix"], float),
+                               atol=1e-14)
+    assert two["touching"]["counts"] == one["touching"]["counts"]
+
+
 def test_bad_flags_and_inputs(tmp_path):
     (tmp_path / "notarun").mkdir()
     with inprocess.script("saddles") as script:
@@ -41,6 +87,9 @@ def test_bad_flags_and_inputs(tmp_path):
         assert "--probe_angle" in (inprocess.flag_error(script, "--run=x", "--probe_angle=0") or "")
         assert "--touch_angle must lie in (0, 0.5)" in (inprocess.flag_error(script, "--run=x", "--touch_angle=1") or "")
         assert "--pairs" in (inprocess.flag_error(script, "--run=x", "--pairs=near") or "")
+        for name in ("n_images", "n_steps", "touch_inits", "max_pairs"):  # sizes refused before any work
+            e = inprocess.flag_error(script, "--run=x", f"--{name}=1000000000000") or ""
+            assert e.startswith(f"flag --{name}=") and "not an integer in the range" in e and "\n" not in e, e
         assert "exactly one of --run and --continuation" in (
             inprocess.flag_error(script, "--run=x", "--continuation=y") or "")
         assert "exactly one of --run and --continuation" in (inprocess.flag_error(script) or "")

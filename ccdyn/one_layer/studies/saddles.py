@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import textwrap
 import time
 
 import jax
@@ -23,8 +24,16 @@ from ccdyn.one_layer import engine, saddles
 from ccdyn.one_layer.basins import BasinsConfig
 from ccdyn.one_layer.studies import continuation as continuation_study
 
-__all__ = ["SaddlesConfig", "optima_of", "touching", "components", "compare", "run", "table", "pair_rows", "PAIR_COLUMNS", "along", "ALONG_COLUMNS",
+__all__ = ["SaddlesConfig", "MAX_IMAGES", "MAX_STEPS", "MAX_TOUCH_INITS", "MAX_PAIRS", "TABLE_WIDTH", "optima_of", "touching", "components", "compare", "run", "table", "pair_rows", "PAIR_COLUMNS", "along", "ALONG_COLUMNS",
            "along_rows"]
+
+
+# sizes beyond these are refused before any work (one (pairs x images, d) matrix per string step; the probes
+# of the touching test in one batch)
+MAX_IMAGES = 1025
+MAX_STEPS = 10**7
+MAX_TOUCH_INITS = 10**7
+MAX_PAIRS = 10**6
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,11 +54,12 @@ class SaddlesConfig:
     check_all: bool = False
 
     def __post_init__(self):
-        checks = [(self.n_images >= 3, "n_images must be >= 3"), (self.n_steps >= 2, "n_steps must be >= 2"),
+        checks = [(3 <= self.n_images <= MAX_IMAGES, f"n_images must lie in [3, {MAX_IMAGES}]"),
+                  (2 <= self.n_steps <= MAX_STEPS, f"n_steps must lie in [2, {MAX_STEPS}]"),
                   (self.pairs in ("touching", "all"), "pairs must be 'touching' or 'all'"),
-                  (self.touch_inits >= 1, "touch_inits must be >= 1"),
+                  (1 <= self.touch_inits <= MAX_TOUCH_INITS, f"touch_inits must lie in [1, {MAX_TOUCH_INITS}]"),
                   (0 < self.touch_angle < 0.5, "touch_angle must lie in (0, 0.5)"),
-                  (self.max_pairs >= 1, "max_pairs must be >= 1"),
+                  (1 <= self.max_pairs <= MAX_PAIRS, f"max_pairs must lie in [1, {MAX_PAIRS}]"),
                   (0 < self.step <= 1, "step must lie in (0, 1]"), (0 <= self.min_fraction < 1, "min_fraction must lie in [0, 1)"),
                   (0 < self.probe_angle < 0.1, "probe_angle must lie in (0, 0.1)"),
                   (0 < self.match_tol < 1, "match_tol must lie in (0, 1)")]
@@ -114,6 +124,8 @@ def run(cfg: SaddlesConfig, summary: dict, *, log=None, mesh=None) -> dict:
     if len(rows) < 2:
         raise ValueError(f"{len(rows)} optima with basin fraction >= {cfg.min_fraction}; a saddle needs two")
     opt = np.array([r["w"] for r in rows], np.float64)
+    # the landscape the flow climbs (E_alpha for uniform alpha; the potential for Gaussian alpha)
+    e_opt = np.asarray(saddles.landscape(ds64, act, pw, opt), np.float64)
     pairs = np.array(list(itertools.combinations(range(len(rows)), 2)))
     say = log or (lambda s: None)
     timings = {}
@@ -172,7 +184,7 @@ def run(cfg: SaddlesConfig, summary: dict, *, log=None, mesh=None) -> dict:
                                    "climb_force": float(st.climb_force[k])},
                         "path_energies": np.asarray(st.energy[k]).tolist(),
                         "path_arc": _arc(np.asarray(st.path[k])).tolist()})
-    energies = np.array([r["energy"] for r in rows])
+    energies = e_opt
     unique = _unique_edges(edges, records)
     b = saddles.barrier_matrix(energies, [(e, i, j) for e, i, j in unique])
     timings["total"] = time.time() - t0
@@ -187,7 +199,9 @@ def run(cfg: SaddlesConfig, summary: dict, *, log=None, mesh=None) -> dict:
             f"(max difference {check['max_abs_diff']:.2e})")
     return {"config": dataclasses.asdict(cfg), "basins_config": summary["config"],
             "basins_command": summary.get("command"),
-            "optima": [{"optimum": k, "run_index": r["index"], "energy": r["energy"], "fraction": r["fraction"],
+            "landscape": "E_alpha" if pw.kind == "uniform" else "potential Psi (Gaussian alpha)",
+            "optima": [{"optimum": k, "run_index": r["index"], "energy": float(e_opt[k]), "energy_alpha": r["energy"],
+                        "fraction": r["fraction"],
                         "ci95": r["ci95"], "stable": r["stable"], "pattern": r.get("pattern"),
                         "overlap": r.get("overlap")} for k, r in enumerate(rows)],
             "pairs": records, "barrier_matrix": b.tolist(),
@@ -232,34 +246,57 @@ def _unique_edges(edges, records):
     return out
 
 
-PAIR_COLUMNS = ["i", "j", "pattern i", "pattern j", "saddle E", "barrier from i", "barrier from j", "kink rank",
-                "index", "certified", "reaches", "kind"]
+PAIR_COLUMNS = ["pair", "patterns", "saddle E", "barrier i", "barrier j", "rank", "index", "certified", "reaches",
+                "kind"]
+KIND_SHORT = {"direct": "direct", "joins another pair": "other", "both ends reach the same optimum": "same",
+              "an end reaches no known optimum": "lost"}
+TABLE_WIDTH = 120
+TABLE_KEY = ("key: pair i-j (optima, 0-based) and their patterns (u_m; -: none); barrier i = E_i - saddle E; rank = "
+             "active kink hyperplanes at the saddle (0: smooth); index = directions along which E rises (1: a "
+             "saddle); reaches = the optima its two sides reach (-1: none); kind: direct = joins the pair searched, "
+             "other = another pair, same = both sides reach one optimum, lost = a side reaches no optimum; no (n): "
+             "note n below. E is the landscape's energy (saddles.json: landscape). Every number: saddles.json.")
 
 
-def pair_rows(record: dict) -> list:
-    """One table row per pair (PAIR_COLUMNS)."""
+def _pattern(o) -> str:
+    return "-" if o.get("pattern") is None else f"u{o['pattern']}"
+
+
+def pair_rows(record: dict) -> tuple:
+    """One table row per pair (PAIR_COLUMNS) and the distinct notes of the pairs not certified (numbered)."""
     opt = record["optima"]
-    out = []
+    out, notes = [], []
     for p in record["pairs"]:
         i, j = p["pair"]
-        out.append([i, j, opt[i]["pattern"], opt[j]["pattern"], f"{p['energy']:.6f}",
+        cert = "yes"
+        if not p["certified"]:
+            if p["note"] not in notes:
+                notes.append(p["note"])
+            cert = f"no ({notes.index(p['note']) + 1})"
+        out.append([f"{i}-{j}", f"{_pattern(opt[i])}-{_pattern(opt[j])}", f"{p['energy']:.6f}",
                     f"{opt[i]['energy'] - p['energy']:.6f}", f"{opt[j]['energy'] - p['energy']:.6f}",
-                    p["certificate"]["kink_rank"], p["certificate"]["index"], "yes" if p["certified"] else "no: " + p["note"],
-                    "-".join(map(str, p["reaches"])), p["kind"]])
-    return out
+                    p["certificate"]["kink_rank"], p["certificate"]["index"], cert, "-".join(map(str, p["reaches"])),
+                    KIND_SHORT.get(p["kind"], p["kind"])])
+    return out, notes
 
 
 def table(record: dict) -> str:
-    t = report.format_table(PAIR_COLUMNS, pair_rows(record))
+    """The pair table (at most TABLE_WIDTH characters wide) with its key and the notes of the pairs not
+    certified; the JSON keeps every number and the full notes."""
+    rows, notes = pair_rows(record)
+    t = report.format_table(PAIR_COLUMNS, rows)
     k = len(record["optima"])
     tc, ck = record.get("touching"), record.get("all_pairs_check")
     head = (f"pairs whose basins touch: {record['n_pairs']} of {k * (k - 1) // 2} ({tc['n_flips']} of {tc['n_probe']} "
             f"probes flip at {tc['angle']} rad; {tc['components']} component(s))\n" if tc else "")
-    tail = (f"\nevery pair ({ck['n_pairs_all']}): {ck['n_lower']} barrier entries lower than with the touching pairs "
+    tail = (f"every pair ({ck['n_pairs_all']}): {ck['n_lower']} barrier entries lower than with the touching pairs "
             f"(largest difference {ck['max_abs_diff']:.1e}; {ck['total_s_all']:.1f} s)" if ck else "")
-    return (f"{head}{t}\n\n{record['n_certified']}/{record['n_pairs']} certified index-1 saddles, {record['n_direct']} "
-            f"join the pair they were searched for, {record['n_distinct_saddles']} distinct saddles in the graph; "
-            f"{record['timings_s']['total']:.1f} s ({record['per_pair_s']:.2f} s per pair){tail}")
+    wrap = lambda text, indent="": textwrap.fill(text, TABLE_WIDTH, subsequent_indent=indent)  # noqa: E731
+    notes_text = "".join("\n" + wrap(f"({n}) {note}", "    ") for n, note in enumerate(notes, 1))
+    summary = (f"{record['n_certified']}/{record['n_pairs']} certified index-1 saddles, {record['n_direct']} join the "
+               f"pair they were searched for, {record['n_distinct_saddles']} distinct saddles in the graph; "
+               f"{record['timings_s']['total']:.1f} s ({record['per_pair_s']:.2f} s per pair)")
+    return f"{head}{t}\n{wrap(TABLE_KEY)}{notes_text}\n\n{wrap(summary)}{chr(10) + wrap(tail) if tail else ''}"
 
 
 def along(cfg: SaddlesConfig, record: dict, *, log=None, mesh=None) -> dict:

@@ -49,7 +49,9 @@ def test_barrier_matrix_is_the_exact_2d_minimax():
     assert all(p["certified"] for p in rec["pairs"])
     assert n - 1 <= rec["n_distinct_saddles"] <= n  # at most one saddle per arc, enough to join all
     assert len(rec["merges"]) == n - 1
-    assert len(study.table(rec).splitlines()) == rec["n_pairs"] + 4
+    lines = study.table(rec).splitlines()
+    assert len(study.pair_rows(rec)[0]) == rec["n_pairs"] and max(map(len, lines)) <= study.TABLE_WIDTH
+    assert sum(line.startswith(("0-", "1-", "2-", "3-", "4-", "5-", "6-", "7-")) for line in lines) == rec["n_pairs"]
 
 
 @pytest.mark.slow  # 10 s; fast: the verdicts and config checks
@@ -78,6 +80,32 @@ def test_touching_pairs_on_the_circle_are_the_neighbours():
     assert study.components(n, kept) == 1
     # ends that stop short of every optimum (inits next to a minimum of E leave it slowly): a few percent
     assert t["n_unmatched"] <= 0.05 * 2 * t["n_probe"], t["n_unmatched"]
+
+
+def test_table_fits_120_columns_with_a_key_and_numbered_notes():
+    """The printed pair table: at most study.TABLE_WIDTH (120) wide whatever the notes, a key line for its
+    columns and symbols, the notes of the pairs not certified numbered under it, full notes in the record."""
+    long_note = "refinement: no active set gives a stationary point in its region's closure " * 2
+    opt = [{"energy": 0.3 + 0.01 * k, "pattern": k if k < 2 else None} for k in range(3)]
+    cert = {"kink_rank": 3, "index": 1}
+    pairs = [{"pair": [0, 1], "energy": 0.25, "certified": True, "note": "", "reaches": [1, 0], "kind": "direct",
+              "certificate": cert},
+             {"pair": [0, 2], "energy": 0.2, "certified": False, "note": long_note, "reaches": [-1, 2],
+              "kind": "an end reaches no known optimum", "certificate": cert},
+             {"pair": [1, 2], "energy": 0.21, "certified": False, "note": "index 2 (...)", "reaches": [1, 1],
+              "kind": "both ends reach the same optimum", "certificate": cert}]
+    rec = {"optima": opt, "pairs": pairs, "n_pairs": 3, "n_certified": 1, "n_direct": 1, "n_distinct_saddles": 1,
+           "timings_s": {"total": 1.0}, "per_pair_s": 0.33,
+           "touching": {"n_flips": 5, "n_probe": 100, "angle": 0.1, "components": 1},
+           "all_pairs_check": {"n_pairs_all": 3, "n_lower": 0, "max_abs_diff": 0.0, "total_s_all": 2.0}}
+    text = study.table(rec)
+    lines = text.splitlines()
+    assert max(map(len, lines)) <= study.TABLE_WIDTH == 120
+    assert any(line.startswith("key: ") for line in lines)
+    assert "no (1)" in text and "no (2)" in text and "(1) refinement: no active set" in text
+    assert " lost" in text and " same" in text and "u0-u1" in text and "u0--" in text
+    rows, notes = study.pair_rows(rec)
+    assert notes == [long_note, "index 2 (...)"] and len(rows) == 3
 
 
 def test_compare_names_a_missed_lower_barrier():
