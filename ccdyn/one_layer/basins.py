@@ -685,7 +685,18 @@ def table(s: dict) -> str:
     return "\n".join([text, *(table_key(level) if st else []), "", *statistics_lines(s), f"inits {s['n_init']}: {counts}",
                       f"optima {len(rows)}, stable {s['n_stable_optima']} (certificate smooth "
                       f"{s.get('n_certified_smooth', '-')}, kink-kkt {s.get('n_certified_kink', '-')}), basin mass on planted "
-                      f"patterns (stable, cos >= 0.9): {s['basin_mass_on_patterns']:.4f}", *hints])
+                      f"patterns (stable, cos >= 0.9): {s['basin_mass_on_patterns']:.4f}", *uncertified_lines(rows), *hints])
+
+
+def uncertified_lines(rows) -> list[str]:
+    """One line saying how many endpoint clusters no test certified (``certificate`` none) and why: they are
+    listed with the optima but are not claimed to be optima (their reasons: ``certificate_note``)."""
+    none = [r for r in rows if r.get("certificate") == "none"]
+    if not none:
+        return []
+    reasons = sorted({str(r.get("certificate_note") or "no reason recorded").split(" (")[0] for r in none})
+    return [f"not certified: {len(none)} of the {len(rows)} rows (holding {sum(r['count'] for r in none)} inits) "
+            f"are endpoint clusters that no test certified, not claimed optima: {'; '.join(reasons)}"]
 
 
 

@@ -259,3 +259,14 @@ def test_intervals_of_a_run_stopped_by_the_half_width_cover_at_95_percent():
           f"stops at {np.min(stops)}-{np.max(stops)} inits, median {np.median(stops):g}")
     assert ok / reps >= 0.95 - 2 * np.sqrt(0.05 * 0.95 / reps)
     assert len(set(stops)) > 1  # the stop depends on the counts
+
+
+def test_uncertified_rows_are_named_not_claimed():
+    """Endpoint clusters that no test certified get one line with their count, inits and reasons."""
+    rows = [{"certificate": "smooth", "count": 90}, {"certificate": "kink-kkt", "count": 7},
+            {"certificate": "none", "count": 2, "certificate_note": "refinement: active set cycles (a view ...)"},
+            {"certificate": "none", "count": 1, "certificate_note": None}]
+    (line,) = basins.uncertified_lines(rows)
+    assert line.startswith("not certified: 2 of the 4 rows (holding 3 inits)") and "not claimed optima" in line
+    assert "refinement: active set cycles" in line and "no reason recorded" in line and "a view" not in line
+    assert basins.uncertified_lines(rows[:2]) == [] and basins.uncertified_lines([{"count": 3}]) == []
