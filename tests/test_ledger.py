@@ -159,7 +159,7 @@ def test_script_checks_the_committed_ledger_and_names_a_missing_file(tmp_path, c
     (tmp_path / "results").mkdir()
     with inprocess.script("claims") as script:
         assert inprocess.main_exit(script, f"--root={tmp_path}") == (
-            "error: missing result file results/landscape/landscape.json")
+            f"error: --root={tmp_path}: missing result file results/landscape/landscape.json")
         assert inprocess.main_exit(script, f"--root={tmp_path / 'none'}").startswith("error: --root=")
         assert inprocess.main_exit(script, "--run_tests", "--check").startswith("error: --run_tests and --check")
         assert script.changed({"rows": [{"id": "core-x"}]}, {"rows": [{"id": "core-x", "verdict": "holds"}]}) == [
