@@ -2,15 +2,15 @@
 
     python scripts/kink_check.py --set_seeds=1000:1008 --n_init=3000 --output_dir=results/basins/kink_check
 
-Set S: S's numpy Generator draws n in [--min_points, --max_points] points x ~ N(0, I_d), d = 3 + S mod 4, saved as
-a data file (``--data=file``) and run through the basins pipeline (the flow, float64, ReLU, uniform or Gaussian
-alpha). Every optimum is probed in numpy (``ccdyn.one_layer.kink_probe``: E = 1/2 Var_p relu(x w), or the potential
-of the Gaussian-alpha flow) at 1e-6 .. 1e-2 rad and r_geo / 2 along --probe_dirs random tangents; r_geo: a radius
-within which the kinks' geometry proves it a strict maximum. --compare_methods also runs the inits under the flow
-that stops where pinned and power iteration (methods.md). Writes sets.csv, methods.md and kink_check.json (per
-optimum: point, certificate, r_geo, largest rise per radius). Verdict: no optimum labelled stable is "not a max"
-(kink_probe.judge: a rise at a radius <= r_geo, or any rise where r_geo = 0; a rise only beyond r_geo is a
-maximum narrower than that radius).
+Set S: S's numpy Generator draws n in [--min_points, --max_points] points x ~ N(0, I_d), d = 3 + S mod 4, saved as a
+data file (``--data=file``) and run through the basins pipeline (the flow, float64, ReLU, uniform or Gaussian alpha).
+Every optimum is probed in numpy (``ccdyn.one_layer.kink_probe``: E = 1/2 Var_p relu(x w), or the potential of the
+Gaussian-alpha flow) at 1e-6 .. 1e-2 rad and r_geo / 2 along --probe_dirs random tangents; r_geo: a radius within
+which the kinks' geometry proves it a strict maximum. --compare_methods also runs the inits under the flow that stops
+where pinned and power iteration (methods.md). Writes sets.csv, methods.md and kink_check.json (per optimum: point,
+certificate, r_geo, largest rise per radius). Verdict: no optimum labelled stable is "not a max" (kink_probe.judge: a
+rise at a radius <= r_geo, or any rise where r_geo = 0; a rise only beyond r_geo is a maximum narrower than that
+radius).
 """
 
 from __future__ import annotations
@@ -65,14 +65,15 @@ def method_row(res, pot, e0, cluster_tol, wall):
             "min_rel_energy_gain": float(np.min(gain) / np.max(np.abs(e0)))}
 
 
-def main(argv):
-    del argv
+def main(_argv):
     t0 = time.time()
     base = script_flags.basins_config(FLAGS)
     if not FLAGS["method"].present:
         base = dataclasses.replace(base, dynamics=dataclasses.replace(base.dynamics, method="flow"))
     if base.act != "relu":
         cli.fail("--act must be relu: the numpy probe computes that energy")
+    if given := [f"--{n}" for n in script_flags.DATA_FLAG_NAMES if FLAGS[n].present]:
+        cli.fail(f"{', '.join(given)}: kink_check draws its own clouds (--set_seeds, --min_points, --max_points)")
     seeds = cli.or_fail(cli.seed_range, "set_seeds", FLAGS.set_seeds)
     sq = base.alpha == "gaussian"  # the probe's (pairwise) features; the basins run's tiles
     cli.check_memory_of(lambda **f: 8 * f["--max_points"] * (f["--probe_dirs"] * (3 + sq * f["--max_points"])
@@ -82,8 +83,7 @@ def main(argv):
                                                "min_points": FLAGS.min_points, "max_points": FLAGS.max_points,
                                                "probe_dirs": FLAGS.probe_dirs, "compare_methods": FLAGS.compare_methods},
                            script="scripts/kink_check.py", outputs=OUTPUTS, overwrite=FLAGS.overwrite, can_resume=False)
-    out = run.path
-    (out / "sets").mkdir(exist_ok=True)
+    (out := run.path).joinpath("sets").mkdir(exist_ok=True)
     others = {"flow (stops where pinned)": dataclasses.replace(base.dynamics, sliding=False),
               "power": dataclasses.replace(base.dynamics, method="power")} if FLAGS.compare_methods else {}
     rows, mrows, sets = [], [], []

@@ -28,7 +28,7 @@ from ccdyn.stats import (basin_statistics, inits_for_miss, miss_bound, miss_phra
 
 __all__ = ["BasinsConfig", "memory_estimate", "sized", "sizing", "precise_enough", "IncrementalClusters", "stop_plan",
            "StopRule", "stop_rule", "analyze_result", "statistics", "run", "cluster", "refine", "describe_optima", "merge_duplicates",
-           "basin_mass_on_patterns", "analyze", "summary", "write_summary", "read_summary", "table_key", "statistics_lines", "table",
+           "basin_mass_on_patterns", "analyze", "summary", "write_summary", "read_summary", "table_key", "statistics_lines", "uncertified_lines", "table",
            "STATISTICS_COLUMNS", "COMPARISON_COLUMNS", "comparison_rows"]
 
 
@@ -683,7 +683,7 @@ def table(s: dict) -> str:
         hints.append(f"tile {z['tile']}, chunk_size {z['chunk_size']} on {z['n_devices']} x {z['device_kind']} "
                      f"({z['device_memory_gib']} GiB): {how}")
     return "\n".join([text, *(table_key(level) if st else []), "", *statistics_lines(s), f"inits {s['n_init']}: {counts}",
-                      f"optima {len(rows)}, stable {s['n_stable_optima']} (certificate smooth "
+                      f"optima {sum(r.get('certificate') != 'none' for r in rows)}, stable {s['n_stable_optima']} (certificate smooth "
                       f"{s.get('n_certified_smooth', '-')}, kink-kkt {s.get('n_certified_kink', '-')}), basin mass on planted "
                       f"patterns (stable, cos >= 0.9): {s['basin_mass_on_patterns']:.4f}", *uncertified_lines(rows), *hints])
 
@@ -695,8 +695,8 @@ def uncertified_lines(rows) -> list[str]:
     if not none:
         return []
     reasons = sorted({str(r.get("certificate_note") or "no reason recorded").split(" (")[0] for r in none})
-    return [f"not certified: {len(none)} of the {len(rows)} rows (holding {sum(r['count'] for r in none)} inits) "
-            f"are endpoint clusters that no test certified, not claimed optima: {'; '.join(reasons)}"]
+    return [f"not certified: {len(none)} more of the table's {len(rows)} rows (holding {sum(r['count'] for r in none)} "
+            f"inits) are endpoint clusters that no test certified, not counted as optima: {'; '.join(reasons)}"]
 
 
 

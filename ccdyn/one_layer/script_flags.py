@@ -29,6 +29,10 @@ __all__ = ["define_data_flags", "data_spec", "define_basins_flags", "define_stop
 flags.disclaim_key_flags()
 
 
+DATA_FLAG_NAMES = ("data", "d", "m", "q", "ortho_eps", "probs", "angles", "std", "n_samples", "data_path", "data_seed",
+                   "aug", "aug_views", "aug_std", "aug_range")  # the flags define_data_flags defines
+
+
 def define_data_flags(defaults: DataSpec = DataSpec()) -> None:
     """Defines one flag per :class:`DataSpec` field (the basins / landscape data flags) with validators."""
     D = defaults

@@ -430,3 +430,12 @@ def test_a_ledger_root_without_a_result_file_is_named(tmp_path):
     with inprocess.script("claims") as script:
         code, errors = inprocess.start_exit(script, f"--root={tmp_path}")
     assert code == 2 and len(errors) == 1 and f"--root={tmp_path}: missing result file results/" in errors[0], errors
+
+
+def test_kink_check_refuses_data_flags_it_would_ignore(tmp_path):
+    """kink_check draws its own clouds: a data flag is refused, naming it, before the output folder exists."""
+    out = tmp_path / "out"
+    with inprocess.script("kink_check") as script:
+        error = inprocess.main_exit(script, "--data=file", f"--data_path={tmp_path / 'x.npz'}", f"--output_dir={out}")
+    assert error.startswith("error: --data, --data_path: kink_check draws its own clouds"), error
+    assert not out.exists()
