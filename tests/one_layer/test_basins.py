@@ -26,7 +26,8 @@ def test_circle_optima_are_the_dense_grid_maxima(name, method):
     ds = data.circle()
     act = activations.get_activation(name)
     dyn, n_init = engine.Dynamics(method=method), 500
-    an = basins.analyze(ds, act, UNIFORM, dyn, _run(ds, act, dyn, n_init=n_init, tile=128), cluster_tol=1e-2)
+    # one tile holds every init: the re-packed chunks keep its shape (one compile of the block, not two)
+    an = basins.analyze(ds, act, UNIFORM, dyn, _run(ds, act, dyn, n_init=n_init, tile=512), cluster_tol=1e-2)
     grid = landscape.local_maxima(ds, act, UNIFORM, n_grid=1 << 14)[2].theta
     found = np.sort([np.arctan2(r["w"][1], r["w"][0]) for r in an["rows"]])
     if act.odd:  # w and -w are one optimum: compare the grid maxima modulo pi
@@ -59,7 +60,7 @@ def test_headline_relu_finds_every_pattern_linear_only_pca():
     for name in ("relu", "linear"):
         act = activations.get_activation(name)
         dyn = engine.Dynamics(method="power")
-        out[name] = basins.analyze(ds, act, UNIFORM, dyn, _run(ds, act, dyn, n_init=600, chunk=600),
+        out[name] = basins.analyze(ds, act, UNIFORM, dyn, _run(ds, act, dyn, n_init=600, chunk=600, tile=600),  # one tile
                                    cluster_tol=1e-2)
     relu = out["relu"]["rows"]
     assert sorted(r["pattern"] for r in relu) == list(range(6))
