@@ -111,7 +111,9 @@ def main(argv):
     if FLAGS.continuation:
         return _along(cfg, t0, FLAGS.continuation, FLAGS.output_dir, pid, n_proc)
     summary = cli.read_run_json(Path(FLAGS.run) / "summary.json", script="scripts/basins.py", flag="--run",
-                                keys=("config", "optima"))
+                                keys={"config": dict, "optima": list})
+    if not all(isinstance(r, dict) and isinstance(r.get("fraction"), (int, float)) for r in summary["optima"]):
+        cli.fail(f"--run: {FLAGS.run}/summary.json: its optima are not rows with a basin fraction (re-run scripts/basins.py)")
     k = len(saddles.optima_of(summary, cfg.min_fraction))
     if k < 2:
         cli.fail(f"--run: {FLAGS.run} has {k} optima with basin fraction >= {cfg.min_fraction} (--min_fraction); "

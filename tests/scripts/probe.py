@@ -97,7 +97,7 @@ BASE = {
     "landscape": ["--acts=relu", "--n_grid=1024"],
     "continuation": ["--param=ortho_eps", "--values=0.1,0.2", "--d=4", "--m=4"],
     "flow_accuracy": ["--check=rtol", "--d=4", "--m=4", "--rtols=1e-3,1e-4"],
-    "kink_check": ["--d=4", "--m=4"],
+    "kink_check": ["--set_seeds=1000:1001", "--max_points=14", "--probe_dirs=50", "--compare_methods=false"],
     "basins": ["--d=4", "--m=4"],
 }
 OUT_FLAG = {"basins_table": "--output_prefix={o}/table", "simclr_var_claims": "--output={o}/claims.md",

@@ -439,3 +439,13 @@ def test_kink_check_refuses_data_flags_it_would_ignore(tmp_path):
         error = inprocess.main_exit(script, "--data=file", f"--data_path={tmp_path / 'x.npz'}", f"--output_dir={out}")
     assert error.startswith("error: --data, --data_path: kink_check draws its own clouds"), error
     assert not out.exists()
+
+
+def test_saddles_refuses_a_summary_whose_optima_are_not_rows(tmp_path):
+    """A summary.json whose optima are strings (not a basins run's rows): one line naming --run."""
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "summary.json").write_text('{"config": {}, "optima": ["a", "b"]}')
+    with inprocess.script("saddles") as script:
+        error = inprocess.main_exit(script, f"--run={tmp_path / 'run'}", f"--output_dir={tmp_path / 'out'}")
+    assert error.startswith(f"error: --run: {tmp_path / 'run'}/summary.json: its optima are not rows"), error
+    assert not (tmp_path / "out").exists()
