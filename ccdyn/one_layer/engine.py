@@ -14,7 +14,8 @@ Per-init dynamics (each init is frozen once it stops, so its result never depend
   whose field reverses within a step of length <= tol is *pinned* near kink hyperplanes w^T x_i = 0
   (E not differentiable there): it then slides along the ridges among them (Filippov, projected
   field P_V P^perp A w; :mod:`ccdyn.one_layer.sliding`) and converges when that field is <= tol ||A w||
-  (a Clarke-stationary point), or stops where pinned when there is no ridge to slide on. An init with
+  (a Clarke-stationary point), or stops where pinned when there is no ridge to slide on and the Clarke
+  box's minimum-norm element is <= tol ||A w|| (else it leaves the kinks along that element). An init with
   more views on its kinks than the analysis holds stops KINK_LIMIT and, once its chunk has run, goes on
   in a second pass with a wider analysis (:func:`second_pass`, :meth:`ChunkRunner._second_pass`).
 - euler_halving: the fixed-step scheme w <- normalize(w + eta_i P_w^perp A(w) w); eta_i starts at
@@ -201,12 +202,14 @@ def analysis_buffer(tile: int) -> int:
     return min(tile, max(8, round(tile / ANALYSIS_SHARE)))
 
 
-def _ridges(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, w, reach, m: int, wide: int | None = None):
+def _ridges(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, w, reach, u, m: int, wide: int | None = None):
     """The kink analysis of the rows w (:func:`ccdyn.one_layer.sliding.analyse`, each row within its
     delta): (the ridges to slide on, flat view indices in decreasing order, -1 last (k, m); the number of
-    views within delta (k,)). Only these integers leave it, so the last-bit rounding inside, which can
-    differ with the number of rows analysed together, matters only where it would change them (equal to
-    the whole tile's in tests/one_layer/test_sliding_compaction.py).
+    views within delta (k,); whether w is Clarke-stationary, the box's minimum-norm element
+    ||v|| <= tol ||u|| (u = A(w) w) (k,); the views in the box (k, m') and the gates of their multipliers,
+    lam > 1/2 (k, m'), m' = m or ``wide``). Only these integers leave it, so the last-bit rounding inside,
+    which can differ with the number of rows analysed together, matters only where it would change them
+    (equal to the whole tile's in tests/one_layer/test_sliding_compaction.py).
 
     ``wide``: the wider second analysis (:class:`ChunkRunner`'s second pass over KINK_LIMIT rows): up to
     ``wide`` views in the Clarke box, and the ridges it finds cut to an independent subset of at most m
@@ -218,7 +221,9 @@ def _ridges(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, w, reach,
         x = sliding.flat_views(ds)[0]
         keep = sliding.independent(jnp.where(an.slide[..., None], x[jnp.maximum(ridges, 0)], 0.0), an.slide, m)
         ridges = jnp.where(keep, ridges, -1)
-    return -jnp.sort(-ridges, axis=1)[:, :m], an.active.count  # canonical order
+    stationary = jnp.linalg.norm(an.v, axis=1) <= dyn.tol * jnp.linalg.norm(u, axis=1)
+    return (-jnp.sort(-ridges, axis=1)[:, :m], an.active.count, stationary,  # canonical order
+            an.active.index, an.active.mask & (an.lam > 0.5))
 
 
 def _compacted(fn, need, rows, empty, buffer: int):
@@ -250,8 +255,10 @@ def _flow_sliding(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st:
     jumps without reversing and only the error test fails) is analysed first (:func:`_ridges`, under a
     ``lax.cond`` that skips tiles without one): its active set becomes the ridges whose minimum-norm
     multipliers lie in (0, 1); a new one snaps w onto the intersection (w <- normalize(P_V w), a move
-    <= KINK_DELTA tol) and restarts the step size. A pinned init whose set does not change stops there (a
-    kink maximum that is not on a ridge, as before). Only the rows that need it are analysed, gathered
+    <= KINK_DELTA tol) and restarts the step size. A pinned init whose set does not change stops there when
+    the box's minimum-norm element v is <= tol ||A(w) w|| (Clarke-stationary); otherwise it moves tol along v
+    and restarts the step size (docs/flow.md, "Why a pinned init stops only where the box holds 0"). Only the
+    rows that need it are analysed, gathered
     into buffers of ``buffer`` rows (default :func:`analysis_buffer` of the tile; ``buffer`` >= the tile:
     the whole tile in one buffer, the same results). The step is then the pair's, with every stage
     projected on V (:func:`stepper.attempt`). ``wide``: the analysis pads the views on the kinks to
@@ -268,9 +275,11 @@ def _flow_sliding(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st:
     none = jnp.zeros_like(active)
 
     def analyse():
-        empty = (jnp.full_like(st.kinks, -1), jnp.zeros_like(st.steps))  # (varying under shard_map)
-        new, count = _compacted(lambda w, reach: _ridges(ds, act, pw, dyn, w, reach, m, wide), need,
-                                (st.w, st.reach), empty, min(buffer, k))
+        box = jnp.zeros((k, m if wide is None else wide), jnp.int32) + st.kinks[:, :1]  # (varying under shard_map)
+        empty = (jnp.full_like(st.kinks, -1), jnp.zeros_like(st.steps), jnp.zeros_like(need), box, box > box)
+        new, count, stationary, index, side = _compacted(
+            lambda w, reach, u: _ridges(ds, act, pw, dyn, w, reach, u, m, wide), need, (st.w, st.reach, u), empty,
+            min(buffer, k))
         delta = jnp.maximum(KINK_DELTA * dyn.tol, jnp.minimum(st.reach, KINK_REACH * dyn.flow_rtol))
         old = -jnp.sort(-st.kinks, axis=1)
         added = jnp.any((new >= 0) & jnp.all(new[:, :, None] != old[:, None, :], axis=2), axis=1)
@@ -285,9 +294,20 @@ def _flow_sliding(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st:
         same = jnp.all(new == old, axis=1)
         kinks = jnp.where(need[:, None], new, st.kinks)
         snap = take & added
-        w = jnp.where(snap[:, None], w_snap, st.w)
-        u_snap = jax.lax.cond(jnp.any(snap), lambda: dynamics.ascent(ds, act, w, pw), lambda: u)
-        return (w, jnp.where(snap[:, None], u_snap, u), kinks, need & ~same, need & pinned & same,
+        # pinned with nothing new to slide on: a stop only where 0 lies in the projected Clarke box (its
+        # minimum-norm element v <= tol ||A(w) w||). Elsewhere the field at w itself (of the gates w's
+        # rounding gives) can point into a region whose field points back, so the steps shrink until pinned;
+        # w moves tol along v, the field of the region v leaves the kinks into (gates of the multipliers at
+        # 0 or 1; the ridges slid on drop out of P_V), and goes on from there
+        leave = need & pinned & same & ~stationary
+        exit_dir = jax.lax.cond(jnp.any(leave), lambda: sliding.project(sliding.basis(vectors(old), old >= 0), sphere.tangent(
+            st.w, sliding.exit_field(ds, act, pw, st.w, index, side))), lambda: jnp.zeros_like(st.w))
+        size = jnp.linalg.norm(exit_dir, axis=1)
+        w_leave = sphere.normalize(st.w + dyn.tol * exit_dir / jnp.where(size > 0, size, 1.0)[:, None], st.w)
+        w = jnp.where(snap[:, None], w_snap, jnp.where(leave[:, None], w_leave, st.w))
+        moved = snap | leave
+        u_snap = jax.lax.cond(jnp.any(moved), lambda: dynamics.ascent(ds, act, w, pw), lambda: u)
+        return (w, jnp.where(moved[:, None], u_snap, u), kinks, need & ~same | leave, need & pinned & same & ~leave,
                 need & (count > (m if wide is None else wide)) & (delta <= KINK_DELTA * dyn.tol))  # too many
 
     w, u, kinks, change, stop, over = jax.lax.cond(

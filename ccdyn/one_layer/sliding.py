@@ -49,7 +49,7 @@ from ccdyn.one_layer import dynamics
 from ccdyn.pairwise import Pairwise
 
 __all__ = ["MAX_ACTIVE", "WIDE_ACTIVE", "max_active", "wide_active", "flat_views", "gated_field", "ActiveSet",
-           "active_set", "MinNorm", "min_norm", "analyse", "basis", "independent", "project", "gates"]
+           "active_set", "MinNorm", "min_norm", "analyse", "exit_field", "basis", "independent", "project", "gates"]
 
 MAX_ACTIVE = 16  # the most views within delta of their hyperplanes analysed at once
 WIDE_ACTIVE = 256  # the second, wider analysis (the engine's rows that had more than max_active views on kinks)
@@ -291,6 +291,21 @@ def analyse(ds: Dataset, act: Activation, pw: Pairwise, W, *, delta, m: int) -> 
     mn = min_norm(a.t0, B, a.mask)
     slide = a.mask & (mn.lam > 0) & (mn.lam < 1) & (a.c < 0)
     return Analysis(a, mn.lam, mn.v, slide)
+
+
+def exit_field(ds: Dataset, act: Activation, pw: Pairwise, W, index, side):
+    """The one-sided field at every row w of W with the views ``index`` (k, m; -1: padding) gated by ``side``
+    (k, m) bool (True: h'(0+)) and every other view at h'(w^T x): u_0 + sum_{i in S} side_i c_i x_i. With the
+    gates of the box's minimum-norm multipliers where they sit at 0 or 1, its projection on the sliding
+    subspace is the minimum-norm element v itself (the ridges' terms drop out of P_V): the field of the region
+    the steepest ascent leaves the kinks into."""
+    s, z, _ = dynamics._features(ds, lambda z: act.degree * act.h(z), W)
+    ls = dynamics._laplacian_rows(ds, act, pw, W, s)
+    z = z.reshape(W.shape[0], -1)
+    rows = jnp.arange(W.shape[0])[:, None]
+    listed = jnp.zeros(z.shape, bool).at[rows, jnp.maximum(index, 0)].max(index >= 0)
+    on = jnp.zeros(z.shape, bool).at[rows, jnp.maximum(index, 0)].max((index >= 0) & side)
+    return gated_field(ds, act, ls, jnp.where(listed, on, z > 0))
 
 
 def basis(X, keep):

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from ccdyn import activations, data, pairwise, parallel
-from ccdyn.one_layer import basins, dynamics, engine, kinks, sliding
+from ccdyn.one_layer import basins, dynamics, engine, kink_probe, kinks, sliding
 from tests.one_layer import engine_reference
 
 RELU = activations.get_activation("relu")
@@ -199,3 +199,45 @@ def test_basis_drops_dependent_views_in_either_precision(dtype):
     v = np.asarray(sliding.project(q, jnp.asarray(rng.standard_normal((1, 10)), dtype)), np.float64)
     for x in (a, b):  # P_V v is orthogonal to both views
         assert abs(v[0] @ x) < 1e-5 * np.linalg.norm(x) * np.linalg.norm(v)
+
+
+
+def test_a_pinned_init_stops_only_where_the_clarke_box_holds_0():
+    """Issue #22's false stop (uniform-alpha cloud 2002, d = 5: 5 of 1000 inits ended `converged` on the crossing
+    of views 2 and 20, sliding residual 0.045, where E still rises): in d = 3, inits pinned (a reversal within
+    tol) exactly on the crossing w = +-x_a x x_b of two hyperplanes that are not ridges, sliding on nothing. The
+    rule before stopped them there; now one step moves each at least tol, along the minimum-norm element v of
+    the projected Clarke box, to a higher E. Independent route (numpy, scipy): the one-sided fields of
+    E = 1/2 Var_p relu(Xw) (gradient sum_i p_i (h_i - mean h) h'(x_i . w) x_i, a view on its hyperplane gated
+    0 or 1), v by box-constrained least squares; E from ``kink_probe.potential``."""
+    from scipy.optimize import lsq_linear  # noqa: PLC0415
+
+    ds = _ridge_cloud()
+    x = np.asarray(ds.x)
+    n = x.shape[0]
+    p = np.full(n, 1.0 / n)
+    pairs = [(0, 1), (0, 3)]
+    W = np.array([s * np.cross(x[a], x[b]) for a, b in pairs for s in (1, -1)])
+    W /= np.linalg.norm(W, axis=1, keepdims=True)
+    dyn = engine.Dynamics(method="flow")
+    k = W.shape[0]  # the state of engine.initial_state, pinned (numpy: no small programs compiled)
+    st = engine.State(W, np.zeros_like(W), np.full(k, dyn.step_size), np.zeros(k, np.int32), np.zeros(k, np.int32),
+                      np.full(k, np.inf), np.full((k, sliding.max_active(3)), -1, np.int32), np.ones(k, bool), np.zeros(k))
+    out = jax.jit(lambda s: engine._step(ds, RELU, UNIFORM, dyn, s))(st)
+    assert np.all(np.asarray(out.status) == engine.Status.RUNNING)  # the rule before: all CONVERGED
+    w1 = np.asarray(out.w)
+    e0, e1 = kink_probe.potential(x, p, W, None), kink_probe.potential(x, p, w1, None)
+    for j, (a, b) in enumerate(pair for pair in pairs for _ in (1, -1)):
+        w, h = W[j], np.maximum(x @ W[j], 0.0)
+        off = np.abs(x @ w) > 1e-12  # every view but a and b
+        base = ((p * (h - p @ h)) * (off & (x @ w > 0))) @ x  # the field with both gates at 0
+        tang = lambda v: v - (v @ w) * w  # noqa: E731
+        cols = np.stack([tang(-p[i] * (p @ h) * x[i]) for i in (a, b)], axis=1)  # gate i on: + c_i x_i, c_i < 0
+        lam = lsq_linear(cols, -tang(base), bounds=(0, 1), method="bvls").x
+        v = tang(base) + cols @ lam
+        assert np.all((lam < 1e-9) | (lam > 1 - 1e-9)), lam  # no ridge: nothing to slide on
+        speed = np.linalg.norm(base + (cols @ lam))
+        assert np.linalg.norm(v) >= 0.2 * speed  # far from Clarke-stationary
+        step = w1[j] - w
+        assert np.linalg.norm(step) >= 0.99 * dyn.tol and step @ v >= 0.9 * np.linalg.norm(step) * np.linalg.norm(v)
+        assert e1[j] > e0[j]
