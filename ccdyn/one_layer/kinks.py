@@ -258,6 +258,16 @@ def _box_solution(b, t, active, rank_tol, k):
     return lam, margin[best], jnp.sum(active) <= k
 
 
+def _after(x, *deps):
+    """``x``, made to depend on ``deps`` (x + 0 * a finite sum of them: the same value): what reads the
+    result runs after what computes ``deps``. Two independent batched float64 eigh / eig calls under vmap
+    can wait on each other forever on XLA's 2-thread CPU pool (DEVELOPERS.md); ``lax.optimization_barrier``
+    does not order them there (XLA's CPU compiler turns it into a control edge, which its thunk executor
+    does not follow: two such eigh calls ran at once in a saddles run and hung)."""
+    s = sum(jnp.sum(jnp.nan_to_num(jnp.asarray(d, x.dtype))) for d in deps)
+    return x + 0.0 * s
+
+
 def _multipliers(ds, act, pw, w, active, sig, pv, rank_tol):
     """Multipliers of every active view (N,) at w: u_0 + sum_i lam_i c_i x_i = mu w with u_0 the field
     with every active gate at 0. With dependent active views (more views than hyperplanes, e.g. x_a, x_b
@@ -283,8 +293,7 @@ def _multipliers(ds, act, pw, w, active, sig, pv, rank_tol):
         lam_half = jnp.where(active, half + b.T @ (_pinv_psd(b @ b.T, rank_tol) @ (t - b @ half)), 0.0)
         # its eigh before the box solution's (a data dependence): two independent batched eigh calls under
         # vmap can wait on each other forever on XLA's CPU pool (DEVELOPERS.md)
-        b, lam_half = jax.lax.optimization_barrier((b, lam_half))
-        box, _, fits = _box_solution(b, t, active, rank_tol, k)
+        box, _, fits = _box_solution(_after(b, lam_half), t, active, rank_tol, k)
         lam = jnp.where(fits, box, lam_half)
     return lam, c, u0, jnp.linalg.norm(b @ lam - t)
 
@@ -315,7 +324,7 @@ def _second_order(ds, act, pw, w, sig, active, lam, c, xn, mu, scale, tol, rank_
     shift = 2.0 * (jnp.linalg.norm(du) + jnp.abs(mu)) + scale
     jac = p @ (du - mu * jnp.eye(d, dtype=w.dtype)) @ p - shift * (jnp.eye(d, dtype=w.dtype) - p)
     jmax = jnp.where(dim > 0, jnp.max(jnp.linalg.eigvals(jac).real) / scale, -jnp.inf)
-    e = jnp.linalg.eigh(0.5 * (jac + jac.T))[1][:, -1]
+    e = jnp.linalg.eigh(_after(0.5 * (jac + jac.T), jnp.where(dim > 0, jmax, 0.0)))[1][:, -1]  # after eigvals
     return strict, flat0, flat1, jmax, e
 
 
@@ -391,7 +400,7 @@ def _refine_batch(ds, act, pw, W, *, s_max, max_iter, cand_tol, z_tol, lam_tol, 
             # a view flat to first order on one side (lam at 0 or 1) where E rises to second order: v is
             # not a maximum (a one-sided saddle the flow can stop near, where the flat side's field
             # vanishes). Release that view to its flat side and step off along the rising direction e.
-            a_v = region_matrix(ds, act, pw, v, sig & ~active)
+            a_v = _after(region_matrix(ds, act, pw, v, sig & ~active), lam)  # its eigh after the multipliers'
             scale = jnp.maximum(jnp.max(jnp.abs(jnp.linalg.eigvalsh(0.5 * (a_v + a_v.T)))), jnp.finfo(w.dtype).tiny)
             _, flat0, flat1, jmax, e = _second_order(ds, act, pw, v, sig, active, lam, c, xn, jnp.dot(v, u0), scale,
                                                      cert_tol, rank_tol)
