@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-__all__ = ["format_table", "markdown_table"]
+import textwrap
+
+__all__ = ["format_table", "markdown_table", "key_lines", "WIDTH"]
+
+WIDTH = 120  # the widest line of a printed table or key
 
 
 def _cell(v) -> str:
@@ -26,3 +30,10 @@ def markdown_table(headers, rows) -> str:
     """A GitHub-flavoured markdown table."""
     line = lambda vals: "| " + " | ".join(_cell(v) for v in vals) + " |"
     return "\n".join([line(headers), "|" + "---|" * len(headers)] + [line(r) for r in rows])
+
+
+def key_lines(text: str, width: int = WIDTH) -> list:
+    """The key printed under a table: ``key: <text>`` wrapped at ``width`` characters, the lines after the
+    first indented by five spaces."""
+    return textwrap.wrap(text, width, initial_indent="key: ", subsequent_indent="     ", break_on_hyphens=False,
+                         break_long_words=False)
