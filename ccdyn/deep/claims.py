@@ -28,7 +28,7 @@ from ccdyn.verdicts import verdict, verdict_word
 __all__ = ["PAPER_TABLE6", "paper_means", "table6_cells", "comparison", "check_top_harder", "check_init_nontrivial",
            "check_overparameterization", "check_trends", "verdict_word", "table6_markdown", "trend_claims",
            "table6_claims", "operator_claims", "digits_claims", "grid_verdicts", "trend_reason", "summary_lines",
-           "operator_table", "operator_table_key"]
+           "operator_table", "operator_table_key", "digits_table_key", "record_reason"]
 
 _P = PAPER_TABLE6 = {  # latent -> delta_lower -> width -> ((init), (after epoch 1), (converged)), (mean, std)
     "s": {0.7: {2: ((0.35, 0.20), (0.39, 0.20), (0.62, 0.29)), 10: ((0.62, 0.10), (0.82, 0.06), (0.85, 0.05))},
@@ -310,6 +310,24 @@ def operator_table_key() -> list:
         "rounding (~1e-16) where the paper has no residue (simp, nce_exact, every loss at sigma = 0), the residue "
         "theta of Thm. 4 elsewhere; E tr V_aug f_L: E_x tr V_aug[f_L | x], the augmentation's spread at the output "
         "(sigma_aug^2 of Thm. 4).")
+
+
+def digits_table_key() -> list:
+    """The key of ``scripts/ddn_digits.py``'s table (ccdyn/deep/studies/digits.py)."""
+    return report.key_lines(
+        "variant: the loss, nce = L_nce^tau (Eq. 2), nce_exact = the covariance-operator loss of Eq. 7 "
+        "(stop-gradient weights of Eq. 80), beta-0.5 and beta+0.2 = L_nce with the gradient through r_+ scaled by "
+        "1 + beta (our reading of Sec. 4.2); step t: the test accuracy (%) of a ridge linear probe on the frozen "
+        "second hidden layer after t Adam steps, mean ± std (ddof 0) over the finite seeds.")
+
+
+def record_reason(rec: dict) -> str:
+    """Why a ledger record's verdict is what it is, in one line: the sub-claims that fail, then the record's
+    note; "all parts hold" when neither."""
+    failed = [k for k, ok in (rec.get("parts") or {}).items() if not ok]
+    why = ("not: " + "; ".join(failed) if failed else "") + ("; " if failed and rec.get("note") else "")
+    why += rec.get("note") or ""
+    return why or ("all parts hold" if rec["verdict"] == "holds" else rec["verdict"])
 
 
 def digits_claims(record: dict, *, result: str = "results/ddn/digits",
