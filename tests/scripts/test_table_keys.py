@@ -6,6 +6,7 @@ operator's rows, the per-setting records of results/ddn/table6_nce_random_sign),
 compiled: what is checked is what the script prints (the studies have their own tests)."""
 
 import contextlib
+import re
 import io as std_io
 import json
 from pathlib import Path
@@ -103,3 +104,38 @@ def test_trend_reason_names_the_parts_that_fail():
     v = verdict("(1) x", {"root below z_s0111 in every cell": False, "mean NC rises": True}, {})
     assert claims.trend_reason(v) == "not: root below z_s0111 in every cell"
     assert claims.trend_reason(verdict("(1) x", None, {})).endswith("--depths=5")
+
+
+def _uncovered(headers, key_lines) -> list:
+    """The headers that the key names neither by themselves nor inside a span ``first ... last`` of it."""
+    text = " ".join(" ".join(key_lines).split())
+    headers = list(headers)
+    covered = {h for h in headers if f"{h}:" in text or f"{h}," in text or f" {h} " in text}
+    for a, b in re.findall(r"([^;:,]+?) \.\.\. ([^;:,]+?)[,:]", text):
+        a, b = a.strip().split(": ")[-1], b.strip()
+        if a in headers and b in headers:
+            covered |= set(headers[headers.index(a):headers.index(b) + 1])
+    return [h for h in headers if h not in covered]
+
+
+def test_every_key_names_every_column_of_its_table():
+    from ccdyn.deep import claims
+    from ccdyn.deep.studies import hltm_grid, thm5_remark
+    from ccdyn.one_layer import basins
+    from ccdyn.one_layer.studies import augmentation, cor2_exact
+
+    with inprocess.script("basins_table") as m:
+        basins_table_key = report.key_lines(m.KEY)
+    pairs = {"hltm": (hltm_grid.results_table([])[0], hltm_grid.results_table_key()),
+             "ddn_operator": (claims.operator_table([])[0], claims.operator_table_key()),
+             "ddn_digits": (["variant", "step t"], claims.digits_table_key()),
+             "ddn_thm5": (thm5_remark.COLUMNS, thm5_remark.table_key()),
+             "cor2_exact": (cor2_exact.COLUMNS, cor2_exact.table_key()),
+             "augmentation rotation": (augmentation.rotation_rows({})[0],
+                                       augmentation.rotation_key(augmentation.AugmentationConfig())),
+             "augmentation shift": (augmentation.shift_rows([])[0], augmentation.shift_key()),
+             "basins_table": (basins.COMPARISON_COLUMNS, basins_table_key)}
+    for name, (headers, key) in pairs.items():
+        assert max(len(line) for line in key) <= report.WIDTH, name
+        assert not _uncovered(headers, key), (name, _uncovered(headers, key))
+    assert _uncovered(["a", "b", "c", "d"], ["key: a: x; b ... c: y"]) == ["d"]
