@@ -122,7 +122,7 @@ def test_every_key_names_every_column_of_its_table():
     from ccdyn.deep import claims
     from ccdyn.deep.studies import hltm_grid, thm5_remark
     from ccdyn.one_layer import basins
-    from ccdyn.one_layer.studies import augmentation, cor2_exact, flow_accuracy
+    from ccdyn.one_layer.studies import augmentation, cor2_exact, flow_accuracy, theorem3, theorem3_exact
 
     with inprocess.script("basins_table") as m:
         basins_table_key = report.key_lines(m.KEY)
@@ -136,7 +136,9 @@ def test_every_key_names_every_column_of_its_table():
              "augmentation shift": (augmentation.shift_rows([])[0], augmentation.shift_key()),
              "basins_table": (basins.COMPARISON_COLUMNS, basins_table_key),
              "flow_accuracy exact_2d": (flow_accuracy.SET_COLUMNS, flow_accuracy.table_key("exact_2d")),
-             "flow_accuracy rtol": (flow_accuracy.PAIR_COLUMNS, flow_accuracy.table_key("rtol"))}
+             "flow_accuracy rtol": (flow_accuracy.PAIR_COLUMNS, flow_accuracy.table_key("rtol")),
+             "irregularity": (theorem3.SUMMARY_COLUMNS, report.key_lines(theorem3.SUMMARY_KEY)),
+             "thm3_exact": (theorem3_exact.SUMMARY_COLUMNS, report.key_lines(theorem3_exact.SUMMARY_KEY))}
     for name, (headers, key) in pairs.items():
         assert max(len(line) for line in key) <= report.WIDTH, name
         assert not _uncovered(headers, key), (name, _uncovered(headers, key))
