@@ -16,7 +16,7 @@ import textwrap
 
 from ccdyn import io, report
 
-__all__ = ["verdict", "verdict_word", "claims_table", "claims_text", "claims_markdown", "WORDS", "CHECK_KINDS",
+__all__ = ["verdict", "verdict_word", "reason", "table_key", "claims_table", "claims_text", "claims_markdown", "WORDS", "CHECK_KINDS",
            "PAPERS", "claim_record", "ledger_markdown"]
 
 WORDS = ("holds", "partly", "fails", "not established", "not checked")
@@ -41,6 +41,27 @@ def verdict_word(v) -> str:
     if v["holds"]:
         return "holds"
     return "partly" if any(v["parts"].values()) else "fails"
+
+
+def reason(v) -> str:
+    """Why a verdict (or ledger record) is what it is, in one line: its ``reason`` if it has one, else the
+    parts that fail and its ``note``; "all parts hold" when none fails; "nothing to judge" when it had none."""
+    if v.get("reason"):
+        return v["reason"]
+    failed = [k for k, ok in (v.get("parts") or {}).items() if not ok]
+    why = "; ".join(filter(None, ["not: " + "; ".join(failed) if failed else "", v.get("note") or ""]))
+    if why:
+        return why
+    return "nothing to judge" if v.get("holds", v.get("verdict")) in (None, "not established") else "all parts hold"
+
+
+def table_key(columns: str = "") -> list:
+    """The key of a printed table of verdicts: ``columns`` (the table's other columns, "name: meaning; ...")
+    then the verdict words (:func:`verdict_word`)."""
+    return report.key_lines(
+        (columns + "; " if columns else "") + "verdict: holds (every part of the claim holds), partly (some "
+        "parts hold), fails (none holds), not established (nothing to judge within this run, e.g. a claim "
+        "beyond its horizon).")
 
 
 def _short(numbers) -> str:

@@ -24,7 +24,7 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
-from ccdyn import cli, io, report  # noqa: E402
+from ccdyn import cli, io, report, verdicts  # noqa: E402
 from ccdyn.two_layer import figures  # noqa: E402
 from ccdyn.two_layer.studies import modulation  # noqa: E402
 
@@ -81,7 +81,9 @@ def main(argv):
     print(f"Eq. 155: {rec['eq155']['verdict']['numbers']['inside']} theory values inside the 95% interval")
     keys = {name: "\n".join(lines) for name, lines in modulation.TABLE_KEYS.items()}
     print(f"\nThm. 6:\n{tables['thm6.md']}{keys['thm6.md']}\n\nCor. 3:\n{tables['cor3.md']}{keys['cor3.md']}\n")
-    print(report.format_table(*modulation.verdict_rows(rec)))
+    print("\n".join([report.format_table(*modulation.verdict_rows(rec)),
+                     *verdicts.table_key("check: the study (eq15: Thm. 5, fig7, eq155, thm6: Thm. 6, cor3: Cor. 3); "
+                                         "claim: the statement checked; parts: each sub-claim, yes / no")]))
     print(f"\nwrote {out}")
 
 

@@ -27,7 +27,7 @@ import jax
 jax.config.update("jax_enable_x64", True)
 
 from ccdyn import cli, io, report  # noqa: E402
-from ccdyn.verdicts import verdict_word  # noqa: E402
+from ccdyn.verdicts import table_key, verdict_word  # noqa: E402
 from ccdyn.variational import figures  # noqa: E402
 from ccdyn.variational.studies import sphere  # noqa: E402
 
@@ -90,12 +90,16 @@ def main(argv):
         [f"{v:.3g}" if isinstance(v, float) else v for v in r] for r in lem]) + "\n").encode())
     io.write_json(out / "sphere.json", {**run, **rec})
     fit = f3["fit"]
-    print(report.format_table(["tau", "threshold"], [[t, f"{v:.4f}"] for t, v in zip(f3["taus"], f3["threshold"])]))
+    print("\n".join([report.format_table(["tau", "threshold"], [[t, f"{v:.4f}"] for t, v in zip(f3["taus"], f3["threshold"])]),
+                     *report.key_lines(f"tau: the temperature; threshold: Fig. 3's s*, the smallest squared distance "
+                                       f"4 sin^2(pi/K) between K equally spaced clusters at which NT-Xent is within "
+                                       f"{config.rel_tol:g} of its uniform plateau (nan: the Ks do not bracket it).")]))
     if fit:
         print(f"threshold = {fit['slope']:.4f} tau + {fit['intercept']:.4f}, R^2 = {fit['r2']:.4f}\n")
     verdicts = [rec[k]["verdict"] for k in ("prop21", "fig3", "thm32", "propA1", "lemmaA2")]
-    print(report.format_table(["claim", "verdict", "reason"],
-                              [[v["claim"], verdict_word(v), _reason(v)] for v in verdicts]))
+    print("\n".join([report.format_table(["claim", "verdict", "reason"], [[v["claim"], verdict_word(v), _reason(v)]
+                                                                          for v in verdicts]),
+                     *table_key("claim: the statement checked; reason: the parts that fail, or that all hold")]))
     print(f"\nwrote {cli.finish(run_dir)}")
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from absl import flags
 
-from ccdyn import cli, io, report
+from ccdyn import cli, io, report, verdicts
 from ccdyn.two_layer import claims
 
 FLAGS = flags.FLAGS
@@ -42,7 +42,9 @@ def main(argv):
                         flag="--root")
     checks = claims.check_grids(grids, margin=FLAGS.margin)
     headers, body = claims.claims_table(checks)
-    print(report.format_table(headers[:4], [b[:4] for b in body]))
+    print("\n".join([report.format_table(headers[:4], [b[:4] for b in body]),
+                     *verdicts.table_key("grid: the grid's folder under --root; claim: the paper's Sec. 5 claim; "
+                                         "parts: each sub-claim, yes / no (the numbers: claims.md)")]))
     io.atomic_write_bytes(root / "claims.md", claims.claims_markdown(checks).encode())
     io.write_json(root / "claims.json", {**cli.run_record("scripts/two_layer_claims.py"), "margin": FLAGS.margin,
                                          "checks": checks})

@@ -322,12 +322,8 @@ def digits_table_key() -> list:
 
 
 def record_reason(rec: dict) -> str:
-    """Why a ledger record's verdict is what it is, in one line: the sub-claims that fail, then the record's
-    note; "all parts hold" when neither."""
-    failed = [k for k, ok in (rec.get("parts") or {}).items() if not ok]
-    why = ("not: " + "; ".join(failed) if failed else "") + ("; " if failed and rec.get("note") else "")
-    why += rec.get("note") or ""
-    return why or ("all parts hold" if rec["verdict"] == "holds" else rec["verdict"])
+    """Why a ledger record's verdict is what it is, in one line (:func:`ccdyn.verdicts.reason`)."""
+    return verdicts.reason(rec)
 
 
 def digits_claims(record: dict, *, result: str = "results/ddn/digits",
