@@ -61,8 +61,13 @@ def main(argv):
     io.atomic_write_bytes(run.path / "modulation_bounds.md", md.encode())
     io.write_json(run.path / "modulation_bounds.json", saved)
     out = cli.finish(run)
-    print(md + "\n" + "\n".join(f"{c['id']}: {c['verdict']}" for c in saved["claims"])
-          + f"\nwrote {out}/modulation_bounds.json")
+    print("\n".join([_markdown(record).rstrip("\n"), *report.key_lines(
+        "d: the dimension; s: eps ~ U[-s, s]^d, the modulation vectors; Eq. 156 draws (gap <= 1 / > 1): draws "
+        "whose top gap is <= 1 / > 1 (above 1 the printed bound can exceed 1/2, which P never does); violations: "
+        "components whose exact P[E_l] (Gauss-Legendre) breaks the printed bound, in each regime; Eq. 157 cases "
+        "(gaps <= 2 / > 2): the same for Eq. 157 (above 2 its base 1 - gap/2 is negative); violations of the "
+        "corrected forms: of both bounds as corrected (docs/independent_checks.md)."),
+        "", "\n".join(f"{c['id']}: {c['verdict']} ({verdicts.reason(c)})" for c in saved["claims"]), f"wrote {out}/modulation_bounds.json (the ledger rows: modulation_bounds.md)"]))
 
 
 if __name__ == "__main__":

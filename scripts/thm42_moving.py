@@ -17,7 +17,7 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
-from ccdyn import cli, io, verdicts  # noqa: E402
+from ccdyn import cli, io, report, verdicts  # noqa: E402
 from ccdyn.variational import claims  # noqa: E402
 from ccdyn.variational.studies import thm42_moving  # noqa: E402
 
@@ -64,7 +64,13 @@ def main(argv):
     io.atomic_write_bytes(run.path / "thm42_moving.md", md.encode())
     io.write_json(run.path / "thm42_moving.json", saved)
     out = cli.finish(run)
-    print(md + "\n" + "\n".join(f"{c['id']}: {c['verdict']}" for c in saved["claims"]) + f"\nwrote {out}/thm42_moving.json")
+    print("\n".join([_markdown(record).rstrip("\n"), *report.key_lines(
+        "case: scaling (T x = c x, a normalized map: Thm. 4.2's hypothesis holds), generic (T x = x + s n, B n = 0: "
+        "f invariant, grad_w f not), orthogonal (n orthogonal to the inputs); min ‖Tx − x‖: how far T moves the "
+        "points (the least); max ‖grad f(Tx) − grad f(x)‖: how far grad_w f is from invariant; gap at start, gap "
+        "after 1 step, max gap over steps: max_i ‖f(T x_i) − f(x_i)‖ along training; points moved: max_i "
+        "‖f(x_i)‖'s change over training (the embedding did move); ‖gap − Eq. 15‖: the first step's gap against Eq. 15's prediction (nan: not compared)."),
+        "", "\n".join(f"{c['id']}: {c['verdict']} ({verdicts.reason(c)})" for c in saved["claims"]), f"wrote {out}/thm42_moving.json (the ledger rows: thm42_moving.md)"]))
 
 
 if __name__ == "__main__":
