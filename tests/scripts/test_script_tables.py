@@ -125,8 +125,13 @@ def probe_data():
     shutil.rmtree(d, ignore_errors=True)
 
 
+# Tables still without a key (issue #25): kink_check's two tables, saddles' pair and along tables.
+NO_KEY_YET = ("kink_check", "saddles")
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", _scripts())
+@pytest.mark.parametrize("name", [pytest.param(s, marks=pytest.mark.xfail(reason="no key yet (issue #25)"))
+                                  if s in NO_KEY_YET else s for s in _scripts()])
 def test_every_printed_table_is_narrow_and_has_a_key(name, tmp_path, probe_data):
     from tests.scripts import probe
 
