@@ -416,7 +416,7 @@ def rotation_key(config: AugmentationConfig) -> list:
 
 
 def shift_key() -> list:
-    """The key of :func:`shift_rows`' table (:func:`ccdyn.one_layer.symmetry.orbits`)."""
+    """The key of :func:`shift_rows`' table (:func:`ccdyn.one_layer.symmetry.orbit_summary`)."""
     return report.key_lines(
         "setting: none, or cyclic shifts by |s| <= r; views: views per sample; orbit: the index of a shift orbit "
         "of optima; size: its optima; d / #stab: the size a full orbit has (d over its stabilizer); complete: "
