@@ -16,7 +16,7 @@ import textwrap
 
 from ccdyn import io, report
 
-__all__ = ["verdict", "verdict_word", "reason", "table_key", "claims_table", "claims_text", "claims_markdown", "WORDS", "CHECK_KINDS",
+__all__ = ["verdict", "verdict_word", "reason", "verdict_lines", "claims_table", "claims_text", "claims_markdown", "WORDS", "CHECK_KINDS",
            "PAPERS", "claim_record", "ledger_markdown"]
 
 WORDS = ("holds", "partly", "fails", "not established", "not checked")
@@ -55,13 +55,17 @@ def reason(v) -> str:
     return "nothing to judge" if v.get("holds", v.get("verdict")) in (None, "not established") else "all parts hold"
 
 
-def table_key(columns: str = "") -> list:
-    """The key of a printed table of verdicts: ``columns`` (the table's other columns, "name: meaning; ...")
-    then the verdict words (:func:`verdict_word`)."""
-    return report.key_lines(
-        (columns + "; " if columns else "") + "verdict: holds (every part of the claim holds), partly (some "
-        "parts hold), fails (none holds), not established (nothing to judge within this run, e.g. a claim "
-        "beyond its horizon).")
+def verdict_lines(checks, width: int = 120, label=None) -> list:
+    """Each verdict (or ledger record) as ``<claim>: <word>`` and, under it, ``why: <reason>`` (:func:`reason`),
+    each wrapped at ``width`` characters; ``label(check)``, when given, is put before the claim in brackets."""
+    out = []
+    for v in checks:
+        word = v["verdict"] if "holds" not in v else verdict_word(v)
+        head = (f"[{label(v)}] " if label else "") + f"{v['claim']}: {word}"
+        out += textwrap.wrap(head, width, subsequent_indent="    ", break_on_hyphens=False)
+        out += textwrap.wrap("why: " + reason(v), width, initial_indent="    ", subsequent_indent="         ",
+                             break_on_hyphens=False)
+    return out
 
 
 def _short(numbers) -> str:

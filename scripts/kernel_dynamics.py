@@ -123,11 +123,7 @@ def main(argv):
                                        "seeds that keep the clusters at iteration t (between/within ratio >= the data's "
                                        "own, docs/variational.md) / seeds; median t_off: the median iteration at which "
                                        "a seed stops keeping them (None: none stops)."), ""]))
-    print("\n".join([report.format_table(["claim", "verdict", "why (one line)"], [[v["claim"], verdicts.verdict_word(v),
-                                                                                  verdicts.reason(v)]
-                                                                                 for v in krec["verdicts"] + crec["verdicts"]]),
-                     *verdicts.table_key("claim: the statement checked; why: the parts that fail, or why none is "
-                                         "judged")]))
+    print("\n".join(verdicts.verdict_lines(krec["verdicts"] + crec["verdicts"])))
     print(f"\nwrote {cli.finish(run_dir)}")
 
 

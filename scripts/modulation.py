@@ -83,9 +83,9 @@ def main(argv):
     n = cor3["none"]["n_steps"]  # cor3.md's columns as a plain table, split at 120 characters
     cor3_text = report.format_table(*modulation.cor3_table(cor3, (n // 100, n // 10, n)))
     print(f"\nThm. 6:\n{tables['thm6.md']}{keys['thm6.md']}\n\nCor. 3:\n{cor3_text}\n{keys['cor3.md']}\n")
-    print("\n".join([report.format_table(*modulation.verdict_rows(rec)),
-                     *verdicts.table_key("check: the study (eq15: Thm. 5, fig7, eq155, thm6: Thm. 6, cor3: Cor. 3); "
-                                         "claim: the statement checked; parts: each sub-claim, yes / no")]))
+    print("\n".join(verdicts.verdict_lines([dict(rec[k]["verdict"], check=k) for k in ("eq15", "fig7", "eq155",
+                                                                                          "thm6", "cor3")],
+                                            label=lambda v: v["check"])))
     print(f"\nwrote {out}")
 
 

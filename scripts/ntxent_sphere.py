@@ -27,7 +27,7 @@ import jax
 jax.config.update("jax_enable_x64", True)
 
 from ccdyn import cli, io, report  # noqa: E402
-from ccdyn.verdicts import table_key, verdict_word  # noqa: E402
+from ccdyn.verdicts import verdict_lines  # noqa: E402
 from ccdyn.variational import figures  # noqa: E402
 from ccdyn.variational.studies import sphere  # noqa: E402
 
@@ -47,12 +47,6 @@ cli.register_numbers("Ks", int, 1, min_len=3)
 cli.register_numbers("lemma_Ks", int, 2)
 cli.register_numbers("lemma_taus", float, 0, lo_open=True)
 flags.register_validator("rel_tol", lambda v: 0 < v < 1, "--rel_tol must lie in (0, 1)")
-
-
-def _reason(v) -> str:
-    """One line: the parts that fail (or that all hold)."""
-    failed = [k for k, ok in v["parts"].items() if not ok]
-    return "not: " + "; ".join(failed) if failed else "all parts hold"
 
 
 def main(argv):
@@ -97,9 +91,7 @@ def main(argv):
     if fit:
         print(f"threshold = {fit['slope']:.4f} tau + {fit['intercept']:.4f}, R^2 = {fit['r2']:.4f}\n")
     verdicts = [rec[k]["verdict"] for k in ("prop21", "fig3", "thm32", "propA1", "lemmaA2")]
-    print("\n".join([report.format_table(["claim", "verdict", "reason"], [[v["claim"], verdict_word(v), _reason(v)]
-                                                                          for v in verdicts]),
-                     *table_key("claim: the statement checked; reason: the parts that fail, or that all hold")]))
+    print("\n".join(verdict_lines(verdicts)))
     print(f"\nwrote {cli.finish(run_dir)}")
 
 

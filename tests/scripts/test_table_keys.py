@@ -145,3 +145,16 @@ def test_every_key_names_every_column_of_its_table():
         assert max(len(line) for line in key) <= report.WIDTH, name
         assert not _uncovered(headers, key), (name, _uncovered(headers, key))
     assert _uncovered(["a", "b", "c", "d"], ["key: a: x; b ... c: y"]) == ["d"]
+
+
+def test_each_verdict_line_carries_its_reason():
+    from ccdyn import verdicts
+
+    checks = [verdicts.verdict("a claim", {"part one": True, "part two": False}, {}),
+              verdicts.verdict("beyond the run", None, {}), dict(verdicts.verdict("x " * 80, {"p": True}, {}), grid="g")]
+    lines = verdicts.verdict_lines(checks, width=60)
+    assert lines[:4] == ["a claim: partly", "    why: not: part two", "beyond the run: not established",
+                         "    why: nothing to judge"]
+    assert max(map(len, lines)) <= 60 and lines[-1] == "    why: all parts hold"
+    assert verdicts.reason({"verdict": "holds", "parts": {}, "note": "direction only"}) == "direction only"
+    assert verdicts.verdict_lines(checks[:1], label=lambda v: "L")[0] == "[L] a claim: partly"
