@@ -122,7 +122,8 @@ def test_every_key_names_every_column_of_its_table():
     from ccdyn.deep import claims
     from ccdyn.deep.studies import hltm_grid, thm5_remark
     from ccdyn.one_layer import basins
-    from ccdyn.one_layer.studies import augmentation, cor2_exact, flow_accuracy, roughness_runs, theorem3, theorem3_exact
+    from ccdyn.one_layer.studies import (augmentation, cor2_exact, fig1, flow_accuracy, landscape_fig8, roughness_runs,
+                                         theorem3, theorem3_exact)
 
     with inprocess.script("basins_table") as m:
         basins_table_key = report.key_lines(m.KEY)
@@ -140,7 +141,9 @@ def test_every_key_names_every_column_of_its_table():
              "irregularity": (theorem3.SUMMARY_COLUMNS, report.key_lines(theorem3.SUMMARY_KEY)),
              "thm3_exact": (theorem3_exact.SUMMARY_COLUMNS, report.key_lines(theorem3_exact.SUMMARY_KEY)),
              "roughness runs": (roughness_runs.RUN_COLUMNS, report.key_lines(roughness_runs.RUN_KEY)),
-             "roughness compare": (roughness_runs.COMPARE_COLUMNS, report.key_lines(roughness_runs.COMPARE_KEY))}
+             "roughness compare": (roughness_runs.COMPARE_COLUMNS, report.key_lines(roughness_runs.COMPARE_KEY)),
+             "power_iteration": (fig1.TABLE_COLUMNS, fig1.table_key(10 ** 6)),
+             "landscape": (landscape_fig8.TABLE_COLUMNS[1:], landscape_fig8.table_key(1 << 20))}
     for name, (headers, key) in pairs.items():
         assert max(len(line) for line in key) <= report.WIDTH, name
         assert not _uncovered(headers, key), (name, _uncovered(headers, key))
