@@ -71,7 +71,8 @@ def main(argv):
     io.atomic_write_bytes(run.path / "modulation_bounds.md", md.encode())
     io.write_json(run.path / "modulation_bounds.json", saved)
     out = cli.finish(run)
-    print("\n".join([_markdown(record).split("\n\n")[0], "", report.format_table(*_table(record), keep=2), *report.key_lines(
+    print("\n".join([_markdown(record).split("\n\n")[0], "", report.format_table(*_table(record), keep=2),
+                     *report.key_lines(
         "d: the dimension; s: eps ~ U[-s, s]^d, the modulation vectors; Eq. 156 draws (gap <= 1 / > 1): draws "
         "whose top gap is <= 1 / > 1 (above 1 the printed bound can exceed 1/2, which P never does); violations: "
         "components whose exact P[E_l] (Gauss-Legendre) breaks the printed bound, in each regime; Eq. 157 cases "
