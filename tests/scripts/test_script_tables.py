@@ -5,7 +5,7 @@ tests/scripts/probe.py: the README test's small sizes plus the probe's per-scrip
 process and reads its stdout with :func:`tables`; the fast tests check that reader and
 ``report.format_table``'s splitting of wide tables.
 
-    pytest -m slow tests/scripts/test_script_tables.py            # every script, about 25 min on 2 busy cores
+    pytest -m slow tests/scripts/test_script_tables.py            # every script: over an hour at load 25 on 2 cores
     pytest -m slow tests/scripts/test_script_tables.py -k hltm    # one
 """
 
