@@ -31,10 +31,11 @@ README-dual-deep`` (one part), ``-k "test_long_commands and not results_README"`
 docs/guide.md), ``-k results_README`` (the 37 parts of results/README.md). Each part also runs the earlier
 commands whose outputs it reads (:func:`part_commands`). A run on 24 Nov 2026, 2 CPU cores at load 20-26
 (other jobs), wall minutes per part: README.md: set-up 2, 1-layer 17, 2-layer 22, Dual Deep Networks 9,
-variational analysis 8, the landscape between the optima 3, the ledger 0.1; docs/guide.md: the basins job 8, several hosts 0 (flags only);
-results/README.md: landscape 2, basins 7, uniform vs Gaussian 11, how many inits 2, pattern overlap 11. Those
-passed; the parts after them were still running or not reached at that load (each of the 2-layer grids
-compiles every (beta, P) setting, 20-40 min a part at load 25).
+variational analysis 8, the landscape between the optima 3, the ledger 0.1; docs/guide.md: the basins job 8,
+several hosts 0 (flags only), and at load 2-4: two-layer networks 4, MNIST 0.3, Dual Deep Networks 0.6;
+results/README.md: landscape 2, basins 7, uniform vs Gaussian 11, how many inits 2,
+pattern overlap 11. Those passed; the other 32 parts of results/README.md were still running (the Gaussian
+temperature part, 38 min at load 25) or not reached (each 2-layer grid compiles every (beta, P) setting).
 """
 
 from __future__ import annotations
