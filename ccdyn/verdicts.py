@@ -16,7 +16,7 @@ import textwrap
 
 from ccdyn import io, report
 
-__all__ = ["verdict", "verdict_word", "claims_table", "claims_text", "claims_markdown", "WORDS", "CHECK_KINDS",
+__all__ = ["verdict", "verdict_word", "reason", "verdict_lines", "claims_table", "claims_text", "claims_markdown", "WORDS", "CHECK_KINDS",
            "PAPERS", "claim_record", "ledger_markdown"]
 
 WORDS = ("holds", "partly", "fails", "not established", "not checked")
@@ -41,6 +41,31 @@ def verdict_word(v) -> str:
     if v["holds"]:
         return "holds"
     return "partly" if any(v["parts"].values()) else "fails"
+
+
+def reason(v) -> str:
+    """Why a verdict (or ledger record) is what it is, in one line: its ``reason`` if it has one, else the
+    parts that fail and its ``note``; "all parts hold" when none fails; "nothing to judge" when it had none."""
+    if v.get("reason"):
+        return v["reason"]
+    failed = [k for k, ok in (v.get("parts") or {}).items() if not ok]
+    why = "; ".join(filter(None, ["not: " + "; ".join(failed) if failed else "", v.get("note") or ""]))
+    if why:
+        return why
+    return "nothing to judge" if v.get("holds", v.get("verdict")) in (None, "not established") else "all parts hold"
+
+
+def verdict_lines(checks, width: int = 120, label=None) -> list:
+    """Each verdict (or ledger record) as ``<claim>: <word>`` and, under it, ``why: <reason>`` (:func:`reason`),
+    each wrapped at ``width`` characters; ``label(check)``, when given, is put before the claim in brackets."""
+    out = []
+    for v in checks:
+        word = v["verdict"] if "holds" not in v else verdict_word(v)
+        head = (f"[{label(v)}] " if label else "") + f"{v['claim']}: {word}"
+        out += textwrap.wrap(head, width, subsequent_indent="    ", break_on_hyphens=False)
+        out += textwrap.wrap("why: " + reason(v), width, initial_indent="    ", subsequent_indent="         ",
+                             break_on_hyphens=False)
+    return out
 
 
 def _short(numbers) -> str:

@@ -106,10 +106,8 @@ def main(argv):
                                               "devices": rec["devices"], "timings_s": timings})
     out = cli.finish(run)
     verdicts = record["verdicts"]
-    print(report.format_table(rot_head, rot_body))
-    print()
-    print(report.format_table(shift_head, shift_body))
-    print()
+    print("\n".join([report.format_table(rot_head, rot_body), *augmentation.rotation_key(cfg), "",
+                     report.format_table(shift_head, shift_body), *augmentation.shift_key(), ""]))
     print(verdicts["rotation"])
     print(verdicts["shift"])
     print(f"\nwrote {out}/augmentation.json, augmentation.md, rotation.csv, shift.csv, rotation.png, shift.png, "

@@ -67,9 +67,10 @@ def main(argv):
                                                   + verdicts.ledger_markdown(saved["claims"])).encode())
     io.write_json(out / "cor2_exact.json", saved)
     out = cli.finish(run)
-    print(cor2_exact.table(record))
+    print("\n".join([cor2_exact.table(record), *cor2_exact.table_key()]))
     c = saved["claims"][0]
-    print(f"\n{c['id']}: {c['verdict']} {c['parts']}\nwrote {out}/cor2_exact.json, .csv, .md ({time.time() - t0:.1f} s)")
+    failed = "; ".join(k for k, ok in c["parts"].items() if not ok)
+    print(f"\n{c['id']}: {c['verdict']} ({'not: ' + failed if failed else 'all parts hold'})\nwrote {out}/cor2_exact.json, .csv, .md ({time.time() - t0:.1f} s)")
 
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ def main(argv):
     io.atomic_write_bytes(run.path / "appendix.md", md.encode())
     io.write_json(run.path / "appendix.json", saved)
     out = cli.finish(run)
-    print("\n".join(f"{c['id']}: {c['verdict']}" for c in saved["claims"]))
+    print("\n".join(f"{c['id']}: {c['verdict']} ({claims.record_reason(c)})" for c in saved["claims"]))
     print(f"wrote {out}/appendix.json, appendix.md in {time.time() - t0:.1f} s")
 
 

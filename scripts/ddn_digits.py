@@ -17,6 +17,7 @@ import time
 from absl import flags
 
 from ccdyn import cli, io, report
+from ccdyn.deep import claims
 from ccdyn.deep.studies import digits
 
 FLAGS = flags.FLAGS
@@ -65,7 +66,7 @@ def main(argv):
                  [[r["variant"], c, m, s] for r in rows for c, m, s in zip(r["checkpoints"], r["mean"], r["std"])])
     io.atomic_write_bytes(out / "digits.md", report.markdown_table(header, body).encode())
     out = cli.finish(run)
-    print(report.format_table(header, body))
+    print("\n".join([report.format_table(header, body), *claims.digits_table_key()]))
     print(f"\nlinear-probe test accuracy (%), {FLAGS.n_seeds} seeds; wrote {out} in {time.time() - t0:.0f} s")
 
 

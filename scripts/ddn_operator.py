@@ -7,7 +7,7 @@ x0 + sigma * noise), compares the descent direction -dE[L]/dvec(W_l) by autodiff
 expression OP_l vec(W_l) of the paper, per loss, layer and branch (``all``: tied weights, compared
 with 2 OP vec W; ``first``: the paper's one-branch gradient). The relative difference is rounding
 where the paper says theta = 0 and the residue theta of Thm. 4 elsewhere. Writes operator.json and
-operator.csv (every row) and prints the largest relative difference per (loss, beta, sigma).
+operator.csv (every row) and prints the largest relative difference per (loss, beta, sigma), with a key.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import jax
 from absl import flags
 
 from ccdyn import cli, io, report
-from ccdyn.deep import operator
+from ccdyn.deep import claims, operator
 
 FLAGS = flags.FLAGS
 OUTPUTS = ("operator.csv", "operator.json")
@@ -57,15 +57,10 @@ def main(argv):
                  "finite for this network; use another --seed or smaller --sizes")
     keys = ["loss", "beta", "sigma", "layer", "branch", "rel", "sigma_aug2"]
     io.write_csv(out / "operator.csv", keys, [[r[k] for k in keys] for r in rows])
-    worst = {}
-    for r in rows:
-        k = (r["loss"], r["beta"], r["sigma"])
-        worst[k] = max(worst.get(k, (0.0, 0.0))[0], r["rel"]), r["sigma_aug2"]
-    table = [[loss, f"{b:g}", f"{s:g}", f"{v:.2e}", f"{a:.2e}"] for (loss, b, s), (v, a) in worst.items()]
     io.write_json(out / "operator.json", {**cli.run_record("scripts/ddn_operator.py"), "config": config,
                                           "rows": rows, "wall_s": time.time() - t0})
     out = cli.finish(run)
-    print(report.format_table(["loss", "beta", "sigma", "max rel |descent/c - OP vec W|", "E tr V_aug f_L"], table))
+    print("\n".join([report.format_table(*claims.operator_table(rows)), *claims.operator_table_key()]))
     print(f"\nwrote {out} in {time.time() - t0:.1f} s")
 
 

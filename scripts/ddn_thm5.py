@@ -14,7 +14,7 @@ import dataclasses
 
 from absl import flags
 
-from ccdyn import cli, io, verdicts
+from ccdyn import cli, io, report, verdicts
 from ccdyn.deep import claims
 from ccdyn.deep.studies import thm5_remark
 
@@ -42,7 +42,9 @@ def main(argv):
     io.write_json(run.path / "thm5_remark.json", saved)
     out = cli.finish(run)
     c = saved["claims"][0]
-    print(f"{md}\n{c['id']}: {c['verdict']}\nwrote {out}/thm5_remark.json, thm5_remark.md")
+    print("\n".join([report.format_table(thm5_remark.COLUMNS, record["rows"]), *thm5_remark.table_key(), "",
+                     f"{c['id']}: {c['verdict']} ({claims.record_reason(c)})",
+                     f"wrote {out}/thm5_remark.json, thm5_remark.md"]))
 
 
 if __name__ == "__main__":

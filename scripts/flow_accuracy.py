@@ -82,8 +82,10 @@ def main(argv):
     io.atomic_write_bytes(out / "claims.md", verdicts.claims_markdown([record["check"]]).encode())
     io.write_json(out / "flow_accuracy.json", cli.with_run_record("scripts/flow_accuracy.py", record, omit=()))
     out = cli.finish(run)
-    print(report.format_table(list(header), record["table"]))
-    print(f"\n{record['check']['claim']}: {verdicts.verdict_word(record['check'])}")
+    print("\n".join([report.format_table(list(header), record["table"]), *flow_accuracy.table_key(FLAGS.check)]))
+    failed = "; ".join(k for k, ok in record["check"]["parts"].items() if not ok)
+    print(f"\n{record['check']['claim']}: {verdicts.verdict_word(record['check'])} "
+          f"({'not: ' + failed if failed else 'all parts hold'})")
     print(f"\nwrote {out}/{name}, claims.md, flow_accuracy.json ({time.time() - t0:.1f} s)")
 
 

@@ -70,18 +70,6 @@ def _train(cfg, s, i, n):
     return r, None
 
 
-def _verdicts(rows, readings):
-    out = {}
-    for reading in readings:
-        cells = claims.table6_cells(rows, reading)
-        if cells:
-            ours = {c[:4]: c[4][0] for c in cells}
-            out[reading] = {"comparison": claims.comparison(cells), "trends": claims.check_trends(ours)}
-    if out:
-        out["paper_own_table"] = {"trends": claims.check_trends(claims.paper_means())}
-    return out
-
-
 def _memory(**f) -> int:  # bytes of one setting's vmapped seeds at the largest L and |N| (a lower bound)
     depth, width = min(f["--depths"], 64), f["--widths"]  # 2^64 nodes exceed any memory: a deeper tree is refused too
     params = sum(2 ** (depth - lv) * width * ((2 if lv == 1 else 2 * width) + 1) for lv in range(1, depth + 1))
@@ -112,9 +100,10 @@ def main(argv):
     rows = hltm_grid.table6_rows(records)
     train_s = sum(r["wall_s"] for r in records)
     steps = sum(r["seed_steps"] for r in records)
-    timing = {"train_wall_s": train_s, "seed_steps": steps, "seed_steps_per_s": steps / train_s, "script_wall_s":
-              time.time() - t0, "load_avg_1_5_15min_at_end": os.getloadavg(), "cpu_count": os.cpu_count()}
-    verdicts = _verdicts(rows, cfg.readings)
+    timing = {"train_wall_s": train_s, "seed_steps": steps, "seed_steps_per_s": steps / train_s,
+              "script_wall_s": time.time() - t0, "load_avg_1_5_15min_at_end": os.getloadavg(),
+              "cpu_count": os.cpu_count()}
+    verdicts = claims.grid_verdicts(rows, cfg.readings)
     io.write_csv(out / "results.csv", *hltm_grid.results_csv(rows))
     for reading in cfg.readings:
         cells = claims.table6_cells(rows, reading)
@@ -134,14 +123,8 @@ def main(argv):
                                          "config": cfg.__dict__, "timing": timing, "rows": rows,
                                          "verdicts": verdicts})  # last: results.json means complete
     out = cli.finish(run)
-    print("\n" + report.format_table(*hltm_grid.results_table(rows)))
-    for reading, v in verdicts.items():
-        if "comparison" in v:
-            c = v["comparison"]
-            print(f"\n{reading} reading vs the paper's Table 6: {c['n']} numbers, mean |diff| {c['mean_abs_diff']:.3f}, "
-                  f"correlation {c['corr']:.3f}")
-        for t in v["trends"]:
-            print(f"  [{reading}] {t['claim']}: {claims.verdict_word(t)}")
+    print("\n".join(["", report.format_table(*hltm_grid.results_table(rows)), *hltm_grid.results_table_key(),
+                     *claims.summary_lines(rows, verdicts, cfg.n_seeds)]))
     print(f"\ntraining {train_s:.0f} s for {steps} seed-steps ({steps / train_s:.0f} seed-steps/s); "
           f"wrote {out} in {time.time() - t0:.0f} s")
 

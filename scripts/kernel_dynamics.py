@@ -21,8 +21,7 @@ from absl import flags
 
 import jax
 
-from ccdyn import cli, io, report  # noqa: E402
-from ccdyn.verdicts import verdict_word  # noqa: E402
+from ccdyn import cli, io, report, verdicts  # noqa: E402
 from ccdyn.variational import figures  # noqa: E402
 from ccdyn.variational.studies import clusters, kernel  # noqa: E402
 
@@ -122,10 +121,12 @@ def main(argv):
     rows = [[name, *(f"{s['at'][t]['kept']}/{s['n']}" for t in s["at"]), s["median_t_off"]]
             for name, s in crec["summaries"].items()]
     first = next(iter(crec["summaries"].values()))
-    print(report.format_table(["run"] + [f"kept@{t}" for t in first["at"]] + ["median t_off"], rows))
-    print(report.format_table(["claim", "verdict", "why (one line)"], [[v["claim"], verdict_word(v), v.get("reason") or (
-        "not: " + "; ".join(k for k, ok in v["parts"].items() if not ok) if not v["holds"] else "all parts hold")]
-        for v in krec["verdicts"] + crec["verdicts"]]))
+    print("\n".join([report.format_table(["run"] + [f"kept@{t}" for t in first["at"]] + ["median t_off"], rows),
+                     *report.key_lines("run: the setting (data dimension, model, start, lr, width, activation); kept@t: "
+                                       "seeds that keep the clusters at iteration t (between/within ratio >= the data's "
+                                       "own, docs/variational.md) / seeds; median t_off: the median iteration at which "
+                                       "a seed stops keeping them (None: none stops)."), ""]))
+    print("\n".join(verdicts.verdict_lines(krec["verdicts"] + crec["verdicts"])))
     print(f"\nwrote {cli.finish(run_dir)}")
 
 

@@ -16,7 +16,7 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
-from ccdyn import cli, io, verdicts  # noqa: E402
+from ccdyn import cli, io, report, verdicts  # noqa: E402
 from ccdyn.one_layer import claims  # noqa: E402
 from ccdyn.one_layer.studies import kernel_lemmas  # noqa: E402
 
@@ -54,7 +54,14 @@ def main(argv):
     io.atomic_write_bytes(run.path / "kernel_lemmas.md", md.encode())
     io.write_json(run.path / "kernel_lemmas.json", saved)
     out = cli.finish(run)
-    print(md + "\n" + "\n".join(f"{c['id']}: {c['verdict']}" for c in saved["claims"]) + f"\nwrote {out}/kernel_lemmas.json")
+    print("\n".join([report.markdown_table(kernel_lemmas.COLUMNS, record["rows"]), *report.key_lines(
+        "tau: the Gaussian alpha's temperature; degree: the truncation degree of Lemma 1's feature map phi; "
+        "n_features: its length; max_abs_alpha_err: max |phi phi^T - alpha| over pairs; min_phi: its smallest entry "
+        "(Lemma 1: >= 0); eq4_rel_diff: Eq. 4's variance sum against the exact pairwise form of Eq. 3, relative."),
+        "", report.markdown_table(kernel_lemmas.BATCH_COLUMNS, record["batch_rows"]), *report.key_lines(
+        "tau: as above; batch_size: N; mean_rel_err, std_rel_err: the batch C_alpha of Eq. 3 (two sampled views) "
+        "against (N - 1)/N times the kernel sum, relative error, mean and std over the draws (falls like 1/sqrt N)."),
+        "", "\n".join(f"{c['id']}: {c['verdict']} ({verdicts.reason(c)})" for c in saved["claims"]), f"wrote {out}/kernel_lemmas.json (the ledger rows: kernel_lemmas.md)"]))
 
 
 if __name__ == "__main__":

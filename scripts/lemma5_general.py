@@ -61,8 +61,12 @@ def main(argv):
     io.atomic_write_bytes(run.path / "lemma5_general.md", md.encode())
     io.write_json(run.path / "lemma5_general.json", saved)
     out = cli.finish(run)
-    print(md + "\n" + "\n".join(f"{c['id']}: {c['verdict']}" for c in saved["claims"])
-          + f"\nwrote {out}/lemma5_general.json")
+    print("\n".join([table, *report.key_lines(
+        "C: classes; K: receptive fields; M: filters per RF; d: inputs per RF; n: points per class and RF; joint "
+        "points: C n^K, the enumerated population; max rel. diff: the largest |Eq. 120's closed form - "
+        "enumeration| over the draws, relative to the largest entry; rank of the C-term: the ranks of the "
+        "between-class term sum_c p_c (1 - p_c)^2 Delta(c) Delta(c)^T over the draws (the paper: at most C)."),
+        "", "\n".join(f"{c['id']}: {c['verdict']} ({verdicts.reason(c)})" for c in saved["claims"]), f"wrote {out}/lemma5_general.json (the ledger rows: lemma5_general.md)"]))
 
 
 if __name__ == "__main__":

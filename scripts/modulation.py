@@ -24,7 +24,7 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
-from ccdyn import cli, io, report  # noqa: E402
+from ccdyn import cli, io, report, verdicts  # noqa: E402
 from ccdyn.two_layer import figures  # noqa: E402
 from ccdyn.two_layer.studies import modulation  # noqa: E402
 
@@ -80,8 +80,12 @@ def main(argv):
     print(f"Fig. 7: worst relative error {fig7['verdict']['numbers']['worst_rel_err']:.1e}")
     print(f"Eq. 155: {rec['eq155']['verdict']['numbers']['inside']} theory values inside the 95% interval")
     keys = {name: "\n".join(lines) for name, lines in modulation.TABLE_KEYS.items()}
-    print(f"\nThm. 6:\n{tables['thm6.md']}{keys['thm6.md']}\n\nCor. 3:\n{tables['cor3.md']}{keys['cor3.md']}\n")
-    print(report.format_table(*modulation.verdict_rows(rec)))
+    n = cor3["none"]["n_steps"]  # cor3.md's columns as a plain table, split at 120 characters
+    cor3_text = report.format_table(*modulation.cor3_table(cor3, (n // 100, n // 10, n)))
+    print(f"\nThm. 6:\n{tables['thm6.md']}{keys['thm6.md']}\n\nCor. 3:\n{cor3_text}\n{keys['cor3.md']}\n")
+    print("\n".join(verdicts.verdict_lines([dict(rec[k]["verdict"], check=k) for k in ("eq15", "fig7", "eq155",
+                                                                                          "thm6", "cor3")],
+                                            label=lambda v: v["check"])))
     print(f"\nwrote {out}")
 
 

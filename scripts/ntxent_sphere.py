@@ -27,7 +27,7 @@ import jax
 jax.config.update("jax_enable_x64", True)
 
 from ccdyn import cli, io, report  # noqa: E402
-from ccdyn.verdicts import verdict_word  # noqa: E402
+from ccdyn.verdicts import verdict_lines  # noqa: E402
 from ccdyn.variational import figures  # noqa: E402
 from ccdyn.variational.studies import sphere  # noqa: E402
 
@@ -47,12 +47,6 @@ cli.register_numbers("Ks", int, 1, min_len=3)
 cli.register_numbers("lemma_Ks", int, 2)
 cli.register_numbers("lemma_taus", float, 0, lo_open=True)
 flags.register_validator("rel_tol", lambda v: 0 < v < 1, "--rel_tol must lie in (0, 1)")
-
-
-def _reason(v) -> str:
-    """One line: the parts that fail (or that all hold)."""
-    failed = [k for k, ok in v["parts"].items() if not ok]
-    return "not: " + "; ".join(failed) if failed else "all parts hold"
 
 
 def _memory(**f) -> int:  # bytes: Lemma A.2's float64 pair differences h_i - h_j of every direction, the Hessian
@@ -96,12 +90,14 @@ def main(argv):
         [f"{v:.3g}" if isinstance(v, float) else v for v in r] for r in lem]) + "\n").encode())
     io.write_json(out / "sphere.json", {**run, **rec})
     fit = f3["fit"]
-    print(report.format_table(["tau", "threshold"], [[t, f"{v:.4f}"] for t, v in zip(f3["taus"], f3["threshold"])]))
+    print("\n".join([report.format_table(["tau", "threshold"], [[t, f"{v:.4f}"] for t, v in zip(f3["taus"], f3["threshold"])]),
+                     *report.key_lines(f"tau: the temperature; threshold: Fig. 3's s*, the smallest squared distance "
+                                       f"4 sin^2(pi/K) between K equally spaced clusters at which NT-Xent is within "
+                                       f"{config.rel_tol:g} of its uniform plateau (nan: the Ks do not bracket it).")]))
     if fit:
         print(f"threshold = {fit['slope']:.4f} tau + {fit['intercept']:.4f}, R^2 = {fit['r2']:.4f}\n")
     verdicts = [rec[k]["verdict"] for k in ("prop21", "fig3", "thm32", "propA1", "lemmaA2")]
-    print(report.format_table(["claim", "verdict", "reason"],
-                              [[v["claim"], verdict_word(v), _reason(v)] for v in verdicts]))
+    print("\n".join(verdict_lines(verdicts)))
     print(f"\nwrote {cli.finish(run_dir)}")
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from absl import flags
 
 from ccdyn import cli, io, report
-from ccdyn.verdicts import claims_table, verdict_word
+from ccdyn.verdicts import claims_table, verdict_lines
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("sphere", "results/simclr_var/sphere/sphere.json", "sphere.json of scripts/ntxent_sphere.py.")
@@ -42,7 +42,7 @@ def main(argv):
           f"`{FLAGS.sphere}`, `{FLAGS.kernel}`, `{FLAGS.clusters}`.\n\n" + report.markdown_table(head, body) + "\n")
     io.atomic_write_bytes(out, md.encode())
     io.write_csv(out.with_suffix(".csv"), head, body)
-    print(report.format_table(["section", "claim", "verdict"], [[r["grid"], r["claim"], verdict_word(r)] for r in rows]))
+    print("\n".join(verdict_lines(rows, label=lambda r: r["grid"])))
     print(f"\nwrote {out}")
 
 

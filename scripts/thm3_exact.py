@@ -79,7 +79,9 @@ def main(argv):
     out = cli.finish(run)
     print(theorem3_exact.table(record))
     c = saved["claims"][0]
-    print(f"\n{c['id']}: {c['verdict']} {c['numbers']}\nwrote {out}/thm3_exact.json, starts.csv, summary.csv, "
+    failed = "; ".join(k for k, ok in c["parts"].items() if not ok)
+    print(f"\n{c['id']}: {c['verdict']} ({'not: ' + failed if failed else 'all parts hold'}) {c['numbers']}\n"
+          f"wrote {out}/thm3_exact.json, starts.csv, summary.csv, "
           f"thm3_exact.md ({time.time() - t0:.1f} s)")
 
 

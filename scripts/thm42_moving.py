@@ -17,7 +17,7 @@ import jax
 
 jax.config.update("jax_enable_x64", True)
 
-from ccdyn import cli, io, verdicts  # noqa: E402
+from ccdyn import cli, io, report, verdicts  # noqa: E402
 from ccdyn.variational import claims  # noqa: E402
 from ccdyn.variational.studies import thm42_moving  # noqa: E402
 
@@ -38,7 +38,7 @@ flags.register_validator("lr", lambda v: v > 0, "--lr must be > 0")
 flags.register_multi_flags_validator(["n", "D"], lambda f: f["D"] > f["n"], "--D must exceed --n")
 
 
-def _markdown(record) -> str:
+def _table(record) -> tuple:
     rows = []
     for name in ("scaling", "generic", "orthogonal"):
         r = record[name]
@@ -47,6 +47,11 @@ def _markdown(record) -> str:
                      f"{r.get('eq15_abs_diff', float('nan')):.3g}"])
     head = ["case", "min ‖Tx − x‖", "max ‖grad f(Tx) − grad f(x)‖", "gap at start", "gap after 1 step",
             "max gap over steps", "points moved", "‖gap − Eq. 15‖"]
+    return head, rows
+
+
+def _markdown(record) -> str:
+    head, rows = _table(record)
     return "\n".join(["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
                      + ["| " + " | ".join(r) + " |" for r in rows]) + "\n"
 
@@ -69,7 +74,13 @@ def main(argv):
     io.atomic_write_bytes(run.path / "thm42_moving.md", md.encode())
     io.write_json(run.path / "thm42_moving.json", saved)
     out = cli.finish(run)
-    print(md + "\n" + "\n".join(f"{c['id']}: {c['verdict']}" for c in saved["claims"]) + f"\nwrote {out}/thm42_moving.json")
+    print("\n".join([report.format_table(*_table(record)), *report.key_lines(
+        "case: scaling (T x = c x, a normalized map: Thm. 4.2's hypothesis holds), generic (T x = x + s n, B n = 0: "
+        "f invariant, grad_w f not), orthogonal (n orthogonal to the inputs); min ‖Tx − x‖: how far T moves the "
+        "points (the least); max ‖grad f(Tx) − grad f(x)‖: how far grad_w f is from invariant; gap at start, gap "
+        "after 1 step, max gap over steps: max_i ‖f(T x_i) − f(x_i)‖ along training; points moved: max_i "
+        "‖f(x_i)‖'s change over training (the embedding did move); ‖gap − Eq. 15‖: the first step's gap against Eq. 15's prediction (nan: not compared)."),
+        "", "\n".join(f"{c['id']}: {c['verdict']} ({verdicts.reason(c)})" for c in saved["claims"]), f"wrote {out}/thm42_moving.json (the ledger rows: thm42_moving.md)"]))
 
 
 if __name__ == "__main__":

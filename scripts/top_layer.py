@@ -54,7 +54,15 @@ def main(argv):
     io.atomic_write_bytes(run.path / "top_layer.md", md.encode())
     io.write_json(run.path / "top_layer.json", saved)
     out = cli.finish(run)
-    print(md + "\n" + "\n".join(f"{c['id']}: {c['verdict']}" for c in saved["claims"]) + f"\nwrote {out}/top_layer.json")
+    print("\n".join([report.format_table(keys, [[f"{r[k]:.3g}" for k in keys] for r in record["rows"]]),
+                     *report.key_lines(
+        "one row per random draw of C = V[f_1]; eig_gap_top: lambda_max - lambda_2 of C; min_eig_spacing: the "
+        "smallest gap between its eigenvalues; rk4_vs_exact: the closed-form flow of V against RK4; "
+        "S_minus_top_outer: max |S - s_max s_max^T| after t_end; S_second_singular_value: S's second singular value "
+        "(0: rank 1); start_residual: the stationarity residual of the random start; max_residual_v_si: the largest "
+        "residual of V = v s_i^T over the eigenvectors s_i (0: all stationary); rate_rel_err: their unstable rates "
+        "against lambda_max - lambda_i, relative; min_rate_non_top: the smallest rate of a non-top s_i (> 0: "
+        "unstable)."), "", "\n".join(f"{c['id']}: {c['verdict']} ({verdicts.reason(c)})" for c in saved["claims"]), f"wrote {out}/top_layer.json (the ledger rows: top_layer.md)"]))
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from absl import flags
 
-from ccdyn import cli, io, report
+from ccdyn import cli, io, verdicts
 from ccdyn.two_layer import claims
 
 FLAGS = flags.FLAGS
@@ -41,8 +41,7 @@ def main(argv):
     cli.check_new_files([root / n for n in ("claims.md", "claims.json", "summary.md")], overwrite=FLAGS.overwrite,
                         flag="--root")
     checks = claims.check_grids(grids, margin=FLAGS.margin)
-    headers, body = claims.claims_table(checks)
-    print(report.format_table(headers[:4], [b[:4] for b in body]))
+    print("\n".join(verdicts.verdict_lines(checks, label=lambda c: c["grid"])))
     io.atomic_write_bytes(root / "claims.md", claims.claims_markdown(checks).encode())
     io.write_json(root / "claims.json", {**cli.run_record("scripts/two_layer_claims.py"), "margin": FLAGS.margin,
                                          "checks": checks})

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from absl import flags
 
-from ccdyn import activations, cli, io, report, two_layer
+from ccdyn import activations, cli, io, report, two_layer, verdicts
 from ccdyn.two_layer import claims
 from ccdyn.two_layer.studies import token_grid
 
@@ -104,7 +104,12 @@ def main(argv):
                                               "config": {**grid.results_config(" ".join(sys.argv)), **config},
                                               "rows": rows, "check": check, "wall_s": time.time() - t0})
     out_dir = cli.finish(run)
-    print("\n" + md)
+    print("\n".join(["", claims.steps_markdown(rows, ref_rows, ref_label), *report.key_lines(
+        f"act, P, β: the setting (activation, candidate tokens per position, filters per candidate); N steps: χ̄₊ "
+        f"(χ̄₋) after N steps, means over the seeds; {ref_label}: the same in the --reference grid; turned by N: the "
+        f"mean angle the filters turned from their start by the last step count; –: not in that grid.")]))
+    if check is not None:
+        print(f"\n{check['claim']}: {verdicts.verdict_word(check)} ({verdicts.reason(check)})")
     print(f"\nwrote {out_dir}/results.json, results.csv and steps.md in {time.time() - t0:.1f} s")
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from absl import flags
 
-from ccdyn import cli, io
+from ccdyn import cli, io, report
 from ccdyn.two_layer import claims
 
 FLAGS = flags.FLAGS
@@ -34,7 +34,10 @@ def main(argv):
     if not cells:
         cli.fail(f"--act={FLAGS.act}: no rows of that activation in {run / 'results.json'}")
     md = claims.table1_markdown(cells)
-    print(md)
+    print("\n".join([report.format_table(*claims.table1_table(cells), keep=2), *report.key_lines(
+        "β: filters per candidate token; P: candidate tokens per position; μ / σ² bp or no bp: the BatchNorm "
+        "variant, with or without backprop through the batch mean μ and the variance σ² (Def. 5); ours: χ̄₊ of "
+        f"--act={FLAGS.act}, mean ± std over the seeds; paper: Table 1's.")]))
     io.atomic_write_bytes(run / "table1.md", (md + "\n").encode())
     io.write_csv(run / "table1.csv", *claims.table1_csv(cells))
 

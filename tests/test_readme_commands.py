@@ -24,6 +24,18 @@ lands in the checkout. Not run, flags parsed only: a command for several hosts (
 ``--coordinator_address`` other than localhost; that path has its own slow tests in tests/scripts) and a
 template (a ``/path/to/`` placeholder). A script that reads the repository itself rather than paths named by
 its flags (:data:`READS_THE_CHECKOUT`: the claims ledger) runs on a copy of the checkout's tracked files.
+
+The slow run goes part by part (a heading or a bold paragraph lead of a document, :func:`part_of`; ids
+``<document>-<part>``), so it can be run in pieces: ``pytest -m slow tests/test_readme_commands.py -k
+README-dual-deep`` (one part), ``-k "test_long_commands and not results_README"`` (README.md and
+docs/guide.md), ``-k results_README`` (the 37 parts of results/README.md). Each part also runs the earlier
+commands whose outputs it reads (:func:`part_commands`). A run on 24 Nov 2026, 2 CPU cores at load 20-26
+(other jobs), wall minutes per part: README.md: set-up 2, 1-layer 17, 2-layer 22, Dual Deep Networks 9,
+variational analysis 8, the landscape between the optima 3, the ledger 0.1; docs/guide.md: the basins job 8,
+several hosts 0 (flags only), and at load 2-4: two-layer networks 4, MNIST 0.3, Dual Deep Networks 0.6;
+results/README.md: landscape 2, basins 7, uniform vs Gaussian 11, how many inits 2,
+pattern overlap 11. Those passed; the other 32 parts of results/README.md were still running (the Gaussian
+temperature part, 38 min at load 25) or not reached (each 2-layer grid compiles every (beta, P) setting).
 """
 
 from __future__ import annotations
@@ -82,6 +94,7 @@ class Command:
     comment: str           # the comment of its line (and of the loop's ``done`` line)
     launcher: str = ""     # ``srun`` when the command is started by it
     inline: bool = False   # a `python ...` span in the prose, not in a bash block
+    part: str = ""         # the document's part it sits in (:func:`part_of`): the slow runs go part by part
 
     @property
     def kind(self) -> str:
@@ -193,17 +206,31 @@ def parse_block(doc: str, first_line: int, text: str, env: dict | None = None) -
     return out
 
 
+def part_of(text: str, pos: int) -> str:
+    """The part of a document that position ``pos`` sits in: the last heading (``#``, ``##``, ...) or bold
+    paragraph lead (a line starting ``**Title**``) before it, as a short slug (its first five words)."""
+    heads = [m for m in re.finditer(r"^(?:#+ +(.+)|\*\*([^*]+)\*\*)", text[:pos], re.M)
+             if not text[:m.start()].count("```") % 2]  # (not a comment line inside a code block)
+    if not heads:
+        return "top"
+    words = re.findall(r"[a-z0-9]+", (heads[-1].group(1) or heads[-1].group(2)).lower().replace("`", ""))
+    return "-".join(words[:5]) or "top"
+
+
 def doc_commands(doc: str) -> list:
     text = (ROOT / doc).read_text()
     out, env = [], {}
     for m in re.finditer(r"^```(\w*)\n(.*?)^```", text, re.S | re.M):
         if m.group(1) in ("bash", "sh", "shell"):
-            out += parse_block(doc, text.count("\n", 0, m.start(2)) + 1, m.group(2), env)
+            part = part_of(text, m.start())
+            out += [dataclasses.replace(c, part=part)
+                    for c in parse_block(doc, text.count("\n", 0, m.start(2)) + 1, m.group(2), env)]
     fenced = {c.argv for c in out}
     for m in re.finditer(r"`(python (?:scripts|benchmarks)/[^`]+)`", text):
         words = tuple(shlex.split(m.group(1)))
         if words not in fenced:  # inline spans in the prose: mentions, run by the slow test only
-            out.append(Command(doc, text.count("\n", 0, m.start()) + 1, words, "", inline=True))
+            out.append(Command(doc, text.count("\n", 0, m.start()) + 1, words, "", inline=True,
+                               part=part_of(text, m.start())))
     return out
 
 
@@ -413,16 +440,59 @@ def test_commands_without_a_stated_time_run_at_small_sizes(tmp_path):
     assert not failures, "\n\n".join(failures)
 
 
+def _paths(cmd: Command) -> tuple:
+    """(inputs, outputs) of a command: for a script the relative paths among its flag values and string
+    defaults (:func:`_inputs`) and the values of its ``output*`` flags; ``cp`` reads its source and makes its
+    target; ``pip download -d DIR`` makes DIR; other set-up neither."""
+    if cmd.kind == "cp":
+        return [cmd.argv[-2]], [cmd.argv[-1].rstrip("/") + ("/" + Path(cmd.argv[-2]).name if cmd.argv[-1].endswith("/")
+                                                           else "")]
+    if cmd.argv[:2] == ("pip", "download"):
+        return [], [cmd.argv[cmd.argv.index("-d") + 1].rstrip("/")]
+    if cmd.kind != "script" or not cmd.runnable:
+        return [], []
+    with loaded(cmd.argv[1]) as module:
+        FLAGS([module.__file__, *cmd.argv[2:]])
+        try:
+            outs = [FLAGS[n].value.rstrip("/") for n in FLAGS if n.startswith("output") and isinstance(FLAGS[n].value, str)]
+            return _inputs(cmd.argv[2:], module), outs
+        finally:
+            FLAGS.unparse_flags()
+
+
+def part_commands(doc: str, part: str) -> list:
+    """The commands that the slow run of one part of ``doc`` runs, in the document's order: the part's own
+    and every earlier command whose output a chosen command reads (so a part reads what the whole
+    document's run would have made there, not the committed full-size result)."""
+    cmds, seen = [], set()
+    for c in COMMANDS:
+        if c.doc == doc and c.argv not in seen:
+            seen.add(c.argv)
+            cmds.append(c)
+    last = max(i for i, c in enumerate(cmds) if c.part == part)
+    chosen = {i for i, c in enumerate(cmds) if c.part == part}
+    paths = [_paths(c) for c in cmds[:last + 1]]
+    todo = sorted(chosen)
+    while todo:
+        k = todo.pop()
+        for j in range(k):
+            if j not in chosen and any(a == o or a.startswith(o + "/") for a in paths[k][0] for o in paths[j][1]):
+                chosen.add(j)
+                todo.append(j)
+    return [cmds[i] for i in sorted(chosen)]
+
+
+PARTS = list(dict.fromkeys((c.doc, c.part) for c in COMMANDS if c.kind == "script"))
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("doc", DOCS)
-def test_long_commands_run_at_small_sizes(tmp_path, doc):
-    """Every command of a document in order (the quick ones too: the long ones may read what they write),
-    as subprocesses at the sizes of SHRINK."""
-    failures, seen = [], set()
-    for cmd in (c for c in COMMANDS if c.doc == doc):
-        if cmd.argv not in seen:
-            seen.add(cmd.argv)
-            failures.append(_run_subprocess(cmd, tmp_path))
+@pytest.mark.parametrize("doc,part", PARTS, ids=[f"{d.removesuffix('.md').replace('/', '_')}-{p}" for d, p in PARTS])
+def test_long_commands_run_at_small_sizes(tmp_path, doc, part):
+    """The commands of one part of a document (a heading or a bold paragraph lead: ``-k results_README``
+    runs every part of results/README.md, ``-k README-dual-deep`` one), the quick ones too, in the document's
+    order with what they read from earlier parts (:func:`part_commands`), as subprocesses at the sizes of
+    SHRINK, in one directory."""
+    failures = [_run_subprocess(cmd, tmp_path) for cmd in part_commands(doc, part)]
     failures = [f for f in failures if f]
     assert not failures, "\n\n".join(failures)
 

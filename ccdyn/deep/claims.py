@@ -27,7 +27,8 @@ from ccdyn.verdicts import verdict, verdict_word
 
 __all__ = ["PAPER_TABLE6", "paper_means", "table6_cells", "comparison", "check_top_harder", "check_init_nontrivial",
            "check_overparameterization", "check_trends", "verdict_word", "table6_markdown", "trend_claims",
-           "table6_claims", "operator_claims", "digits_claims"]
+           "table6_claims", "operator_claims", "digits_claims", "grid_verdicts", "trend_reason", "summary_lines",
+           "operator_table", "operator_table_key", "digits_table_key", "record_reason"]
 
 _P = PAPER_TABLE6 = {  # latent -> delta_lower -> width -> ((init), (after epoch 1), (converged)), (mean, std)
     "s": {0.7: {2: ((0.35, 0.20), (0.39, 0.20), (0.62, 0.29)), 10: ((0.62, 0.10), (0.82, 0.06), (0.85, 0.05))},
@@ -165,6 +166,54 @@ def table6_markdown(cells, phases=_PHASES, latents=None) -> str:
 _TRENDS = ("ddn-appD1-top-harder", "ddn-appD1-init-nontrivial", "ddn-appD1-overparameterization")
 
 
+# What a trend check needs from the grid, said when it has nothing to judge (its verdict "not established").
+_NEEDS = {"(1)": "a depth-5 tree (z_s and z_s0111): --depths=5", "(2)": "the init scores of a depth-5 tree: --depths=5",
+          "(3)": "both |N_mu| = 2 and 10: --widths=2,10"}
+
+
+def grid_verdicts(rows, readings) -> dict:
+    """{reading: {"comparison": :func:`comparison`, "trends": :func:`check_trends`}} for each reading with
+    Table 6 cells among ``rows`` (:func:`ccdyn.deep.studies.hltm_grid.table6_rows`), and
+    ``paper_own_table`` (the trends on the paper's own means) when there is one."""
+    out = {}
+    for reading in readings:
+        cells = table6_cells(rows, reading)
+        if cells:
+            ours = {c[:4]: c[4][0] for c in cells}
+            out[reading] = {"comparison": comparison(cells), "trends": check_trends(ours)}
+    if out:
+        out["paper_own_table"] = {"trends": check_trends(paper_means())}
+    return out
+
+
+def trend_reason(t) -> str:
+    """Why a trend verdict is what it is, in one line: the parts that fail, "all parts hold", or what the
+    grid lacks when there was nothing to judge."""
+    if t["holds"] is None:
+        return "nothing to judge: the grid needs " + _NEEDS.get(t["claim"][:3], "the cells the check reads")
+    failed = [k for k, ok in t["parts"].items() if not ok]
+    return "not: " + "; ".join(failed) if failed else "all parts hold"
+
+
+def summary_lines(rows, verdicts_by_reading, n_seeds: int) -> list:
+    """The lines printed under the HLTM table: per reading, our Table 6 means against the paper's (mean
+    |difference|, correlation, cells within 2 s.e. as in :func:`table6_claims`), then each App. D.1 trend
+    verdict with its reason on the next line (:func:`trend_reason`)."""
+    out = []
+    for reading, v in verdicts_by_reading.items():
+        if "comparison" in v:
+            c = v["comparison"]
+            within = table6_claims(table6_cells(rows, reading), reading=reading, n_seeds=n_seeds)[0]
+            out += ["", f"{reading} reading against the paper's Table 6 (the NC means of the {c['n']} cells both have):",
+                    f"  mean |ours - paper| {c['mean_abs_diff']:.3f}, Pearson correlation {c['corr']:.3f}, "
+                    f"{within['numbers']['cells_within_2_se']} cells within 2 standard errors of the difference"]
+        who = "the paper's own Table 6" if reading == "paper_own_table" else f"{reading} reading"
+        out.append(f"App. D.1 trends on {who}:")
+        for t in v["trends"]:
+            out += [f"  {t['claim']}: {verdict_word(t)}", f"      why: {trend_reason(t)}"]
+    return out
+
+
 def trend_claims(trends, *, reading: str = "paper", result: str = "results/ddn/table6",
                  command: str = "python scripts/hltm.py --output_dir=results/ddn/table6",
                  check: str = "sampled estimate") -> list:
@@ -236,6 +285,45 @@ def operator_claims(record: dict, *, result: str = "results/ddn/operator",
         out.append(verdicts.claim_record(cid, "DDN", where, statement, verdict(where, parts, numbers), numbers,
                                          "autodiff", reading="docs/ddn.md", result=result, command=command))
     return out
+
+
+def operator_table(rows) -> tuple:
+    """(headers, body) of ``scripts/ddn_operator.py``'s printed table: per (loss, beta, sigma) of
+    :func:`ccdyn.deep.operator.residue_study` rows, the largest ``rel`` over layers and branches and
+    E tr V_aug f_L."""
+    worst = {}
+    for r in rows:
+        k = (r["loss"], r["beta"], r["sigma"])
+        worst[k] = max(worst.get(k, (0.0, 0.0))[0], r["rel"]), r["sigma_aug2"]
+    return (["loss", "beta", "sigma", "max rel |descent/c - OP vec W|", "E tr V_aug f_L"],
+            [[loss, f"{b:g}", f"{s:g}", f"{v:.2e}", f"{a:.2e}"] for (loss, b, s), (v, a) in worst.items()])
+
+
+def operator_table_key() -> list:
+    """The key of :func:`operator_table` (docs/ddn.md)."""
+    return report.key_lines(
+        "loss: simp = L_simp^beta = (1 + beta) r_+ - r_- (Cor. 1), nce_exact = L^{tau,exact} (Eq. 7), nce = "
+        "L_nce^tau and tri = L_tri^tau (Eq. 2, H = 1); beta: of L_simp^beta (0 for the other losses); sigma: the "
+        "views' noise, x0 + sigma * noise; max rel |descent/c - OP vec W|: over layers l and branches, "
+        "||descent/c - OP_l vec W_l|| / ||OP_l vec W_l||, the descent -dE[L]/dvec(W_l) by autodiff on the exact "
+        "population, c = 1 for the first branch (the paper's gradient) and 2 for all branches (tied weights): "
+        "rounding (~1e-16) where the paper has no residue (simp, nce_exact, every loss at sigma = 0), the residue "
+        "theta of Thm. 4 elsewhere; E tr V_aug f_L: E_x tr V_aug[f_L | x], the augmentation's spread at the output "
+        "(sigma_aug^2 of Thm. 4).")
+
+
+def digits_table_key() -> list:
+    """The key of ``scripts/ddn_digits.py``'s table (ccdyn/deep/studies/digits.py)."""
+    return report.key_lines(
+        "variant: the loss, nce = L_nce^tau (Eq. 2), nce_exact = the covariance-operator loss of Eq. 7 "
+        "(stop-gradient weights of Eq. 80), beta-0.5 and beta+0.2 = L_nce with the gradient through r_+ scaled by "
+        "1 + beta (our reading of Sec. 4.2); step t: the test accuracy (%) of a ridge linear probe on the frozen "
+        "second hidden layer after t Adam steps, mean ± std (ddof 0) over the finite seeds.")
+
+
+def record_reason(rec: dict) -> str:
+    """Why a ledger record's verdict is what it is, in one line (:func:`ccdyn.verdicts.reason`)."""
+    return verdicts.reason(rec)
 
 
 def digits_claims(record: dict, *, result: str = "results/ddn/digits",

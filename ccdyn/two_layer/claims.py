@@ -36,7 +36,7 @@ __all__ = ["verdict", "verdict_word", "check_p1", "check_relu_beats_linear", "ch
            "check_relu_lowest_chi_minus", "check_bn_helps", "check_bn_no_difference", "check_sigma_backprop_hurts",
            "check_grids",
            "claims_table", "claims_markdown", "grid_table", "summary_markdown", "TABLE1_VARIANTS", "PAPER_TABLE1",
-           "table1_cells", "table1_markdown", "table1_csv",
+           "table1_cells", "table1_table", "table1_markdown", "table1_csv",
            "check_more_steps", "steps_markdown", "mnist_claims", "mnist_scores_csv",
            "mnist_summary_table", "mnist_summary_key", "mnist_summary", "grid_claims", "mnist_ledger",
            "modulation_bounds_claims", "lemma5_general_claims", "top_layer_claims",
@@ -357,11 +357,15 @@ def _mean_std(v) -> str:
     return "-" if v is None or v[0] is None else f"{v[0]:.2f} ± {v[1]:.2f}"
 
 
-def table1_markdown(cells) -> str:
-    """Table 1 as markdown: a row per (beta, P), ours and the paper's mean ± std per variant side by side."""
+def table1_table(cells) -> tuple:
+    """(headers, rows) of Table 1: a row per (beta, P), ours and the paper's mean ± std per variant side by side."""
     headers = ["β", "P"] + [f"{name}: {who}" for _, name in TABLE1_VARIANTS for who in ("ours", "paper")]
-    return report.markdown_table(headers, [[b, p] + [_mean_std(x) for pair in pairs for x in pair]
-                                           for b, p, pairs in cells])
+    return headers, [[b, p] + [_mean_std(x) for pair in pairs for x in pair] for b, p, pairs in cells]
+
+
+def table1_markdown(cells) -> str:
+    """Table 1 as markdown (:func:`table1_table`)."""
+    return report.markdown_table(*table1_table(cells))
 
 
 def table1_csv(cells) -> tuple:

@@ -61,7 +61,9 @@ def test_two_layer_table_on_the_committed_table1(tmp_path):
     shutil.copy(RESULTS / "table1" / "results.json", tmp_path / "t")
     r = run(["--run=t"], tmp_path, "two_layer_table.py")
     assert r.returncode == 0, r.stderr
-    assert "μ bp, σ² no bp: ours" in r.stdout and r.stdout.count("±") == 16 * 8
+    table, key = r.stdout.split("\nkey: ")  # the table (in blocks of at most 120 characters), then its key
+    assert "μ bp, σ² no bp: ours" in table and table.count("±") == 16 * 8 and "χ̄₊" in key
+    assert max(len(line) for line in r.stdout.splitlines()) <= 120
     assert (tmp_path / "t" / "table1.md").read_text() == (RESULTS / "table1" / "table1.md").read_text()
     assert (tmp_path / "t" / "table1.csv").read_text() == (RESULTS / "table1" / "table1.csv").read_text()
 

@@ -72,7 +72,7 @@ def test_rows_tables_and_curves_of_a_tiny_grid(monkeypatch):
     assert token_grid.results_csv([old])[1][0][13] == ""
     headers, body = token_grid.results_table(rows)
     assert "χ̄₊" in headers and [b[-1] for b in body] == ["2/2", "1/2"]
-    key = " ".join(token_grid.results_table_key())
+    key = " ".join(" ".join(token_grid.results_table_key()).split())
     assert all(f"{h}:" in key or f"{h} (" in key for h in headers), headers  # every column has its entry
     curves = token_grid.matching_curves(rows)
     assert list(curves) == [("infonce", 1.0)] and set(curves["infonce", 1.0]) == {"relu", "linear"}

@@ -18,12 +18,12 @@ import dataclasses
 
 import numpy as np
 
-from ccdyn import grid
+from ccdyn import grid, report
 from ccdyn.data import hltm as tree_data
 from ccdyn.deep import hltm
 
 __all__ = ["TABLE6_LATENTS", "FIGURE_LATENTS", "PHASES", "Setting", "GridConfig", "run_setting", "finite_seeds",
-           "table6_rows", "op_curves", "figure_panels", "results_csv", "results_table"]
+           "table6_rows", "op_curves", "figure_panels", "results_csv", "results_table", "results_table_key"]
 
 TABLE6_LATENTS = ("s", "s0", "s1", "s101", "s0111")
 FIGURE_LATENTS = ("s0", "s1", "s010", "s1100")
@@ -170,6 +170,18 @@ def results_csv(rows) -> tuple:
 def results_table(rows) -> tuple:
     """(headers, rows) of the printed summary: NC mean ± std per phase."""
     return grid.table(rows, TABLE_COLUMNS)
+
+
+def results_table_key() -> list:
+    """The key of :func:`results_table`'s columns (one entry per column and symbol; docs/ddn.md)."""
+    return report.key_lines(
+        "reading: paper = per-sample L_nce (Eq. 2, H = 1) with rho > 0; authors = the authors' batch sigmoid loss "
+        "with random signs of rho; nce_random_sign = per-sample L_nce with random signs of rho; L: tree depth; "
+        "|N_mu|: nodes per latent; delta_lower: polarities rho ~ U[delta_lower, 1] (Eq. 14); latent: z_mu in heap "
+        "order (s the root, s0 and s1 its children, s0111 a bottom latent at L = 5); init, epoch1, converged: "
+        "NC_mu = max over the latent's nodes j of |Pearson(z_mu, pre-activation of j)| on fixed evaluation samples, "
+        "mean ± std (ddof 0) over the finite seeds, before training, after epoch 1 and after the last epoch "
+        "(Table 6's three phases).")
 
 
 def figure_panels(records, reading: str = "paper", key: str = "op") -> dict:

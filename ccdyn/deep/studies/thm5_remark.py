@@ -11,7 +11,7 @@ import dataclasses
 from ccdyn import report
 from ccdyn.deep import lucky
 
-__all__ = ["Thm5RemarkConfig", "run", "markdown", "COLUMNS"]
+__all__ = ["Thm5RemarkConfig", "run", "markdown", "table_key", "COLUMNS"]
 
 COLUMNS = ("quantity", "value", "paper")
 
@@ -53,3 +53,17 @@ def run(cfg: Thm5RemarkConfig) -> dict:
 def markdown(record: dict) -> str:
     """``thm5_remark.md``: every recomputed number beside the paper's."""
     return report.markdown_table(COLUMNS, record["rows"]) + "\n"
+
+
+def table_key() -> list:
+    """The key of the quantities table (:data:`COLUMNS`, the rows of :func:`run`; :mod:`ccdyn.deep.lucky`)."""
+    return report.key_lines(
+        "quantity: polarity_threshold: the smallest rho with Eq. 130's bracket >= 0; r_hat_exact, r_hat_bounds: "
+        "R_hat of Eq. 121 with the exact Mills ratio and with its lower / upper bounds of Eq. 124; "
+        "eq128_range_per_ln_inv_eta: Eq. 128's |N_mu| per unit ln(1/eta) with those two bounds (the paper's range), "
+        "eq128_exact_mills with the exact ratio, eq128_corrected_*: the same with Eq. 114's exponent "
+        "c / 2(1 - gamma^2) for Eq. 128's c / 2; p_event_exact: P(y+ >= sqrt c, y- >= 0) by quadrature; "
+        "p_lower_bound_eq123, p_lower_bound_corrected: Eq. 123's bound on it as printed and corrected; "
+        "width_exact_per_ln_inv_eta: the |N_mu| the exact probability needs; ratio_of_range_ends: upper / lower "
+        "end of the range (no eta changes it), paper_ratio_of_range_ends: the printed 1467 / 1099; value: ours; "
+        "paper: the printed number, -: none printed.")

@@ -47,7 +47,7 @@ from ccdyn.one_layer.figures import orbit_basins_figure, rotation_augmentation_f
 from ccdyn.one_layer.engine import Dynamics
 
 __all__ = ["AugmentationConfig", "run", "shift_data", "engine_config", "row_engine_config", "rotation_rows",
-           "shift_rows", "markdown", "figures", "ROUNDING"]
+           "shift_rows", "rotation_key", "shift_key", "markdown", "figures", "ROUNDING"]
 
 UNIFORM = pairwise.get_pairwise("uniform")
 ROUNDING = 1e-14  # a relative range of E below this is float64 rounding, not quadrature ripple
@@ -399,6 +399,33 @@ def rotation_rows(per_act: dict) -> tuple:
                             f"{b['n_peaks_reached']}/{g['n_prominent']}", f"{b['peak_mass']:.4f}",
                             f"{b['n_ripple_optima']} ({b['ripple_mass']:.4f})"] if b else ["-"] * 5))
     return head, body
+
+
+def rotation_key(config: AugmentationConfig) -> list:
+    """The key of :func:`rotation_rows`' table."""
+    return report.key_lines(
+        "act: the activation; a (π): views R(t) x0 with t ~ U[-a pi, a pi] (0: no augmentation, 1: the whole "
+        "circle); V: quadrature angles of t; strict maxima: local maxima of E(theta) on the float64 grid; "
+        f"prominent maxima: those with prominence >= {config.min_prominence:g} of max |E| without augmentation "
+        "(the others are ripple of the finite quadrature); smallest prominent, largest ripple: their prominences "
+        "(relative), the gap between the two; range of E: (max E - min E) / max |E without augmentation|; "
+        "converged ... ripple optima (mass), the basins engine (flow): converged: inits that converged; optima "
+        "(stable): its optima (certified stable); peaks reached: prominent maxima with an engine optimum on their "
+        "summit / prominent maxima; mass on peaks: the share of inits in their basins; ripple optima (mass): "
+        "optima on no summit and their basins' share; -: not run.")
+
+
+def shift_key() -> list:
+    """The key of :func:`shift_rows`' table (:func:`ccdyn.one_layer.symmetry.orbit_summary`)."""
+    return report.key_lines(
+        "setting: none, or cyclic shifts by |s| <= r; views: views per sample; orbit: the index of a shift orbit "
+        "of optima; size: its optima; d / #stab: the size a full orbit has (d over its stabilizer); complete: "
+        "size = d / #stab; energy: the orbit's mean E; rel. spread: (max - min) E / |mean E| over its members; "
+        "all stable: every member certified stable; basin mass: the share of inits in the orbit's basins; "
+        "fractions (min–max): its members' basins; CIs cover mean: members whose 95% Wilson interval covers the "
+        "orbit's mean fraction; CIs overlap: all those intervals share a point; chi² p: the p-value of equal "
+        "counts (chi-square); closest pattern (shift, cos): the planted pattern and cyclic shift nearest its "
+        "first member, and their cosine.")
 
 
 def shift_rows(records: list) -> tuple:

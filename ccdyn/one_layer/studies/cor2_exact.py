@@ -26,7 +26,7 @@ from ccdyn import report
 from ccdyn.data.registry import DataSpec, build_dataset
 from ccdyn.one_layer import mixture_exact
 
-__all__ = ["Cor2ExactConfig", "run", "markdown", "table", "COLUMNS"]
+__all__ = ["Cor2ExactConfig", "run", "markdown", "table", "table_key", "COLUMNS"]
 
 COLUMNS = ("w", "alpha", "tau", "z0", "E_h", "E_phi0_h", "ratio_exact", "ratio_sampled", "rho_exact",
            "rho_sampled", "rel_err_vector", "r_uniform", "r_gaussian")
@@ -115,6 +115,19 @@ def run(cfg: Cor2ExactConfig, log=None) -> dict:
         log(f"  {name}: done ({time.time() - t0:.1f} s)")
     return {"config": dataclasses.asdict(cfg), "means": means.tolist(), "rows": rows,
             "tables": {"rows": table_rows}}
+
+
+def table_key() -> list:
+    """The key of :func:`table`'s columns."""
+    return report.key_lines(
+        "w: the direction (u_m / ||u_m||: a pattern; random_k: a seeded random unit vector); alpha, tau: uniform, "
+        "or Gaussian with that tau (Cor. 2); z0 = E[phi0]; E_h, E_phi0_h: E[h] and E[phi0 h] on the mixture, h "
+        "the ReLU output; ratio_exact = E_phi0_h / E_h, the closed-form rho_g / rho_u (<= z0); ratio_sampled: "
+        "the same from the sampled finite difference; rho_exact, rho_sampled: the roughness rho(w) in closed "
+        "form and by the Richardson-extrapolated finite difference of Eq. 3's pairwise sum; rel_err_vector: "
+        "|sampled - exact| / |exact| of the first-order change (A(v) - A(w)) w / |v - w|; r_uniform: r(w, "
+        "alpha_u) of Eq. 95, the largest density on the plane; r_gaussian = z0 r_uniform (Cor. 2, Eq. 97-99); "
+        "-: does not apply.")
 
 
 def table(record: dict) -> str:

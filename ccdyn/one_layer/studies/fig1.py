@@ -81,10 +81,9 @@ def table(record: dict) -> str:
 
 def table_key(n_steps: int) -> list:
     """The key of :func:`table`'s columns, for a run of ``n_steps`` power-iteration steps."""
-    return [f"key: ortho_eps: ||U^T U - I||_2 of the basis; converged: starts w(0) = u_m whose move ||w(t+1) - w(t)|| "
-            f"fell below {CONVERGED_TOL:g} within {n_steps} steps;",
-            "     steps: the first such step (range over the converged starts, 1: u_m is already a fixed point); "
-            "min cos(w*, u_m): the",
-            "     smallest cosine of an end point with its start; stable optima: end points certified stable "
-            "(float64); starts: M;",
-            "     last move: the largest ||w(t+1) - w(t)|| of the last step."]
+    return report.key_lines(
+        f"ortho_eps: ||U^T U - I||_2 of the basis; converged: starts w(0) = u_m whose move ||w(t+1) - w(t)|| fell "
+        f"below {CONVERGED_TOL:g} within {n_steps} steps; steps: the first such step (range over the converged "
+        "starts, 1: u_m is already a fixed point); min cos(w*, u_m): the smallest cosine of an end point with its "
+        "start; stable optima: end points certified stable (float64); starts: M; last move: the largest "
+        "||w(t+1) - w(t)|| of the last step.")

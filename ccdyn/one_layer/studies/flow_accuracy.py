@@ -17,11 +17,13 @@ import dataclasses
 import jax.numpy as jnp
 import numpy as np
 
+from ccdyn import report
 from ccdyn.data.registry import DataSpec, build_dataset
 from ccdyn.one_layer import basins, claims, exact2d
 from ccdyn.one_layer.engine import Status
 
-__all__ = ["random_angles", "random_cloud", "exact_2d_set", "exact_2d", "rtol_pairs", "SET_COLUMNS", "PAIR_COLUMNS"]
+__all__ = ["random_angles", "random_cloud", "exact_2d_set", "exact_2d", "rtol_pairs", "SET_COLUMNS", "PAIR_COLUMNS",
+           "table_key"]
 
 SET_COLUMNS = ("set_seed", "n_points", "maxima", "required", "found_required", "max_abs_error", "worst_over_bound",
                "mean_steps", "ok")
@@ -127,3 +129,20 @@ def rtol_pairs(base: basins.BasinsConfig, rtols, *, ds64=None, min_fraction: flo
     record = {f"{r:g}": {"rows": v["analysis"]["rows"], "status_counts": v["analysis"]["status_counts"],
                   "mean_steps": float(np.mean(v["steps"])), "run_s": v["run_s"]} for r, v in runs.items()}
     return {"runs": record, "table": table, "check": check}
+
+
+def table_key(check: str) -> list:
+    """The key of the printed table of ``check`` ("exact_2d": :data:`SET_COLUMNS`, else :data:`PAIR_COLUMNS`)."""
+    if check == "exact_2d":
+        return report.key_lines(
+            "set_seed: the seed of the random 2-D point set; n_points: its points; maxima: maxima of E on the "
+            "circle (exact basins: the arcs between neighbouring minima); required: those with exact basin >= "
+            "min_fraction; found_required: how many of them the pipeline found; max_abs_error: the largest |found "
+            "fraction - exact basin|; worst_over_bound: the largest error / max(0.01, 4 sigma), <= 1 passes; "
+            "mean_steps: attempted flow steps per init; ok: the set passes.")
+    return report.key_lines(
+        "rtol, rtol_next: the two flow_rtol compared on the same inits; optima: optima with fraction >= "
+        "min_fraction in either run; outside_interval: those whose fraction lies outside the other run's 95% "
+        "Wilson interval; max_abs_diff: the largest difference of their fractions; moved_inits: the share of inits "
+        "that end at a different optimum; mean_steps, mean_steps_next: attempted flow steps per init at each "
+        "rtol; ok: no optimum outside.")

@@ -107,9 +107,8 @@ def table(record: dict) -> str:
 
 def table_key(n_grid: int) -> list:
     """The key of :func:`table`'s columns, for a grid of ``n_grid`` angles."""
-    return [f"key: maxima: local maxima of E_alpha(theta) (Eq. 3) over w = (cos theta, sin theta), found on {n_grid} "
-            "grid angles and refined;",
-            "     smooth: those off every kink, smooth critical points of the flow; on kink: those on a kink theta = "
-            "(angle of a",
-            "     data point or view) +- pi/2, where E is not differentiable (ReLU, LeakyReLU); theta/pi of maxima: "
-            "their angles."]
+    return report.key_lines(
+        f"maxima: local maxima of E_alpha(theta) (Eq. 3) over w = (cos theta, sin theta), found on {n_grid} grid "
+        "angles and refined; smooth: those off every kink, smooth critical points of the flow; on kink: those on a "
+        "kink theta = (angle of a data point or view) +- pi/2, where E is not differentiable (ReLU, LeakyReLU); "
+        "theta/pi of maxima: their angles.")

@@ -170,10 +170,22 @@ def run(cfg: RoughnessConfig, runs, log=None) -> dict:
 def table(record: dict) -> str:
     """The per-run table, then the same-points comparison (if any)."""
     t = record["tables"]
-    parts = [report.format_table(RUN_COLUMNS, t["runs"])]
+    parts = [report.format_table(RUN_COLUMNS, t["runs"]), *report.key_lines(RUN_KEY)]
     if t["compare"]:
-        parts += ["", report.format_table(COMPARE_COLUMNS, t["compare"])]
+        parts += ["", report.format_table(COMPARE_COLUMNS, t["compare"]), *report.key_lines(COMPARE_KEY)]
     return "\n".join(parts)
+
+
+RUN_KEY = ("run: the basins run; alpha, tau: its pairwise weight; optima: its optima measured; resolved: those whose "
+           "roughness has a resolved radius (enough data points cross the ReLU plane, or an exact population); "
+           "thm1_holds: optima with lambda_gap > rho (Thm. 1's condition); fd_stable: optima stable by the "
+           "finite-difference flow Jacobian at that radius; thm1_and_not_stable: Thm. 1's condition without "
+           "stability (a counterexample); median_rho, median_gap, median_rho_over_gap: medians over the optima of "
+           "rho(w*), lambda_gap and their ratio; mass_fd_stable_on_patterns: the share of inits in the basins of "
+           "fd-stable optima near a planted pattern; median_z0: the median z0(alpha_g) of Cor. 2.")
+COMPARE_KEY = ("alpha, tau: the pairwise weight at which the first run's optima are measured again (Cor. 2 at fixed "
+               "points); median_z0, median_rho, median_gap, median_rho_over_gap: medians over those optima; "
+               "median_rho_ratio_to_uniform: the median of rho under this alpha over rho under uniform alpha.")
 
 
 def markdown(record: dict) -> str:

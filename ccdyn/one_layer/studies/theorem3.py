@@ -101,9 +101,19 @@ def run(cfg: Theorem3Config, log=None) -> dict:
             "tables": {"starts": [_start_row(r) for r in starts], "summary": summary}}
 
 
+SUMMARY_KEY = (
+    "ortho_eps: ||U^T U - I||_2 of the basis; angle_deg: each start w(0) is u_m turned by this angle; starts: one "
+    "per pattern u_m started from; certified: starts with a gamma < 1 that Eq. 11 certifies on B_gamma (sup "
+    "omega <= gamma, Def. 4, sampled); certified_and_all_claims_hold: of those, w(t) stayed in B_gamma, c_t rose, "
+    "1 - c_t <= gamma^t (1 - c_0) and it converged (Lemma 11); converged: starts whose power iteration converged; "
+    "uncertified_but_converged: converged without a certificate (Thm. 3's condition is sufficient, not "
+    "necessary); median_c0: the median cosine c_0 of w(0) with its pattern.")
+
+
 def table(record: dict) -> str:
-    """The summary table (one row per eps and angle)."""
-    return report.format_table(SUMMARY_COLUMNS, record["tables"]["summary"])
+    """The summary table (one row per eps and angle), with its key."""
+    return "\n".join([report.format_table(SUMMARY_COLUMNS, record["tables"]["summary"]),
+                      *report.key_lines(SUMMARY_KEY)])
 
 
 def markdown(record: dict) -> str:

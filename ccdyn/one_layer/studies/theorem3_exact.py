@@ -111,9 +111,20 @@ def run(cfg: Theorem3ExactConfig, log=None) -> dict:
                                   for s in starts], "summary": summary}}
 
 
+SUMMARY_KEY = (
+    "ortho_eps: ||U^T U - I||_2 of the basis; angle_deg: each start w(0) is u_m turned by this angle; starts: one "
+    "per pattern u_m started from; certified_exact: starts with a gamma < 1 that Eq. 11 certifies exactly on the "
+    "activation regions (no data hyperplane meets B_gamma); exact_and_all_claims_hold: of those, w(t) stayed in "
+    "B_gamma, c_t rose, 1 - c_t <= gamma^t (1 - c_0) and it converged (Lemma 11); certified_sampled: starts the "
+    "64-point sampled certificate passes; sampled_with_planes_in_cap: starts whose sampled cap a data hyperplane "
+    "crosses (A jumps inside it, which the 64 samples may miss); converged: starts whose power iteration "
+    "converged.")
+
+
 def table(record: dict) -> str:
-    """The summary table (one row per eps and angle)."""
-    return report.format_table(SUMMARY_COLUMNS, record["tables"]["summary"])
+    """The summary table (one row per eps and angle), with its key."""
+    return "\n".join([report.format_table(SUMMARY_COLUMNS, record["tables"]["summary"]),
+                      *report.key_lines(SUMMARY_KEY)])
 
 
 def markdown(record: dict) -> str:

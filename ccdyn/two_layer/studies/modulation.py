@@ -253,18 +253,16 @@ def cor3_table(c3, checkpoints) -> tuple:
 
 # The keys of the printed thm6 and cor3 tables (their columns, one entry each).
 TABLE_KEYS = {
-    "thm6.md": ["key: c: what is added to b_0; b₀: b + c (every other b_l = b); → u₀: the share of the random "
-                "unit starts whose flow ends",
-                "     on u_0; 95% interval: its Wilson interval; → other u_l: ends on another pattern; negative "
-                "orthant: ends with every",
-                "     coordinate < 0; unsettled: neither at the end of the run; t* predictor right: among the starts "
-                "that end on a pattern,",
-                "     the share whose first blow-up time t* (Thm. 6, Eq. 150) names that pattern."],
-    "cor3.md": ["key: RF scale: the factor on the RF's inputs; d_k, d_k^bn: the RF's d_k of Lemma 5 (Eq. 134-137) "
-                "without and with BatchNorm",
-                "     (Eq. 175-177); initial speed: |dw_k/dt| of the Eq. 15 flow at the start; angle moved by step t: "
-                "the angle between w_k(t)",
-                "     and w_k(0)."]}
+    "thm6.md": report.key_lines(
+        "c: what is added to b_0; b₀: b + c (every other b_l = b); → u₀: the share of the random unit starts "
+        "whose flow ends on u_0; 95% interval: its Wilson interval; → other u_l: ends on another pattern; "
+        "negative orthant: ends with every coordinate < 0; unsettled: neither at the end of the run; t* "
+        "predictor right: among the starts that end on a pattern, the share whose first blow-up time t* "
+        "(Thm. 6, Eq. 150) names that pattern."),
+    "cor3.md": report.key_lines(
+        "RF scale: the factor on the RF's inputs; d_k, d_k^bn: the RF's d_k of Lemma 5 (Eq. 134-137) without "
+        "and with BatchNorm (Eq. 175-177); initial speed: |dw_k/dt| of the Eq. 15 flow at the start; angle "
+        "moved by step t: the angle between w_k(t) and w_k(0).")}
 
 
 def markdown(record) -> dict:

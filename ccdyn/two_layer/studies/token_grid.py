@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ccdyn import activations, compiling, grid
+from ccdyn import activations, compiling, grid, report
 from ccdyn.two_layer import metrics
 from ccdyn.two_layer import network as net_lib
 from ccdyn.data import tokens
@@ -335,15 +335,13 @@ def results_table(rows) -> tuple:
 
 def results_table_key() -> list:
     """The key of :func:`results_table`'s columns (one entry per column and symbol)."""
-    return ["key: loss: the contrastive loss; act: the filters' activation; bn: the BatchNorm variant (Def. 5); ζ: the "
-            "embeddings' norm non-uniformity;",
-            "     P: candidate tokens per position; β: filters per candidate, M = β P filters per RF; χ̄₊: over RFs "
-            "and relevant tokens, the mean",
-            "     of a token's best cosine with a filter (|cos| for odd activations; docs/two_layer_readings.md); χ̄₋: "
-            "the same over irrelevant",
-            "     tokens; both mean ± std over the finite seeds; χ̄₊/χ̄₋ at init: the same for the untrained filters "
-            "(chance level);",
-            "     finite: seeds that stayed finite / seeds."]
+    return report.key_lines(
+        "loss: the contrastive loss; act: the filters' activation; bn: the BatchNorm variant (Def. 5); ζ: the "
+        "embeddings' norm non-uniformity; P: candidate tokens per position; β: filters per candidate, M = β P "
+        "filters per RF; χ̄₊: over RFs and relevant tokens, the mean of a token's best cosine with a filter (|cos| "
+        "for odd activations; docs/two_layer_readings.md); χ̄₋: the same over irrelevant tokens; both mean ± std "
+        "over the finite seeds; χ̄₊/χ̄₋ at init: the same for the untrained filters (chance level); finite: seeds "
+        "that stayed finite / seeds.")
 
 
 def matching_curves(rows) -> dict:

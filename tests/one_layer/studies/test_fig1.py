@@ -21,7 +21,7 @@ def test_power_iteration_from_the_patterns():
     assert lines[0].split()[:3] == ["ortho_eps", "converged", "steps"] and len(lines) == 4
     assert lines[2].split()[:6] == ["0", "6", "1", "1.0000", "6", "6"]
     assert lines[3].split()[:6] == ["0.1", str(int(np.sum(np.any(moves < 1e-12, axis=1)))), span, "0.9994", "6", "6"]
-    key = " ".join(fig1.table_key(40))
+    key = " ".join(" ".join(fig1.table_key(40)).split())  # (wrapped lines: their indent is not part of the text)
     assert all(c + ":" in key for c in fig1.TABLE_COLUMNS) and "within 40 steps" in key
 
 
