@@ -46,12 +46,7 @@ flags.mark_flag_as_required("output_dir")
 flags.register_multi_flags_validator(["min_points", "max_points"], lambda f: f["min_points"] <= f["max_points"],
                                      "--min_points must be <= --max_points")
 RADII, STATUSES = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2), ("converged", "circling_kink", "kink_limit", "not_converged")
-COLUMNS = ("set_seed", "n", "d", "converged", "endpoint_clusters", "optima", "stable", "smooth", "kink_kkt",
-           "stable_mass", "max_kink_rank", "worst_stable_rise", "min_r_geo", "stable: strict / narrow / probe only / "
-           "not a max", "unstable_that_probe_as_max", "analyze_s", "run_s")
-METHOD_COLUMNS = ("set", "n", "d", "method", "converged", "circling a kink", "too many kinks", "not converged",
-                  "optima (seen once)", "top 5 hold", "max residual", "min (E(end) - E(start)) / max E",
-                  "steps per init", "run s")
+COLUMNS, METHOD_COLUMNS = kink_probe.SET_COLUMNS, kink_probe.METHOD_COLUMNS
 
 
 def method_row(res, pot, e0, cluster_tol, wall):
@@ -141,7 +136,8 @@ def main(_argv):
                                             "worst_stable_probe_rise": worst, "judgements": counts,
                                             "verdict": verdict, "sets": sets})
     path = cli.finish(run)
-    print(report.format_table(METHOD_COLUMNS, mrows) + "\n\n" + report.format_table(COLUMNS, rows))
+    print("\n".join([report.format_table(METHOD_COLUMNS, mrows), *report.key_lines(kink_probe.METHODS_KEY), "",
+                     report.format_table(COLUMNS, rows), *report.key_lines(kink_probe.SETS_KEY)]))
     print(f"\nno optimum labelled stable is 'not a max' by the numpy probe and r_geo: {verdict} ({counts}); "
           f"wrote {path} ({time.time() - t0:.1f} s)")
 

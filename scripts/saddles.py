@@ -96,7 +96,7 @@ def _along(cfg, t0, continuation: str, output_dir, pid, n_proc):
                                                                           "reaches", "saddle")} for p in rr["pairs"]])
     io.write_json(run.path / "along.json", {**cli.with_run_record("scripts/saddles.py", out, num_processes=n_proc), "wall_s": time.time() - t0})
     path = cli.finish(run)
-    print(report.format_table(saddles.ALONG_COLUMNS, saddles.along_rows(out)))
+    print("\n".join([report.format_table(saddles.ALONG_COLUMNS, saddles.along_rows(out)), *report.key_lines(saddles.ALONG_KEY)]))
     print(f"\nwrote {path}/along.json, along.csv, along.png ({time.time() - t0:.1f} s)")
 
 

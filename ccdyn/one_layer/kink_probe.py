@@ -44,11 +44,29 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["C3", "potential", "probe_rises", "extent", "judge", "count_judgements", "JUDGEMENTS"]
+__all__ = ["C3", "potential", "probe_rises", "extent", "judge", "count_judgements", "JUDGEMENTS", "SET_COLUMNS",
+           "METHOD_COLUMNS", "METHODS_KEY", "SETS_KEY"]
 
 _V0 = np.sqrt(3.0 - np.sqrt(6.0))
 C3 = float(abs(_V0 ** 3 - 3 * _V0) * np.exp(-_V0 ** 2 / 2))  # max_v |v^3 - 3 v| exp(-v^2 / 2)
 JUDGEMENTS = ("strict max", "narrow max", "max by the probe only", "not a max")
+# scripts/kink_check.py's two tables (sets.csv, methods.md) and their keys
+SET_COLUMNS = ("set_seed", "n", "d", "converged", "endpoint_clusters", "optima", "stable", "smooth", "kink_kkt",
+               "stable_mass", "max_kink_rank", "worst_stable_rise", "min_r_geo", "stable: strict / narrow / probe only "
+               "/ not a max", "unstable_that_probe_as_max", "analyze_s", "run_s")
+METHOD_COLUMNS = ("set", "n", "d", "method", "converged", "circling a kink", "too many kinks", "not converged",
+                  "optima (seen once)", "top 5 hold", "max residual", "min (E(end) - E(start)) / max E",
+                  "steps per init", "run s")
+METHODS_KEY = ("per set and method, the inits by status (too many kinks: kink_limit); optima (seen once): raw "
+               "endpoint clusters and those holding one init; top 5 hold: the share of the 5 largest; max residual: "
+               "the largest sliding residual of a converged init; min (E(end) - E(start)) / max E: < 0 only if some "
+               "init ends lower than it started; steps per init: attempted steps, mean; run s: seconds")
+SETS_KEY = ("per set: n points in d dimensions; endpoint_clusters before refinement; optima after it, stable (by a "
+            "certificate: smooth or kink_kkt), stable_mass: their share of the inits; max_kink_rank: most hyperplanes "
+            "an optimum sits on; worst_stable_rise: the probe's largest rise of E over the stable optima (< 0: none "
+            "rises); min_r_geo: the smallest radius (rad) within which the kinks' geometry proves a stable optimum a "
+            "strict maximum; the judgements of the stable optima (JUDGEMENTS); unstable_that_probe_as_max: optima "
+            "not certified whose probe finds no rise; analyze_s, run_s: seconds")
 
 
 def potential(x, p, W, tau=None):

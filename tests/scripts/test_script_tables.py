@@ -125,8 +125,7 @@ def probe_data():
     shutil.rmtree(d, ignore_errors=True)
 
 
-# Tables still without a key (issue #25): kink_check's two tables, saddles' pair and along tables.
-NO_KEY_YET = ("kink_check", "saddles")
+NO_KEY_YET = ()  # scripts whose tables have no key yet (issue #25): none
 
 
 @pytest.mark.slow

@@ -24,7 +24,7 @@ from ccdyn.one_layer import engine, saddles
 from ccdyn.one_layer.basins import BasinsConfig
 from ccdyn.one_layer.studies import continuation as continuation_study
 
-__all__ = ["SaddlesConfig", "MAX_IMAGES", "MAX_STEPS", "MAX_TOUCH_INITS", "MAX_PAIRS", "TABLE_WIDTH", "optima_of", "touching", "components", "compare", "run", "table", "pair_rows", "PAIR_COLUMNS", "along", "ALONG_COLUMNS",
+__all__ = ["SaddlesConfig", "MAX_IMAGES", "MAX_STEPS", "MAX_TOUCH_INITS", "MAX_PAIRS", "TABLE_WIDTH", "optima_of", "touching", "components", "compare", "run", "table", "pair_rows", "PAIR_COLUMNS", "along", "ALONG_COLUMNS", "ALONG_KEY",
            "along_rows"]
 
 
@@ -335,6 +335,10 @@ def along(cfg: SaddlesConfig, record: dict, *, log=None, mesh=None) -> dict:
 
 ALONG_COLUMNS = ["value", "optima", "pairs", "certified", "pairs joined", "barrier min", "barrier median",
                  "barrier max", "not certified because"]
+ALONG_KEY = ("per value of the continuation's parameter: optima (basin >= --min_fraction) and the pairs searched, "
+             "certified: saddles with a certificate, pairs joined: pairs the graph joins below the top, barrier "
+             "min / median / max: E_i - E(saddle) over the certified saddles (in the flow's potential for Gaussian "
+             "alpha); not certified because: the reasons of the others (saddles.json)")
 
 
 def along_rows(rec: dict) -> list:
