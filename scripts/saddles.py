@@ -72,17 +72,17 @@ def _mesh():
     return parallel.device_mesh() if jax.device_count() > 1 else None
 
 
-def _open(pid, n_proc, path, config, outputs):
+def _open(pid, n_proc, path, config, outputs, overwrite):
     """The run directory, opened by process 0 alone (None on the others); every process checks the config."""
     return cli.open_run_of_process_0(pid, n_proc, path, config, script="scripts/saddles.py", outputs=outputs,
-                                     overwrite=FLAGS.overwrite, can_resume=False)[0]
+                                     overwrite=overwrite, can_resume=False)[0]
 
 
-def _along(cfg, t0, continuation: str, output_dir, pid, n_proc):
+def _along(cfg, t0, continuation: str, output_dir, pid, n_proc, overwrite):
     rec = cli.read_run_json(Path(continuation) / "continuation.json", script="scripts/continuation.py",
                             flag="--continuation", keys=("config", "runs"))
     run = _open(pid, n_proc, output_dir or str(Path(continuation) / "saddles"),
-                {**dataclasses.asdict(cfg), "continuation": str(continuation)}, ALONG_OUTPUTS)
+                {**dataclasses.asdict(cfg), "continuation": str(continuation)}, ALONG_OUTPUTS, overwrite)
     out = cli.or_fail(saddles.along, cfg, rec, log=cli.log if pid == 0 else None, mesh=_mesh())
     if run is None:  # another process: its share of every pair computed, nothing written
         return
@@ -109,7 +109,7 @@ def main(argv):
                                 match_tol=FLAGS.match_tol, pairs=FLAGS.pairs, touch_inits=FLAGS.touch_inits,
                                 touch_angle=FLAGS.touch_angle, check_all=FLAGS.check_all, max_pairs=FLAGS.max_pairs)
     if FLAGS.continuation:
-        return _along(cfg, t0, FLAGS.continuation, FLAGS.output_dir, pid, n_proc)
+        return _along(cfg, t0, FLAGS.continuation, FLAGS.output_dir, pid, n_proc, FLAGS.overwrite)
     summary = cli.read_run_json(Path(FLAGS.run) / "summary.json", script="scripts/basins.py", flag="--run",
                                 keys={"config": dict, "optima": list})
     if not all(isinstance(r, dict) and isinstance(r.get("fraction"), (int, float)) for r in summary["optima"]):
@@ -122,7 +122,7 @@ def main(argv):
         cli.fail(f"--max_pairs: {k} optima make {k * (k - 1) // 2} pairs, more than {FLAGS.max_pairs}; raise "
                  "--min_fraction or --max_pairs")
     out_name = FLAGS.output_dir or str(Path(FLAGS.run) / "saddles")
-    run = _open(pid, n_proc, out_name, {**dataclasses.asdict(cfg), "run": str(FLAGS.run)}, OUTPUTS)
+    run = _open(pid, n_proc, out_name, {**dataclasses.asdict(cfg), "run": str(FLAGS.run)}, OUTPUTS, FLAGS.overwrite)
     record = cli.or_fail(saddles.run, cfg, summary, log=cli.log if pid == 0 else None, mesh=_mesh())
     if run is None:
         return
