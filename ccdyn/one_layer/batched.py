@@ -126,7 +126,8 @@ class ValuesRunner:
         """Inits start .. start+count-1 at every value to a stop; numpy arrays (count, V, ...).
 
         ``on_block(n_running, max_steps_taken)`` as :meth:`ccdyn.one_layer.engine.ChunkRunner.run`
-        (``n_running`` summed over the values)."""
+        (``n_running``: the inits with at least one value still running; it was the rows summed over the
+        values, which made the progress line's inits done negative)."""
         V, per = self.values, -(-count // self.tile) * self.tile  # rows of one value in the first layout
         W = parallel.init_weights(key, start, per, self.dim, dtype)  # the same inits at every value
         st = engine.initial_state(jnp.tile(W, (V, 1)), self.dyn)
@@ -148,8 +149,8 @@ class ValuesRunner:
             st, vidx_dev = self._block(self.ds, (st, vidx_dev))
             status, steps = parallel.to_host((st.status, st.steps))
             running = (status == int(Status.RUNNING)) & (steps < self.dyn.max_steps) & (rows < total)
-            if on_block is not None:
-                on_block(int(np.sum(running)), int(steps.max()))
+            if on_block is not None:  # the inits with a value still running (collect counts inits, not rows)
+                on_block(int(np.unique(rows[running] % per).size), int(steps.max()))
             keep = [np.flatnonzero(running & (vidx == v)) for v in range(V)]
             n_run = int(running.sum())
             sel, live, new_vidx = self._layout(keep, 0) if n_run else (None, None, None)

@@ -21,7 +21,10 @@ def test_values_runner_equals_one_chunk_runner_per_value():
     dyn = engine.Dynamics(method="power", max_steps=200, block=10)
     sets = [build_dataset(DataSpec(d=5, m=5, ortho_eps=e), jnp.float64).astype(jnp.float32) for e in (0.0, 0.6)]
     key = jax.random.PRNGKey(3)
-    out = engine.collect(batched.ValuesRunner(sets, RELU, UNIFORM, dyn, tile=32), key, 120, 64, jnp.float32)
+    seen = []  # the progress calls: inits done never negative nor past the total (they counted rows x values)
+    out = engine.collect(batched.ValuesRunner(sets, RELU, UNIFORM, dyn, tile=32), key, 120, 64, jnp.float32,
+                         progress=lambda done, total, running, _: seen.append((done, total, running)))
+    assert seen and all(0 <= done <= total == 120 and 0 <= running <= 64 for done, total, running in seen), seen
     assert out["w"].shape == (120, 2, 5) and out["status"].shape == (120, 2)
     steps = []
     for v, ds in enumerate(sets):
