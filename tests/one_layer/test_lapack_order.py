@@ -1,0 +1,75 @@
+"""Every pair of LAPACK custom calls in one compiled HLO computation of the float64 refinements is ordered
+by a data dependence: two independent batched eigh / eig calls can run at once on XLA's CPU pool and wait on
+each other forever (DEVELOPERS.md, "Batched LAPACK calls"; ``kinks._after``)."""
+
+import re
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from ccdyn import activations, pairwise
+from ccdyn.data.registry import DataSpec, build_dataset
+from ccdyn.one_layer import kinks, saddles
+
+
+def unordered_lapack_calls(hlo: str) -> list:
+    """(computation, call a, call b) for every two LAPACK custom calls of one computation of the compiled
+    ``hlo`` text of which neither reaches the other through its operands."""
+    comps, cur = {}, None
+    for line in hlo.split("\n"):
+        if (line.startswith("%") or line.startswith("ENTRY")) and line.rstrip().endswith("{"):
+            cur = line.split()[0]
+            comps[cur] = []
+        elif cur and line.strip() == "}":
+            cur = None
+        elif cur:
+            comps[cur].append(line)
+    bad = []
+    for comp, body in comps.items():
+        operands, calls = {}, []
+        for line in body:
+            m = re.match(r"\s*(?:ROOT )?(%[\w.\-]+) = .*?\((.*)", line)
+            if m:
+                operands[m.group(1)] = set(re.findall(r"%[\w.\-]+", m.group(2).split("metadata=")[0])) - {m.group(1)}
+                if 'custom_call_target="lapack_' in line:
+                    calls.append(m.group(1))
+
+        def ancestors(name):
+            seen, todo = set(), [name]
+            while todo:
+                for o in operands.get(todo.pop(), ()):
+                    if o not in seen:
+                        seen.add(o)
+                        todo.append(o)
+            return seen
+
+        up = {c: ancestors(c) for c in calls}
+        bad += [(comp, a, b) for i, a in enumerate(calls) for b in calls[i + 1:] if a not in up[b] and b not in up[a]]
+    return bad
+
+
+def test_the_reader_finds_independent_calls():
+    hlo = """%body (p: f64[2]) -> f64[2] {
+  %a = f64[2] custom-call(%p), custom_call_target="lapack_dsyevd_ffi"
+  %b = f64[2] custom-call(%p), custom_call_target="lapack_dsyevd_ffi"
+  %c = f64[2] custom-call(%a), custom_call_target="lapack_dsyevd_ffi"
+}"""
+    assert unordered_lapack_calls(hlo) == [("%body", "%a", "%b"), ("%body", "%b", "%c")]
+
+
+@pytest.mark.parametrize("kind", ["uniform", pytest.param("gaussian", marks=pytest.mark.slow)])
+def test_refinements_order_every_lapack_call(kind):
+    """kinks.refine and the saddles' kink refinement on the default data (1024 views: the multipliers take
+    their two-eigh branch)."""
+    ds = build_dataset(DataSpec(), jnp.float64)
+    act, pw = activations.get_activation("relu"), pairwise.get_pairwise(kind)
+    W = jnp.ones((3, ds.dim)) / ds.dim ** 0.5
+    fns = {"kinks.refine": lambda d, w: kinks.refine(d, act, pw, w),
+           "saddles._refine_kinks": lambda d, w: saddles._refine_kinks(
+               d, act, pw, w, n_near=6, n_fixed=1, cand_tol=1e-2, z_tol=1e-12, lam_tol=1e-9, rank_tol=1e-10,
+               span_tol=1e-8)}
+    for name, fn in fns.items():
+        hlo = jax.jit(fn).lower(ds, W).compile().as_text()
+        assert "lapack_" in hlo, name
+        assert unordered_lapack_calls(hlo) == [], name
