@@ -564,10 +564,9 @@ WIDE_TILE = 64  # rows per tile of the second pass (few rows need it: 0.7% of th
 
 
 def _reopen(st: State, sel, n_keep) -> State:
-    """The rows ``sel`` of ``st`` running again (rows from ``n_keep`` on: padding, not running)."""
-    packed = State(*[a[sel] for a in st])
-    return packed._replace(status=jnp.where(jnp.arange(sel.shape[0]) < n_keep, int(Status.RUNNING),
-                                            int(Status.NOT_CONVERGED)).astype(jnp.int32))
+    """The rows ``sel`` of ``st`` running again (rows from ``n_keep`` on: padding, not running): :func:`_pack`
+    of the rows marked running."""
+    return _pack(st._replace(status=jnp.full_like(st.status, int(Status.RUNNING))), sel, n_keep)
 
 
 def second_pass(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State, block=None) -> State:

@@ -273,13 +273,6 @@ def _moving_field(ds, act, pw, v, gates=None):
     return jnp.einsum("nv,nvd->d", pv * g * ls[:, None], xv)
 
 
-def _range_projector(m, rank_tol):
-    """Orthogonal projector onto the range of the PSD matrix m (d, d)."""
-    ev, vec = jnp.linalg.eigh(0.5 * (m + m.T))
-    keep = ev > rank_tol * jnp.maximum(jnp.max(ev), jnp.finfo(m.dtype).tiny)
-    return (vec * keep) @ vec.T
-
-
 REFINE_STATUS_TEXT = {0: "converged", 1: "no active set gives a stationary point in its region's closure",
                       2: "non-finite", 3: "Newton did not converge"}
 
@@ -318,7 +311,7 @@ def _refine_kinks(ds, act, pw, W, *, n_near, n_fixed, cand_tol, z_tol, lam_tol, 
         def with_subset(bit):  # the hyperplanes of a subset of the nearest views active
             use = bit & near[order]
             xs = x[order] * use[:, None]
-            pr = _range_projector(xs.T @ xs, rank_tol)
+            pr = kinks._range_projector(xs.T @ xs, rank_tol)
             pv = jnp.eye(d, dtype=x.dtype) - pr
             rank = jnp.round(jnp.trace(pr)).astype(jnp.int32)
             active = valid & (jnp.linalg.norm(x @ pv, axis=1) <= span_tol * xn) & (rank > 0)
@@ -424,7 +417,7 @@ def _certificate(ds, act, pw, ref, tol, plane_tol, rank_tol):
 
     def one(w, active, gates):
         xa = x * active[:, None]
-        pv = jnp.eye(d, dtype=w.dtype) - _range_projector(xa.T @ xa, rank_tol)
+        pv = jnp.eye(d, dtype=w.dtype) - kinks._range_projector(xa.T @ xa, rank_tol)
         if kinked:
             lam, c, u0, fit = kinks._multipliers(ds, act, pw, w, active, gates, pv, rank_tol)
             field = functools.partial(_moving_field, ds, act, pw, gates=gates)
