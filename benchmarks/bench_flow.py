@@ -1,8 +1,20 @@
 """Cost of the error-controlled flow (--method=flow, with Filippov sliding on kinks) against the same flow
-before sliding (``flow_pinned``: stops where pinned), the fixed-step scheme and power iteration, and
-against diffrax on the same batch (docs/flow.md).
+before sliding (``flow_pinned``: stops where pinned), the fixed-step scheme, power iteration and
+``--method=auto`` (power iteration, the sliding flow where it circles a kink), and against diffrax on the
+same batch (docs/flow.md).
 
     python benchmarks/bench_flow.py --output_json=results/bench_flow.json     # ~2.5 min on 2 CPU cores
+    python benchmarks/bench_flow.py --methods=power,flow,auto --diffrax_inits=0 \
+        --sets=default,mixture8,digits,unit30,mixture5,cloud3,cloud16,patches,digit_patches,mixture6_leaky \
+        --output_json=results/bench_flow_auto.json
+
+``--sets``: the default data (``default``) and user data sets (:mod:`ccdyn.data.user_sets`, written as
+``.npz`` data files and read back as ``--data=file`` reads them); each set runs every method of
+``--methods`` in the same process, ``--repeats`` times interleaved (wall times: medians), and reports the
+ratios of the medians to power's and flow's. On the user sets also: the optima that the flow finds with at
+least 1% of the inits found by auto, and auto's optima refined, certified (the basins analysis) and every
+stable one probed by the independent float64 probe (:mod:`ccdyn.one_layer.kink_probe`; leaky ReLU: the
+probe's rises only, its r_geo is ReLU's).
 
 Data: the basins default (latent summation, 2^10 support points, d = 10), relu, uniform alpha, float32.
 
@@ -32,21 +44,31 @@ import numpy as np  # noqa: E402
 
 from ccdyn import activations, io, pairwise, parallel, sphere  # noqa: E402
 from ccdyn.data.registry import DataSpec, build_dataset  # noqa: E402
-from ccdyn.one_layer import basins, dynamics, engine, stepper  # noqa: E402
+from ccdyn.data import files, make_dataset, user_sets  # noqa: E402
+from ccdyn.one_layer import auto, basins, dynamics, engine, kink_probe, stepper  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer("n_init", 10000, "Inits per method for the engine comparison.", lower_bound=1)
+flags.DEFINE_list("methods", None, "Methods to run (default: all of power, euler_halving, flow_pinned, "
+                  "flow_one_pass, flow, auto).")
+flags.DEFINE_list("sets", ["default"], "Data: default and / or user sets (ccdyn.data.user_sets.SETS).")
+flags.DEFINE_integer("user_n_init", 1000, "Inits per method on a user set.", lower_bound=1)
+flags.DEFINE_integer("repeats", 1, "Runs per method and set, interleaved; wall times are their medians.",
+                     lower_bound=1)
+flags.DEFINE_integer("probe_dirs", 500, "Random tangent directions of the float64 probe per stable optimum.",
+                     lower_bound=1)
 flags.DEFINE_integer("diffrax_inits", 1000, "Inits for the diffrax comparison (0: skip it).", lower_bound=0)
 flags.DEFINE_float("flow_rtol", 1e-4, "The flow's --flow_rtol.")
 flags.DEFINE_string("output_json", None, "Optional path of a JSON file with the numbers.")
 
 DTYPE = jnp.float32
 EVALS = {"flow": stepper.BS32.evaluations, "flow_pinned": stepper.BS32.evaluations,
-         "flow_one_pass": stepper.BS32.evaluations, "euler_halving": 1, "power": 1}
+         "flow_one_pass": stepper.BS32.evaluations, "euler_halving": 1, "power": 1, "auto": None}
 # the flow before Filippov sliding (stops where pinned on a kink): the same method with sliding=False
 RUNS = {"power": engine.Dynamics(method="power"), "euler_halving": engine.Dynamics(method="euler_halving"),
         "flow_pinned": engine.Dynamics(method="flow", sliding=False),
-        "flow_one_pass": engine.Dynamics(method="flow"), "flow": engine.Dynamics(method="flow")}
+        "flow_one_pass": engine.Dynamics(method="flow"), "flow": engine.Dynamics(method="flow"),
+        "auto": engine.Dynamics(method="auto")}
 # flow_one_pass: the sliding flow without the second pass over its kink_limit inits (ChunkRunner(wide=False))
 WIDE = {"flow_one_pass": False}
 
@@ -64,21 +86,102 @@ def optima(out, n_init: int) -> dict:
             "top10_share": float(np.sum(np.sort(counts)[::-1][:10]) / n_init)}
 
 
-def engine_rows(ds, act, pw, n_init: int, rtol: float) -> list:
+def run_method(ds, act, pw, method: str, n_init: int, rtol: float):
+    """(engine result, wall seconds: compilation included) of ``method`` on ``n_init`` inits, one chunk."""
+    dyn = dataclasses.replace(RUNS[method], flow_rtol=rtol)
+    make = auto.AutoRunner if method == "auto" else engine.ChunkRunner
+    runner = make(ds, act, pw, dyn, tile=512, wide=WIDE.get(method, True))
+    t0 = time.perf_counter()
+    out = runner.run(jax.random.PRNGKey(0), 0, n_init, DTYPE)
+    return out, time.perf_counter() - t0
+
+
+def engine_rows(ds, act, pw, n_init: int, rtol: float, methods, repeats: int = 1) -> tuple:
+    """One row per method (wall: the median of ``repeats`` interleaved runs) and the last result of each."""
+    walls, outs = {m: [] for m in methods}, {}
+    for _ in range(repeats):
+        for method in methods:
+            outs[method], wall = run_method(ds, act, pw, method, n_init, rtol)
+            walls[method].append(wall)
+            log(f"{method}: {wall:.1f} s")
     rows = []
-    for method, dyn in RUNS.items():
-        dyn = dataclasses.replace(dyn, flow_rtol=rtol)
-        runner = engine.ChunkRunner(ds, act, pw, dyn, tile=512, wide=WIDE.get(method, True))
-        t0 = time.perf_counter()
-        out = runner.run(jax.random.PRNGKey(0), 0, n_init, DTYPE)
-        wall = time.perf_counter() - t0
+    for method in methods:
+        out, wall = outs[method], float(np.median(walls[method]))
         steps = int(np.sum(out["steps"]))
-        rows.append({"method": method, "n_init": n_init, "wall_s": wall, "mean_steps": steps / n_init,
-                     "init_steps_per_s": steps / wall, "evaluations_per_s": EVALS[method] * steps / wall,
+        evals = EVALS[method]
+        rows.append({"method": method, "n_init": n_init, "wall_s": wall, "wall_s_runs": walls[method],
+                     "mean_steps": steps / n_init, "init_steps_per_s": steps / wall,
+                     "evaluations_per_s": None if evals is None else evals * steps / wall,
                      "converged": int(np.sum(out["status"] == engine.Status.CONVERGED)),
                      "status": engine.status_counts(out["status"]), "optima": optima(out, n_init)})
-        log(f"{method}: {wall:.1f} s, {steps / n_init:.1f} steps per init, {steps / wall:.3g} init-steps/s")
-    return rows
+        log(f"{method}: median {wall:.1f} s, {steps / n_init:.1f} steps per init")
+    return rows, outs
+
+
+def found_optima(ref: dict, out: dict, n_init: int, tol: float = 1e-2, share: float = 0.01) -> dict:
+    """The endpoint clusters (``tol``) holding >= ``share`` of the inits in ``ref`` (the flow), and whether
+    ``out`` (auto) has converged endpoints within ``tol`` of each one's center."""
+    conv = ref["status"] == engine.Status.CONVERGED
+    labels, centers = basins.cluster(np.asarray(ref["w"][conv], np.float64), tol)
+    counts = np.bincount(labels, minlength=centers.shape[0])
+    ends = np.asarray(out["w"][out["status"] == engine.Status.CONVERGED], np.float64)
+    big = np.flatnonzero(counts >= share * n_init)
+    gap = [float(np.min(np.linalg.norm(ends - centers[i], axis=1), initial=np.inf)) for i in big]
+    return {"flow_optima_1pct": int(big.size), "found": int(sum(g <= tol for g in gap)),
+            "flow_shares": (counts[big] / n_init).tolist(), "gaps": gap}
+
+
+def probe_stable(x, act, cfg, result, probe_dirs: int, seed: int = 0) -> dict:
+    """The basins analysis (refinement, certificates) of ``result`` and the independent float64 probe of every
+    stable optimum (:mod:`ccdyn.one_layer.kink_probe`; leaky ReLU: the rises only, judged as by the probe)."""
+    ds64 = make_dataset(x, dtype=jnp.float64)
+    t0 = time.perf_counter()
+    _, an = basins.analyze_result(cfg, ds64, result)
+    p, rng = np.full(x.shape[0], 1.0 / x.shape[0]), np.random.default_rng(seed)
+    slope = cfg.leaky_slope if act.name == "leaky_relu" else 0.0
+
+    def pot(W):  # 1/2 Var_p h(x w), h = relu or leaky relu
+        z = np.atleast_2d(W) @ x.T
+        f = np.where(z > 0, z, slope * z)
+        return 0.5 * np.sum(p * (f - (f @ p)[:, None]) ** 2, axis=1)
+
+    radii = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
+    judged = []
+    for r in an["rows"]:
+        if not r["stable"]:
+            continue
+        w = np.asarray(r["w"], np.float64)
+        rises = kink_probe.probe_rises(pot, w, rng.standard_normal((probe_dirs, x.shape[1])), radii)
+        r_geo = kink_probe.extent(x, p, w)["r_geo"] if slope == 0 else 0.0
+        judged.append(kink_probe.judge(radii, rises, r_geo))
+    counts = {j: judged.count(j) for j in kink_probe.JUDGEMENTS}
+    return {"optima": len(an["rows"]), "stable": len(judged),
+            "stable_share": float(sum(r["count"] for r in an["rows"] if r["stable"]) / result["status"].size),
+            "certificates": sorted({r["certificate"] for r in an["rows"]}), "judgements": counts,
+            "all_stable_pass": bool(judged) and counts["not a max"] == 0, "analyze_s": time.perf_counter() - t0}
+
+
+def set_record(name: str, methods, n_init: int, rtol: float, repeats: int, probe_dirs: int, workdir) -> dict:
+    """Every method on one data set (``default`` or a user set), in one process."""
+    act = activations.get_activation(user_sets.ACTIVATION.get(name, "relu"))
+    pw = pairwise.get_pairwise("uniform")
+    if name == "default":
+        ds, x = build_dataset(DataSpec(), DTYPE), None
+    else:
+        path = user_sets.write_sets(workdir, [name])[name]
+        ds, x = files.load_dataset(path, DTYPE), np.asarray(user_sets.build(name)["x"], np.float64)
+    rows, outs = engine_rows(ds, act, pw, n_init, rtol, methods, repeats)
+    by = {r["method"]: r for r in rows}
+    rec = {"set": name, "act": act.name, "n": int(ds.n), "d": int(ds.dim), "tuned_on": name in user_sets.TUNED,
+           "engine": rows, "ratios": {f"{a}_over_{b}_wall": by[a]["wall_s"] / by[b]["wall_s"]
+                                      for a in ("auto", "flow") for b in ("power", "flow") if a != b
+                                      and a in by and b in by}}
+    if "auto" in outs and "flow" in outs:
+        rec["flow_optima_found_by_auto"] = found_optima(outs["flow"], outs["auto"], n_init)
+    if "auto" in outs and x is not None:
+        cfg = basins.BasinsConfig(act=act.name, dynamics=engine.Dynamics(method="flow"), n_init=n_init)
+        rec["auto_probe"] = probe_stable(x, act, cfg, outs["auto"], probe_dirs)
+    return rec
 
 
 def diffrax_row(ds, act, pw, n: int, rtol: float, tol: float) -> dict:
@@ -127,16 +230,69 @@ def diffrax_row(ds, act, pw, n: int, rtol: float, tol: float) -> dict:
     return row
 
 
+SETS_KEY = ("per set and method: wall s, the median over the repeats (compilation included, the machine's load "
+            "as it was: compare within a set only); conv: share of inits converged; optima: raw endpoint clusters "
+            "(0.01); x power / x flow: the method's median wall time over power's / flow's; flow 1%: the flow's "
+            "endpoint clusters holding >= 1% of the inits, and how many auto reaches (within 0.01); probe: auto's "
+            "stable optima (after refinement and certificates) passing the float64 probe / all stable")
+
+
+def sets_main(methods) -> None:
+    import tempfile  # noqa: PLC0415
+
+    records = []
+    with tempfile.TemporaryDirectory() as workdir:
+        for name in FLAGS.sets:
+            n = FLAGS.n_init if name == "default" else FLAGS.user_n_init
+            records.append(set_record(name, methods, n, FLAGS.flow_rtol, FLAGS.repeats, FLAGS.probe_dirs, workdir))
+            log(f"{name}: done")
+    print(f"{'set':<16}{'method':<8}{'n_init':>7}{'wall s':>9}{'conv':>8}{'optima':>8}{'x power':>9}{'x flow':>8}"
+          f"{'flow 1%':>9}{'probe':>8}")
+    for rec in records:
+        by = {r["method"]: r for r in rec["engine"]}
+        for r in rec["engine"]:
+            m = r["method"]
+            xp = r["wall_s"] / by["power"]["wall_s"] if "power" in by else np.nan
+            xf = r["wall_s"] / by["flow"]["wall_s"] if "flow" in by else np.nan
+            f1 = rec.get("flow_optima_found_by_auto") if m == "auto" else None
+            pr = rec.get("auto_probe") if m == "auto" else None
+            found = f"{f1['found']}/{f1['flow_optima_1pct']}" if f1 else "-"
+            probe = f"{pr['stable'] - pr['judgements']['not a max']}/{pr['stable']}" if pr else "-"
+            print(f"{rec['set']:<16}{m:<8}{r['n_init']:>7}{r['wall_s']:>9.1f}{r['converged'] / r['n_init']:>8.4f}"
+                  f"{r['optima']['n']:>8}{xp:>9.2f}{xf:>8.2f}{found:>9}{probe:>8}")
+    ratios = {}
+    for a, b in (("auto", "power"), ("auto", "flow"), ("flow", "power")):
+        vals = [rec["ratios"][f"{a}_over_{b}_wall"] for rec in records if f"{a}_over_{b}_wall" in rec["ratios"]
+                and rec["set"] != "default"]
+        if vals:
+            ratios[f"median_{a}_over_{b}_wall_user_sets"] = float(np.median(vals))
+    print("key: " + SETS_KEY)
+    print("medians over the user sets: " + ", ".join(f"{k} {v:.2f}" for k, v in ratios.items()))
+    if FLAGS.output_json:
+        io.write_json(FLAGS.output_json, {"devices": [str(d) for d in jax.devices()], "flow_rtol": FLAGS.flow_rtol,
+                                          "methods": list(methods), "repeats": FLAGS.repeats, "sets": records,
+                                          "median_ratios": ratios,
+                                          "note": "timings under the load of other processes on the machine"})
+
+
 def main(argv):
     del argv
+    methods = FLAGS.methods or list(RUNS)
+    unknown = sorted(set(methods) - set(RUNS))
+    if unknown:
+        raise app.UsageError(f"--methods: unknown {unknown}; known: {', '.join(RUNS)}")
+    if FLAGS.sets != ["default"] or FLAGS.methods:
+        return sets_main(methods)
     ds = build_dataset(DataSpec(), DTYPE)
     act, pw = activations.get_activation("relu"), pairwise.get_pairwise("uniform")
-    rows = engine_rows(ds, act, pw, FLAGS.n_init, FLAGS.flow_rtol)
+    rows, _ = engine_rows(ds, act, pw, FLAGS.n_init, FLAGS.flow_rtol, methods, FLAGS.repeats)
     by = {r["method"]: r for r in rows}
     ratio = {"flow_over_euler_halving_wall": by["flow"]["wall_s"] / by["euler_halving"]["wall_s"],
              "flow_over_power_wall": by["flow"]["wall_s"] / by["power"]["wall_s"],
              "flow_over_flow_pinned_wall": by["flow"]["wall_s"] / by["flow_pinned"]["wall_s"],
-             "flow_over_flow_one_pass_wall": by["flow"]["wall_s"] / by["flow_one_pass"]["wall_s"]}
+             "flow_over_flow_one_pass_wall": by["flow"]["wall_s"] / by["flow_one_pass"]["wall_s"],
+             "auto_over_power_wall": by["auto"]["wall_s"] / by["power"]["wall_s"],
+             "auto_over_flow_wall": by["auto"]["wall_s"] / by["flow"]["wall_s"]}
     record = {"devices": [str(d) for d in jax.devices()], "flow_rtol": FLAGS.flow_rtol, "engine": rows,
               "ratios": ratio}
     if FLAGS.diffrax_inits:
@@ -145,10 +301,11 @@ def main(argv):
           f"{'optima':>8}{'top 10 hold':>12}")
     for r in rows:
         print(f"{r['method']:<14}{r['wall_s']:>9.1f}{r['mean_steps']:>12.1f}{r['init_steps_per_s']:>14.3g}"
-              f"{r['evaluations_per_s']:>15.3g}{r['optima']['n']:>8}{r['optima']['top10_share']:>12.4f}")
+              f"{r['evaluations_per_s'] or float('nan'):>15.3g}{r['optima']['n']:>8}{r['optima']['top10_share']:>12.4f}")
     print(f"flow / euler_halving wall time: {ratio['flow_over_euler_halving_wall']:.2f}; flow / flow_pinned "
           f"(before sliding): {ratio['flow_over_flow_pinned_wall']:.2f}; flow / flow_one_pass (no second pass "
-          f"over kink_limit inits): {ratio['flow_over_flow_one_pass_wall']:.2f}")
+          f"over kink_limit inits): {ratio['flow_over_flow_one_pass_wall']:.2f}; auto / power: "
+          f"{ratio['auto_over_power_wall']:.2f}; auto / flow: {ratio['auto_over_flow_wall']:.2f}")
     if "diffrax" in record:
         d = record["diffrax"]
         print(f"diffrax / engine flow on {d['n_init']} inits: {d['diffrax_over_engine']:.2f} "

@@ -1,0 +1,147 @@
+"""Where the sliding flow's time goes, per phase, on a user data set (docs/flow.md, "Cost per phase").
+
+    python benchmarks/profile_flow.py --set=mixture8 --n_init=512 --output_json=results/bench_flow_profile.json
+
+One tile of ``--n_init`` inits (float32, ReLU, uniform alpha) of :mod:`ccdyn.data.user_sets`' set, stepped one
+engine step at a time (the engine's own step, ``engine._step``) from two starts: random inits (``--method=flow``)
+and the iterates where power iteration circles a kink after ``auto.AUTO_DETECT`` steps (``--method=auto``'s
+flow phase). Per start: batch steps until every init stops, attempted init-steps, and their share that ran the
+kink analysis, was accepted, ended pinned, slid on ridges. Then the cost of each part on the whole tile
+(milliseconds per call, medians of ``--calls``): one evaluation of A(w) w, one Bogacki-Shampine attempt
+(3 evaluations), the kink analysis of every row, the ridges' basis, one whole engine step with no row at a
+kink, and the compilation of the power and sliding-flow blocks. The machine's load changes every number:
+compare within one run.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+
+from absl import app, flags
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+from ccdyn import activations, io, pairwise, parallel  # noqa: E402
+from ccdyn.data import files, user_sets  # noqa: E402
+from ccdyn.one_layer import auto, dynamics, engine, sliding, stepper  # noqa: E402
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("set", "mixture8", "A user data set (ccdyn.data.user_sets.SETS).")
+flags.DEFINE_integer("n_init", 512, "Inits (one tile).", lower_bound=8)
+flags.DEFINE_integer("calls", 10, "Timed calls per part (median).", lower_bound=1)
+flags.DEFINE_string("output_json", None, "Optional path of a JSON file with the numbers.")
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def step_profile(ds, act, pw, dyn, st) -> dict:
+    """Steps the rows of ``st`` one engine step at a time to a stop; counts per attempted init-step."""
+    step = jax.jit(lambda d, s: engine._step(d, act, pw, dyn, s))
+    jax.block_until_ready(step(ds, st))  # compiled before the clock starts
+    counts = dict(batch_steps=0, init_steps=0, analysed=0, accepted=0, pinned=0, sliding=0)
+    t0 = time.perf_counter()
+    while True:
+        active = np.asarray((st.status == int(engine.Status.RUNNING)) & (st.steps < dyn.max_steps))
+        if not active.any():
+            break
+        need = active & np.asarray(st.pinned | (st.reach > 0) | jnp.any(st.kinks >= 0, axis=1))
+        w0 = st.w
+        st = step(ds, st)
+        moved = np.asarray(jnp.any(st.w != w0, axis=1))
+        counts["batch_steps"] += 1
+        counts["init_steps"] += int(active.sum())
+        counts["analysed"] += int(need.sum())
+        counts["accepted"] += int((active & moved).sum())
+        counts["pinned"] += int((active & np.asarray(st.pinned)).sum())
+        counts["sliding"] += int((active & np.asarray(jnp.any(st.kinks >= 0, axis=1))).sum())
+    n = st.w.shape[0]
+    return {**counts, "wall_s": time.perf_counter() - t0, "mean_steps": counts["init_steps"] / n,
+            "shares": {k: counts[k] / counts["init_steps"] for k in ("analysed", "accepted", "pinned", "sliding")},
+            "status": engine.status_counts(np.asarray(st.status)), "w": np.asarray(st.w)}
+
+
+def timed(f, *args, calls: int) -> float:
+    jax.block_until_ready(f(*args))
+    times = []
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        jax.block_until_ready(f(*args))
+        times.append(time.perf_counter() - t0)
+    return 1e3 * float(np.median(times))
+
+
+def main(argv):
+    del argv
+    with tempfile.TemporaryDirectory() as tmp:
+        ds = files.load_dataset(user_sets.write_sets(tmp, [FLAGS.set])[FLAGS.set], jnp.float32)
+    act, pw = activations.get_activation(user_sets.ACTIVATION[FLAGS.set]), pairwise.get_pairwise("uniform")
+    n, flow = FLAGS.n_init, engine.Dynamics(method="flow", block=1)
+    W = parallel.init_weights(jax.random.PRNGKey(0), 0, n, ds.dim, jnp.float32)
+    # the auto method's handover points: power iteration for AUTO_DETECT steps, then the circling watch
+    power = engine.Dynamics(method="power", block=auto.AUTO_DETECT)
+    pst = engine.initial_state(W, power)._replace(status=jnp.zeros(n, jnp.int32))
+    pst = jax.jit(engine.make_block(act, pw, power))(ds, pst)
+    pst = jax.jit(lambda d, s: auto.watch(d, act, pw, power, s))(ds, pst)
+    circling = np.asarray(pst.status) == int(engine.Status.CIRCLING_KINK)
+    starts = {"random inits (--method=flow)": W,
+              "power's circling iterates (--method=auto)": np.asarray(pst.w)[circling]}
+    record = {"set": FLAGS.set, "n_init": n, "devices": [str(d) for d in jax.devices()],
+              "circling_after_detect": int(circling.sum()), "starts": {}}
+    for name, W0 in starts.items():
+        if W0.shape[0] == 0:
+            continue
+        st = engine.initial_state(jnp.asarray(W0), flow)._replace(status=jnp.zeros(W0.shape[0], jnp.int32))
+        prof = step_profile(ds, act, pw, flow, st)
+        prof.pop("w")
+        record["starts"][name] = prof
+        log(f"{name}: {prof['mean_steps']:.1f} attempted steps per init, {prof['batch_steps']} batch steps, "
+            f"shares {prof['shares']}")
+    x = sliding.flat_views(ds)[0]
+    m = sliding.max_active(ds.dim)
+    u = dynamics.ascent(ds, act, W, pw)
+    kinks = jnp.full((n, m), -1, jnp.int32)
+    vectors = lambda idx: jnp.where((idx >= 0)[..., None], x[jnp.maximum(idx, 0)], 0.0)  # noqa: E731
+    calls = FLAGS.calls
+    parts = {
+        "ascent (1 evaluation)": timed(jax.jit(lambda W: dynamics.ascent(ds, act, W, pw)), W, calls=calls),
+        "BS32 attempt (3 evaluations)": timed(jax.jit(lambda W, u: stepper.attempt(
+            ds, act, pw, stepper.BS32, W, u, jnp.full((n,), 1e-3, W.dtype))), W, u, calls=calls),
+        "kink analysis, every row": timed(jax.jit(lambda W, u: engine._ridges(
+            ds, act, pw, flow, W, jnp.zeros(n, W.dtype), u, m)), W, u, calls=calls),
+        "ridges' basis (sliding.basis)": timed(jax.jit(lambda k: sliding.basis(vectors(k), k >= 0)), kinks,
+                                               calls=calls),
+        "engine step, no row at a kink": timed(jax.jit(lambda s: engine._step(ds, act, pw, flow, s)),
+                                               engine.initial_state(W, flow)._replace(
+                                                   status=jnp.zeros(n, jnp.int32), steps=jnp.ones(n, jnp.int32),
+                                                   aux=u), calls=calls),
+    }
+    mesh = parallel.device_mesh()
+    for method in ("power", "flow"):
+        dyn = engine.Dynamics(method=method)
+        f = jax.jit(parallel.tiled_sharded(engine.make_block(act, pw, dyn), mesh, n))
+        t0 = time.perf_counter()
+        f.lower(ds, engine.initial_state(W, dyn)).compile()
+        parts[f"compile {method} block (s)"] = time.perf_counter() - t0
+    record["ms_per_call"] = parts
+    for k, v in parts.items():
+        print(f"{k:<40}{v:>10.2f}")
+    for name, p in record["starts"].items():
+        print(f"{name}: {p['mean_steps']:.1f} attempted steps per init, {p['batch_steps']} batch steps, "
+              f"{p['wall_s']:.1f} s; per init-step: analysed {p['shares']['analysed']:.2f}, accepted "
+              f"{p['shares']['accepted']:.2f}, pinned {p['shares']['pinned']:.3f}, sliding {p['shares']['sliding']:.2f}")
+    print("key: ms per call on the whole tile (compile: seconds); shares of the attempted init-steps")
+    if FLAGS.output_json:
+        io.write_json(FLAGS.output_json, record)
+
+
+if __name__ == "__main__":
+    app.run(main)
