@@ -147,8 +147,11 @@ def test_a_kink_maximum_in_d3_is_reached_to_tolerance():
 
 
 def test_power_iteration_and_euler_halving_are_bit_identical_and_circling_kinks_is_named():
-    """The stored runs (made before the sliding flow) are reproduced bit for bit; the only change is
-    that power iteration's inits that were not converged and cross a kink are now CIRCLING_KINK."""
+    """The stored runs (made before the sliding flow) are reproduced: the float64 runs bit for bit, the
+    float32 runs within float32 rounding (XLA's CPU code for float32 depends on the CPU's vector
+    instructions, e.g. AVX2 against AVX-512 sums in another order: on an AMD EPYC without AVX-512 the
+    stored Intel runs differ by <= 5.1e-7 in w and by one step for 23 of 400 inits). The only change of
+    status is that power iteration's inits that were not converged and cross a kink are now CIRCLING_KINK."""
     ref = np.load(engine_reference.PATH)
     new = engine_reference.runs()
     for key in ref:
@@ -156,6 +159,11 @@ def test_power_iteration_and_euler_halving_are_bit_identical_and_circling_kinks_
             a, b = ref[key], new[key]
             moved = a != b
             assert np.all((a[moved] == engine.Status.NOT_CONVERGED) & (b[moved] == engine.Status.CIRCLING_KINK)), key
+        elif ref[key].dtype == np.float32 or key.startswith("default_"):  # the float32 runs (default data)
+            if key.endswith("_steps"):
+                assert np.max(np.abs(ref[key] - new[key])) <= 1 and np.mean(ref[key] != new[key]) <= 0.1, key
+            else:
+                np.testing.assert_allclose(ref[key], new[key], rtol=0, atol=2e-6, err_msg=key)
         else:
             np.testing.assert_array_equal(ref[key], new[key], err_msg=key)
     assert np.sum(new["cloud_power_status"] == engine.Status.CIRCLING_KINK) > 50  # the cloud's circling inits
