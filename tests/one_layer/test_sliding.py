@@ -14,6 +14,7 @@ import pytest
 
 from ccdyn import activations, data, pairwise, parallel
 from ccdyn.one_layer import basins, dynamics, engine, kink_probe, kinks, sliding
+from ccdyn.one_layer.methods import sliding_flow
 from tests.one_layer import engine_reference
 
 RELU = activations.get_activation("relu")
@@ -117,7 +118,7 @@ def test_sliding_reaches_kink_maxima_where_stopping_when_pinned_falls_short():
     e0, e1 = (np.asarray(dynamics.energy(ds, RELU, jnp.asarray(v), UNIFORM)) for v in (W, new["w"]))
     assert np.all(e1 >= e0 - 1e-12)
     # every endpoint is a Clarke-stationary point: 0 in P^perp dE(w) (min-norm element of the box ~ 0)
-    an = sliding.analyse(ds, RELU, UNIFORM, jnp.asarray(new["w"]), delta=engine.KINK_DELTA * 1e-6, m=4)
+    an = sliding.analyse(ds, RELU, UNIFORM, jnp.asarray(new["w"]), delta=sliding_flow.KINK_DELTA * 1e-6, m=4)
     assert np.all(np.linalg.norm(an.v, axis=1) <= 1e-5 * np.linalg.norm(u, axis=1))
     assert np.mean(np.asarray(an.active.count) >= 1) > 0.3  # many of them sit on kinks
 
@@ -229,9 +230,10 @@ def test_a_pinned_init_stops_only_where_the_clarke_box_holds_0():
     W /= np.linalg.norm(W, axis=1, keepdims=True)
     dyn = engine.Dynamics(method="flow")
     k = W.shape[0]  # the state of engine.initial_state, pinned (numpy: no small programs compiled)
-    st = engine.State(W, np.zeros_like(W), np.full(k, dyn.step_size), np.zeros(k, np.int32), np.zeros(k, np.int32),
-                      np.full(k, np.inf), np.full((k, sliding.max_active(3)), -1, np.int32), np.ones(k, bool), np.zeros(k))
-    out = jax.jit(lambda s: engine._step(ds, RELU, UNIFORM, dyn, s))(st)
+    carry = sliding_flow.Carry(np.zeros_like(W), np.full(k, dyn.step_size), np.full((k, sliding.max_active(3)), -1, np.int32),
+                               np.ones(k, bool), np.zeros(k))
+    st = engine.State(W, np.zeros(k, np.int32), np.zeros(k, np.int32), np.full(k, np.inf), carry)
+    out = jax.jit(lambda s: engine.step(ds, RELU, UNIFORM, dyn, s, sliding_flow.method()))(st)
     assert np.all(np.asarray(out.status) == engine.Status.RUNNING)  # the rule before: all CONVERGED
     w1 = np.asarray(out.w)
     e0, e1 = kink_probe.potential(x, p, W, None), kink_probe.potential(x, p, w1, None)
