@@ -19,12 +19,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ccdyn import pytree
+
 __all__ = ["Dataset", "make_dataset", "sample_batch"]
 
 PROB_ATOL = 1e-6
 
 
-@chex.dataclass(frozen=True)
+@pytree.dataclass(frozen=True)
 class Dataset:
     """Population pytree (see module docstring). Construct with :func:`make_dataset`."""
 

@@ -61,7 +61,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from ccdyn import compiling, covariance, pairwise, sphere
+from ccdyn import compiling, covariance, pairwise, pytree, sphere
 from ccdyn.activations import Activation, get_activation
 from ccdyn.data import tokens as tokens_lib
 
@@ -313,7 +313,7 @@ def make_optimizer(cfg: TrainConfig) -> optax.GradientTransformation:
                        optax.sgd(cfg.lr, momentum=cfg.momentum if cfg.momentum > 0 else None))
 
 
-@chex.dataclass
+@pytree.dataclass
 class TrainState:
     """State of one run (or of a vmapped batch of runs: every leaf gets a leading run axis).
 

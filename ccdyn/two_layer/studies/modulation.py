@@ -100,7 +100,7 @@ def _eq15(key, shapes, acts) -> dict:
     rows = []
     for i, (k, n, d) in enumerate(shapes):
         pop = modulation.modulated_population(jax.random.fold_in(key, i), k, d, n, p1=0.3)
-        pop = pop.replace(x=pop.x * jnp.geomspace(0.2, 5.0, k)[:, None, None])
+        pop = dataclasses.replace(pop, x=pop.x * jnp.geomspace(0.2, 5.0, k)[:, None, None])
         w = jax.random.normal(jax.random.fold_in(key, 100 + i), (k, d))
         for name in acts:
             act = activations.get_activation(name)
@@ -170,7 +170,7 @@ def _cor3(key, cfg: ModulationConfig) -> dict:
     scales = np.array(cfg.scales, dtype=float)
     k, n, d = len(scales), 4, 3
     pop = modulation.modulated_population(key, k, d, n, p1=0.4)
-    pop = pop.replace(x=pop.x * jnp.asarray(scales)[:, None, None])
+    pop = dataclasses.replace(pop, x=pop.x * jnp.asarray(scales)[:, None, None])
     act = activations.get_activation("leaky_relu")
     w0 = jax.random.normal(jax.random.fold_in(key, 1), (k, d))
     out = {"scales": scales, "act": act.name}
