@@ -12,8 +12,6 @@ the argument at fault.
 
 from __future__ import annotations
 
-from typing import Optional
-
 import chex
 import jax
 import jax.numpy as jnp
@@ -32,9 +30,9 @@ class Dataset:
 
     x: chex.Array  # (n, d) support points x0
     p: chex.Array  # (n,) probabilities
-    x_aug: Optional[chex.Array] = None  # (n, V, d) augmented views, or None
-    p_aug: Optional[chex.Array] = None  # (n, V) view probabilities, rows sum to 1
-    patterns: Optional[chex.Array] = None  # (m, d) planted patterns, or None
+    x_aug: chex.Array | None = None  # (n, V, d) augmented views, or None
+    p_aug: chex.Array | None = None  # (n, V) view probabilities, rows sum to 1
+    patterns: chex.Array | None = None  # (m, d) planted patterns, or None
 
     @property
     def n(self) -> int:
@@ -44,7 +42,7 @@ class Dataset:
     def dim(self) -> int:
         return self.x.shape[1]
 
-    def astype(self, dtype) -> "Dataset":
+    def astype(self, dtype) -> Dataset:
         """The same population with every array in ``dtype`` (e.g. a float32 run of a float64 dataset)."""
         return make_dataset(np.asarray(self.x), self.p, self.x_aug, self.p_aug, self.patterns, dtype=dtype)
 
@@ -131,7 +129,8 @@ def sample_batch(ds: Dataset, key, n: int):
     if int(n) < 2:
         raise ValueError(f"batch size n={n} must be >= 2")
     k_idx, k1, k2 = jax.random.split(key, 3)
-    idx = jax.random.choice(k_idx, ds.n, (n,), p=None if ds.p is None else jnp.asarray(ds.p, jnp.float32))  # float32: x64-independent
+    p = None if ds.p is None else jnp.asarray(ds.p, jnp.float32)  # float32: x64-independent
+    idx = jax.random.choice(k_idx, ds.n, (n,), p=p)
     x0 = ds.x[idx]
     if ds.x_aug is None:
         return x0, x0, x0

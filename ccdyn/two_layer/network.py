@@ -67,8 +67,8 @@ from ccdyn.data import tokens as tokens_lib
 
 __all__ = [
     "BN_VARIANTS", "LOSSES", "QUADRATIC_FORMS", "ON_NONFINITE", "FIRST_LAYERS", "Net", "TrainConfig", "init_params",
-    "hidden", "batch_norm", "outputs", "energy", "lemma4_velocity", "loss", "make_optimizer", "TrainState", "init_state",
-    "init_states", "train_step", "train",
+    "hidden", "batch_norm", "outputs", "energy", "lemma4_velocity", "loss", "make_optimizer", "TrainState",
+    "init_state", "init_states", "train_step", "train",
 ]
 
 BN_VARIANTS = ("none", "vanilla", "mean_only", "var_only", "none_backprop")

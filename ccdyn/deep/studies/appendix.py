@@ -77,7 +77,7 @@ def _lemma1_pair(ws1, ws2, x1, x2, a, kind, p, normalize):
         if normalize:
             target = target / jnp.linalg.norm(target)
 
-        def r(z, l=l):
+        def r(z, l=l, target=target):
             t = _top(ws1, z, l, kind, a, p)
             return 0.5 * jnp.sum((((t / jnp.linalg.norm(t)) if normalize else t) - target) ** 2)
         auto = jax.grad(r)(reversible.forward(ws1, x1, kind, a, p)[1][l])
@@ -95,7 +95,8 @@ def lemma1(cfg: AppendixConfig) -> dict:
     for kind in reversible.ACTIVATIONS:
         pairs = _lemma1_pair(ws, ws2, xs[0], xs[1], cfg.slope, kind, cfg.power, False)
         tilde, printed = reversible.def2_residuals(ws, xs[0], kind, cfg.slope, cfg.power)
-        out[kind] = {"rel": max(_rel(g, a) for g, a in pairs), "min_norm": min(float(jnp.linalg.norm(a)) for _, a in pairs),
+        out[kind] = {"rel": max(_rel(g, a) for g, a in pairs),
+                     "min_norm": min(float(jnp.linalg.norm(a)) for _, a in pairs),
                      "def2_tilde_residual": float(tilde), "def2_printed_residual": float(printed)}
     return out
 
@@ -116,7 +117,8 @@ def _multi_loss(w1, ws, xs, tau, normalize):
 @functools.partial(jax.jit, static_argnames=("normalize",))
 def _eq46_51(ws, xs, tau, normalize):
     g = jax.grad(_multi_loss)(ws, ws, xs, tau, normalize)
-    return [(normalized.lemma2_gradient(ws, xs, l, tau, normalize), network.vec(g[l - 1])) for l in range(1, len(ws) + 1)]
+    return [(normalized.lemma2_gradient(ws, xs, l, tau, normalize), network.vec(g[l - 1]))
+            for l in range(1, len(ws) + 1)]
 
 
 @jax.jit
@@ -206,8 +208,8 @@ def lemma9(cfg: AppendixConfig) -> dict:
         tree = tr_hltm.make_tree(cfg.tree_seed, tr=tr)
         brute = tr_hltm.brute_covariance(tree)
         out[name] = {"rel_eq166": float(np.abs(tr_hltm.lemma9_covariance(tree) - brute).max() / np.abs(brute).max()),
-                     "eq99_error": max(float(np.abs(tr_hltm.brute_transition(tree, j) - tr_hltm.eq99_transition(tree, j))
-                                             .max()) for j in (0, 1)),
+                     "eq99_error": max(float(np.abs(tr_hltm.brute_transition(tree, j)
+                                                    - tr_hltm.eq99_transition(tree, j)).max()) for j in (0, 1)),
                      "rank": int(np.linalg.matrix_rank(brute, 1e-10)), "m0": tree["m"][0]}
     return out
 

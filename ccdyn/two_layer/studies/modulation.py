@@ -27,8 +27,16 @@ import numpy as np
 
 from ccdyn import activations, report, stats
 from ccdyn.two_layer import modulation
-from ccdyn.two_layer.claims import (EQ15_TOLERANCE, EQ155_ALPHA, FIG7_TOLERANCE, cor3_verdict, eq15_verdict,
-                                    eq155_verdict, fig7_verdict, thm6_verdict)
+from ccdyn.two_layer.claims import (
+    EQ15_TOLERANCE,
+    EQ155_ALPHA,
+    FIG7_TOLERANCE,
+    cor3_verdict,
+    eq15_verdict,
+    eq155_verdict,
+    fig7_verdict,
+    thm6_verdict,
+)
 from ccdyn.verdicts import verdict_word
 
 __all__ = ["ModulationConfig", "run", "markdown", "eq15_table", "eq155_table", "eq155_csv", "thm6_table",
@@ -195,7 +203,8 @@ def run(config: ModulationConfig = ModulationConfig(), log=None) -> dict:
 
     Returns:
       {"config", "eq15", "fig7", "eq155", "thm6", "cor3"}; each check holds its numbers and a ``verdict``.
-      ``fig7`` also holds the curves of :func:`ccdyn.two_layer.figures.blowup_figure` (``curves``, ``y_grid``, ``tstar``).
+      ``fig7`` also holds the curves of :func:`ccdyn.two_layer.figures.blowup_figure` (``curves``, ``y_grid``,
+      ``tstar``).
     """
     if not jax.config.jax_enable_x64:
         raise ValueError("the modulation study runs in float64: set jax_enable_x64 before calling run")
