@@ -95,7 +95,7 @@ def make_dataset(x, p=None, x_aug=None, p_aug=None, patterns=None, dtype=None) -
       ValueError: naming the argument (x, p, x_aug, p_aug, patterns) and what is allowed.
     """
     if dtype is None:
-        dtype = jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
+        dtype = jnp.float64 if jax.config.read("jax_enable_x64") else jnp.float32
     x = _finite_array("x", x, 2)
     n, d = x.shape
     p = np.full((n,), 1.0 / n) if p is None else _probabilities("p", p, (n,))
@@ -134,6 +134,7 @@ def sample_batch(ds: Dataset, key, n: int):
     x0 = ds.x[idx]
     if ds.x_aug is None:
         return x0, x0, x0
+    assert ds.p_aug is not None  # make_dataset gives views their probabilities
     logits = jnp.log(ds.p_aug[idx]).astype(jnp.float32)
     v1 = jax.random.categorical(k1, logits, axis=-1)
     v2 = jax.random.categorical(k2, logits, axis=-1)

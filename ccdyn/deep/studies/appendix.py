@@ -223,13 +223,12 @@ def _grid(cfg):
 def lemma8(cfg: AppendixConfig) -> dict:
     """Eq. 112 (= Eq. 123) and the bound with Eq. 114's exponent against the exact P(y >= y0) on the grid."""
     cs, gs = _grid(cfg)
-    printed, fixed = [], []
+    ratios = []  # (printed, fixed) per grid point
     for c in cs:
         for g in gs:
             p = lucky.event_probability(c, g)
-            printed.append(1.0 / lucky.width_eq128(c, g) / p)
-            fixed.append(1.0 / lucky.width_eq128(c, g, corrected=True) / p)
-    printed, fixed = np.array(printed), np.array(fixed)
+            ratios.append((1.0 / lucky.width_eq128(c, g) / p, 1.0 / lucky.width_eq128(c, g, corrected=True) / p))
+    printed, fixed = np.array(ratios).T
     worst = int(np.argmax(printed))
     return {"grid": len(printed), "printed_violations": int(np.sum(printed > 1 + 1e-9)),
             "printed_max_ratio": float(printed.max()),
@@ -269,14 +268,14 @@ def lemma3_5(cfg: AppendixConfig) -> dict:
         mean = p @ x
         var = p @ (x - mean) ** 2
         for phi, lc in lip:
-            worst["eq87"] = max(worst["eq87"], (p @ (phi(x) - p @ phi(x)) ** 2) / (lc ** 2 * var))
+            worst["eq87"] = max(worst["eq87"], float((p @ (phi(x) - p @ phi(x)) ** 2) / (lc ** 2 * var)))
         for phi, d2_lo, d2_hi in second:
             gap = p @ phi(x) - phi(mean)
             lo, hi = 0.5 * var * d2_lo(x.min()), 0.5 * var * d2_hi(x.max())
             worst["eq90_lower"] = max(worst["eq90_lower"], lo - gap)
             worst["eq90_upper"] = max(worst["eq90_upper"], gap - hi)
-        gap = p @ np.maximum(x, 0.0) - max(mean, 0.0)
-        worst["eq91_upper"] = max(worst["eq91_upper"], gap / np.sqrt(var))
+        gap = float(p @ np.maximum(x, 0.0) - max(float(mean), 0.0))
+        worst["eq91_upper"] = max(worst["eq91_upper"], float(gap / np.sqrt(var)))
         worst["eq91_lower_min"] = min(worst["eq91_lower_min"], gap)
     return {"n_dists": cfg.n_dists, **{k: float(v) for k, v in worst.items()}}
 
@@ -287,7 +286,7 @@ CHECKS = {"lemma1": lemma1, "l2norm": l2norm, "lemma2": lemma2, "eq80": eq80, "n
 
 def run(cfg: AppendixConfig, only=None) -> dict:
     """Every check (or those named in ``only``); needs x64."""
-    if not jax.config.jax_enable_x64:
+    if not jax.config.read("jax_enable_x64"):
         raise ValueError("the appendix checks need float64: jax.config.update('jax_enable_x64', True)")
     names = list(CHECKS) if only is None else list(only)
     return {"config": dataclasses.asdict(cfg), "values": {k: CHECKS[k](cfg) for k in names}}

@@ -107,7 +107,7 @@ class AugmentationConfig:
             object.__setattr__(self, name, value)
         acts = activations.ACTIVATIONS
         checks = [
-            (self.ranges and all(_fraction(x) is not None and 0 <= _fraction(x) <= 1 for x in self.ranges),
+            (self.ranges and all((f := _fraction(x)) is not None and 0 <= f <= 1 for x in self.ranges),
              "--ranges must be numbers or fractions in [0, 1] (units of pi), e.g. 0,1/36,1/2,1"),
             (self.acts and all(a in acts for a in self.acts),
              f"--acts must be a non-empty list from: {', '.join(acts)}"),
@@ -164,6 +164,7 @@ def _basins(config: AugmentationConfig, ds64, spec: DataSpec, act: str, n_init: 
     """The basins engine (float32 flow, float64 refinement) on one dataset: ``basins.analyze``'s dict
     with the median step count."""
     out = basins.run(engine_config(config, spec, act, n_init), ds64=ds64)
+    assert out is not None  # None only on the other processes of a multi-process run
     return {**out["analysis"], "steps_median": float(np.median(out["result"]["steps"]))}
 
 
@@ -179,6 +180,7 @@ def _engine_flags(config: AugmentationConfig, act: str, n_init: int) -> str:
 def _circle_spec(a: float, n_views: int | None) -> DataSpec:
     if a == 0:
         return DataSpec(data="circle")
+    assert n_views is not None  # a rotation has its quadrature size
     return DataSpec(data="circle", aug="rotation", aug_range=a, aug_views=n_views)
 
 
@@ -243,6 +245,7 @@ def _rotation_study(config: AugmentationConfig, log) -> tuple:
         rows = []
         for label in config.ranges:
             a = _fraction(label)
+            assert a is not None  # checked in AugmentationConfig.__post_init__
             t0 = time.time()
             v = config.rotation_views(a) if a > 0 else None
             spec = _circle_spec(a, v)
@@ -359,7 +362,7 @@ def run(config: AugmentationConfig, progress=None, *, data_path: str = "shift_da
       {"scale_max_abs_E_none", "rows"}, "ripple": activation -> {"views", "energy_range_rel",
       "loglog_slope"}}, "shift": {"patterns", "settings"}, "timings_s": {"rotation", "shift"}}``.
     """
-    if not jax.config.jax_enable_x64:
+    if not jax.config.read("jax_enable_x64"):
         raise RuntimeError("the augmentation study needs float64: jax.config.update('jax_enable_x64', True)")
     log = progress or (lambda message: None)
     log("rotation study (Fig. 8 data) ...")

@@ -206,7 +206,7 @@ def run(config: ModulationConfig = ModulationConfig(), log=None) -> dict:
       ``fig7`` also holds the curves of :func:`ccdyn.two_layer.figures.blowup_figure` (``curves``, ``y_grid``,
       ``tstar``).
     """
-    if not jax.config.jax_enable_x64:
+    if not jax.config.read("jax_enable_x64"):
         raise ValueError("the modulation study runs in float64: set jax_enable_x64 before calling run")
     log = log or (lambda message: None)
     key = jax.random.PRNGKey(config.seed)

@@ -349,7 +349,7 @@ def matching_curves(rows) -> dict:
     """(loss, zeta) -> the ``curves`` of :func:`ccdyn.two_layer.figures.matching_figure`: label (activation, and the
     BN variant when the rows have several) -> {(P, beta): row}."""
     bns = {r["bn"] for r in rows}
-    out = {}
+    out: dict[tuple, dict] = {}
     for loss, zeta in sorted({(r["loss"], r["zeta"]) for r in rows}):
         curves = out.setdefault((loss, zeta), {})
         for r in rows:

@@ -88,13 +88,13 @@ def kernel_study(c: KernelConfig = KernelConfig()) -> dict:
     Xc, labels, centers = _orthogonal_clusters(1e-3, sizes, k(9))
     cor = []
     for M in c.cor_Ms:
-        errs = []
+        rel = []
         for s in range(8):
             Bw = jax.random.normal(jax.random.fold_in(k(10), s), (4, M, 4))
             v = kr.flow_velocity(Bw, Xc, 0.5)
-            errs.append(float(jnp.abs(v - kr.thm45_velocity(Bw, Xc, labels, centers, 0.5, beta=0.5)).max()
-                              / jnp.abs(v).max()))
-        cor.append(float(np.mean(errs)))
+            rel.append(float(jnp.abs(v - kr.thm45_velocity(Bw, Xc, labels, centers, 0.5, beta=0.5)).max()
+                             / jnp.abs(v).max()))
+        cor.append(float(np.mean(rel)))
     cor_slope = sc.linear_fit(np.log(c.cor_Ms), np.log(cor))["slope"]
     rec = {"config": dataclasses.asdict(c), "ntk": ntk, "flow": flow,
            "mc": {"Ms": list(c.mc_Ms), "rms": rms, "fit": fit, "seeds": c.mc_seeds}, "thm42": gaps,
