@@ -109,8 +109,7 @@ class AugmentationConfig:
         checks = [
             (self.ranges and all((f := _fraction(x)) is not None and 0 <= f <= 1 for x in self.ranges),
              "--ranges must be numbers or fractions in [0, 1] (units of pi), e.g. 0,1/36,1/2,1"),
-            (self.acts and all(a in acts for a in self.acts),
-             f"--acts must be a non-empty list from: {', '.join(acts)}"),
+            (self.acts and set(self.acts) <= set(acts), f"--acts must be a non-empty list from: {', '.join(acts)}"),
             (self.basin_acts is not None and set(self.basin_acts) <= set(self.acts or ()),
              "--basin_acts must be a subset of --acts"),
             (_int_list(self.ripple_views) and len(self.ripple_views) >= 2 and min(self.ripple_views) >= 2,
@@ -244,8 +243,7 @@ def _rotation_study(config: AugmentationConfig, log) -> tuple:
         scale = _scale(config, act)
         rows = []
         for label in config.ranges:
-            a = _fraction(label)
-            assert a is not None  # checked in AugmentationConfig.__post_init__
+            a = float(fractions.Fraction(label))  # a valid label (AugmentationConfig.__post_init__)
             t0 = time.time()
             v = config.rotation_views(a) if a > 0 else None
             spec = _circle_spec(a, v)
@@ -459,8 +457,7 @@ def markdown(config: AugmentationConfig, record: dict, command: str) -> str:
          "all Wilson overlap", "min chi² p"],
         [[r["setting"], r["n_views"], r["status_counts"]["converged"], r["n_optima"], r["n_stable"], r["n_orbits"],
           r["n_complete"], f"{r['max_relative_spread']:.1e}", r["all_wilson_overlap"],
-          _fmt(r["min_chi2_pvalue"], ".3f")]
-         for r in shift_records])
+          _fmt(r["min_chi2_pvalue"], ".3f")] for r in shift_records])
     return "\n".join([
         "# App. B.5: augmentation and local optima", "", f"`{command}`", "",
         "## Rotations of the Fig. 8 circle data", "",
