@@ -44,6 +44,8 @@ def _eta_text(low: float, high: float | None) -> str:
         return f"ETA >= {duration(low)}"
     if high <= 1.25 * low + 1:
         return f"ETA {duration(high)}"
+    if low < 1:  # the last chunk: its running inits may stop at any step
+        return f"ETA <= {duration(high)}"
     return f"ETA {duration(low)} to {duration(high)}"
 
 

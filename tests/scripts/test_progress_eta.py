@@ -64,14 +64,20 @@ def test_eta_brackets_the_time_left_of_a_run_whose_inits_stop_early(chunk_size):
         if "ETA" not in line:
             continue
         text = line.split("ETA ")[1].split(", chunk")[0]
-        low, high = (text.split(" to ") + [text])[:2] if " to " in text else (text, text)
         seconds = lambda s: sum(float(v) * {"s": 1, "min": 60, "h": 3600}[u]  # noqa: E731
                                 for v, u in zip(s.split()[::2], s.split()[1::2]))
-        assert seconds(low) - 1 <= end - t <= seconds(high) + 1, (line, end - t)
+        if text.startswith("<= "):
+            low, high = 0.0, seconds(text[3:])
+        else:
+            low, high = (seconds(v) for v in (text.split(" to ") if " to " in text else (text, text)))
+        assert low - 1 <= end - t <= high + 1, (line, end - t)
 
 
 def test_eta_without_a_step_limit_is_a_lower_bound():
     low, high = progress_module.eta(1000, chunk_inits=1000, chunk_s=10.0, steps=100)
     assert (low, high) == (10.0, None)
     assert progress_module._eta_text(10.0, None) == "ETA >= 10 s"
+    assert progress_module._eta_text(0.0, 75.0) == "ETA <= 1 min 15 s"  # the last chunk: it may end at any step
+    assert progress_module._eta_text(60.0, 70.0) == "ETA 1 min 10 s" and progress_module._eta_text(2.0, 119.0) == \
+        "ETA 2 s to 1 min 59 s"
     assert progress_module.eta(500, chunk_inits=0, chunk_s=0.0, done_chunks=(1000, 20.0)) == (10.0, 10.0)
