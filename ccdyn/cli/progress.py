@@ -87,7 +87,8 @@ def progress(t0: float, every_s: float = 2.0, *, max_steps: int | None = None, c
                             done_chunks=(state["done_inits"], state["done_s"]))
             line += f", {_eta_text(low, high)}, chunk: {running} inits still running after {steps} steps"
         elif done < total:
-            low, high = eta(total - done, chunk_inits=0, chunk_s=0.0, done_chunks=(state["done_inits"], state["done_s"]))
+            low, high = eta(total - done, chunk_inits=0, chunk_s=0.0,
+                            done_chunks=(state["done_inits"], state["done_s"]))
             line += f", {_eta_text(low, high)}"
         log(line)
 

@@ -21,8 +21,8 @@ from ccdyn.cli import check_memory, check_tolerance, define_seed, fail, floats, 
 from ccdyn.data.registry import AUGMENTATIONS, DATA_MODELS, DataSpec, build_dataset, support_shape
 from ccdyn.one_layer import basins, engine
 
-__all__ = ["define_data_flags", "data_spec", "CONFIG_FLAGS", "DYNAMICS_FLAGS", "RUN_FLAGS", "define_basins_flags",
-           "define_stop_flags", "stop_fields", "basins_config", "sized_by_rule", "basins_data"]
+__all__ = ["define_data_flags", "data_spec", "CONFIG_FLAGS", "DYNAMICS_FLAGS", "RUN_FLAGS", "STOP_FLAGS",
+           "define_basins_flags", "define_stop_flags", "stop_fields", "basins_config", "sized_by_rule", "basins_data"]
 
 # The flags that define_data_flags / define_basins_flags define belong to the script calling them (its
 # --helpshort lists them).
@@ -84,8 +84,8 @@ def data_spec(values) -> DataSpec:
 # The help of every BasinsConfig / Dynamics field that is one flag of the same name, type and default
 # (:func:`define_basins_flags` takes the name, type and default from the dataclass, :func:`basins_config` reads
 # the fields back by the same table). Fields without an entry are not 1:1 flags: the data (its own flags),
-# the dynamics (its fields are), tile and chunk_size (None: chosen by a rule, :func:`sized_by_rule`), the
-# stopping rules (:func:`define_stop_flags`, scripts/basins.py only), Dynamics.block and .sliding (fixed).
+# the dynamics (its fields are), tile and chunk_size (None: chosen by a rule, :func:`sized_by_rule`),
+# Dynamics.block and .sliding (fixed); the stopping rules are :data:`STOP_FLAGS` (scripts/basins.py only).
 CONFIG_FLAGS = {
     "act": ("Activation h.", {"enum_values": activations.ACTIVATIONS}),
     "leaky_slope": ("leaky_relu negative slope, in [0, 1).", {}),
@@ -114,7 +114,7 @@ def _define_field(cls, name: str, help_text: str, kw: dict, default=None) -> Non
     """One flag for the dataclass field ``cls.name``: its type picks the flag kind, its default the flag's."""
     field = {f.name: f for f in dataclasses.fields(cls)}[name]
     value = field.default if default is None else default
-    kind = getattr(field.type, "__name__", str(field.type))  # a type, or its name under postponed annotations
+    kind = getattr(field.type, "__name__", str(field.type)).split(" ")[0]  # a type, or its name ("float | None")
     kw = dict(kw)
     if kw.pop("seed", False):
         define_seed(name, value, help_text)
@@ -158,18 +158,24 @@ def define_basins_flags(n_init: int | None = None) -> None:
         f"--method=power needs a homogeneous --act ({', '.join(activations.HOMOGENEOUS)}); use --method=flow")
 
 
+STOP_FLAGS = {
+    "target_miss": ("Stop at the first chunk after which no optimum with a basin >= this share of the inits can have "
+                    "been missed (95%): at least ccdyn.stats.inits_for_miss(this) inits, fixed before the run; in "
+                    "(0, 1).", {}),
+    "target_halfwidth": ("Also (or alone) stop only when every basin fraction's simultaneous interval has half-width "
+                         "<= this, in (0, 1); the intervals then hold at 95% over all the checkpoints "
+                         "(docs/statistics.md).", {}),
+    "target_unseen": ("Stop at the first chunk where the bound on the basin mass of optima not found and every 95% "
+                      "half-width are <= this, in (0, 1); --n_init is then the cap.", {}),
+}
+
+
 def define_stop_flags() -> None:
-    """The stopping rules of scripts/basins.py (``--n_init`` is then the cap): ``--target_miss``,
-    ``--target_halfwidth`` (docs/statistics.md section 5) and the older ``--target_unseen``."""
-    flags.DEFINE_float("target_miss", None, "Stop at the first chunk after which no optimum with a basin >= this share "
-                       "of the inits can have been missed (95%): at least ccdyn.stats.inits_for_miss(this) inits, "
-                       "fixed before the run; in (0, 1).")
-    flags.DEFINE_float("target_halfwidth", None, "Also (or alone) stop only when every basin fraction's simultaneous "
-                       "interval has half-width <= this, in (0, 1); the intervals then hold at 95% over all the "
-                       "checkpoints (docs/statistics.md).")
-    flags.DEFINE_float("target_unseen", None, "Stop at the first chunk where the bound on the basin mass of optima not "
-                       "found and every 95% half-width are <= this, in (0, 1); --n_init is then the cap.")
-    for name in ("target_miss", "target_halfwidth", "target_unseen"):
+    """The stopping rules of scripts/basins.py (``--n_init`` is then the cap), one flag per
+    :class:`ccdyn.one_layer.basins.BasinsConfig` field of :data:`STOP_FLAGS` (default None: off):
+    ``--target_miss``, ``--target_halfwidth`` (docs/statistics.md section 5) and the older ``--target_unseen``."""
+    for name, (text, kw) in STOP_FLAGS.items():
+        _define_field(basins.BasinsConfig, name, text, kw)
         flags.register_validator(name, lambda v: v is None or 0 < v < 1, f"--{name} must lie in (0, 1)")
     flags.register_multi_flags_validator(
         ["target_unseen", "target_miss", "target_halfwidth"],
@@ -179,7 +185,7 @@ def define_stop_flags() -> None:
 
 def stop_fields(values) -> dict:
     """The :class:`ccdyn.one_layer.basins.BasinsConfig` fields of the :func:`define_stop_flags` values."""
-    return {name: values[name].value for name in ("target_unseen", "target_miss", "target_halfwidth")}
+    return {name: values[name].value for name in STOP_FLAGS}
 
 
 def basins_config(values, **extra) -> basins.BasinsConfig:

@@ -20,8 +20,9 @@ from ccdyn.one_layer.basins.stopping import stop_plan
 from ccdyn.one_layer.engine import Status
 from ccdyn.stats import basin_statistics, miss_phrase, round_up, simultaneous_intervals, unseen_mass
 
-__all__ = ["STATUS_HINTS", "COST_RATIO_WARN", "COST_WARN_S", "cost_warning", "statistics", "summary", "write_summary", "read_summary", "table_key", "statistics_lines",
-           "uncertified_lines", "warning_line", "table", "STATISTICS_COLUMNS", "COMPARISON_COLUMNS", "comparison_rows"]
+__all__ = ["STATUS_HINTS", "COST_RATIO_WARN", "COST_WARN_S", "cost_warning", "statistics", "summary", "write_summary",
+           "read_summary", "table_key", "statistics_lines", "uncertified_lines", "warning_line", "table",
+           "STATISTICS_COLUMNS", "COMPARISON_COLUMNS", "comparison_rows"]
 
 # What to do about inits that end in a final status other than converged, naming the flag to change (the
 # scripts' words: the engine's Status knows no flags). DEAD (A(w) w = 0 on a flat region) has none.
@@ -183,7 +184,8 @@ def statistics_lines(s: dict) -> list:
                  f"only with probability <= {100 * (1 - st['confidence']):g}% over the random inits; smaller basins "
                  "may exist)",
                  f"number of optima, estimated (Chao1, from the {r['f1']} optima found once and {r['f2']} twice): "
-                 f"{r['chao1']:.1f}, {100 * r['confidence']:g}% interval [{float(r['low']):.1f}, {float(r['high']):.1f}]: "
+                 f"{r['chao1']:.1f}, {100 * r['confidence']:g}% interval "
+                 f"[{float(r['low']):.1f}, {float(r['high']):.1f}]: "
                  + (f"none beyond the {found} found" if more < 0.05 else
                     f"about {more:.1f} beyond the {found} found, each with a basin < {bound}")]
         if conv < n:
@@ -333,6 +335,6 @@ def _statistics_cells(s: dict) -> list:
         rule, met = "-", "-"
     half = "-" if st["max_halfwidth"] is None else round(st["max_halfwidth"], 5)
     if not st.get("claims", True):  # too few converged: no claim about missed optima or their number
-        return ["no claim", float(f"{st['interval_confidence']:.6g}"), half, "no claim", "no claim", "no claim", rule, met]
+        return ["no claim", float(f"{st['interval_confidence']:.6g}"), half, *["no claim"] * 3, rule, met]
     return [float(f"{st['miss_bound']:.3g}"), float(f"{st['interval_confidence']:.6g}"), half, round(r["chao1"], 2),
             round(float(r["low"]), 2), round(float(r["high"]), 2), rule, met]  # "inf" when no optimum was found
