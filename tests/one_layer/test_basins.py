@@ -357,3 +357,15 @@ def test_a_gaussian_alpha_run_is_announced_with_its_cost_before_it_starts():
     assert basins.cost_warning(gauss, None, {**est, "max_s": 30.0}) is None  # short anyway
     assert basins.cost_warning(gauss, None, {**est, "ratio": 2.0}) is None  # as dear as a uniform alpha
     assert basins.cost_warning(dataclasses.replace(gauss, alpha="uniform"), None) is None  # nothing to measure
+
+
+def test_run_job_refuses_a_directory_it_does_not_own_before_computing(tmp_path):
+    """The library call opens its run directory as the script does: a directory holding other files is
+    refused at once (nothing computed, nothing written), naming it."""
+    from ccdyn import rundir
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(rundir.RunDirError, match="not a ccdyn run"):
+        basins.run_job(basins.BasinsConfig(n_init=8), tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+    assert basins.open_options(resume=True) == {"script": "scripts/basins.py", "outputs": basins.OUTPUTS,
+                                                "overwrite": False, "resume": True, "ignore": ("chunk_size",)}

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import platform
 import time
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 import ccdyn
 from ccdyn import io, parallel, rundir
@@ -80,10 +82,6 @@ def run(cfg: BasinsConfig, *, ds64: Dataset | None = None, store=None, mesh=None
 def library_record(num_processes: int = 1) -> dict:
     """The run record of a :func:`run_job` called from Python (a script passes its own,
     :func:`ccdyn.cli.run_record`): no command line, the versions and devices."""
-    import platform
-
-    import numpy as np
-
     return {"command": "ccdyn.one_layer.basins.run_job (a library call: the config is in config.json)",
             "versions": {"ccdyn": ccdyn.__version__, "jax": jax.__version__, "numpy": np.__version__,
                          "python": platform.python_version()},
