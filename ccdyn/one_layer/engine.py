@@ -80,16 +80,6 @@ class Status(enum.IntEnum):
         return {"NONFINITE": "non-finite", "NOT_CONVERGED": "not converged", "DEAD": "dead (A(w)w = 0)",
                 "CIRCLING_KINK": "circling a kink", "KINK_LIMIT": "too many kinks"}.get(self.name, self.name.lower())
 
-    @property
-    def hint(self) -> str | None:
-        """What to do about inits that end in this status (None: nothing)."""
-        return {"OVERFLOW": "use --x64, a smaller --step_size or rescale the data",
-                "UNDERFLOW": "use --x64 or rescale the data",
-                "CIRCLING_KINK": "power iteration has no fixed point on a ReLU kink: use --method=flow",
-                "KINK_LIMIT": "more views on kink hyperplanes at once than the sliding flow follows (even in its "
-                              "wider second pass): use a smaller --tol"
-                }.get(self.name)
-
 
 FINAL_STATUSES = tuple(s for s in Status if s is not Status.RUNNING)
 
