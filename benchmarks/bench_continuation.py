@@ -5,7 +5,7 @@
 The continuation of ``scripts/continuation.py`` over ``--values`` of ``ortho_eps`` (the pattern overlap
 ||U^T U - I||_2 of Fig. 1) on the basins default data (latent summation, 2^10 support points, d = 10),
 relu, uniform alpha, float32, ``--n_init`` inits per value, ``--method``: first batched
-(:class:`ccdyn.one_layer.batched.ValuesRunner`, every value in one program, the inits shared), then
+(:class:`ccdyn.one_layer.runner.ChunkRunner` with a values axis, every value in one program, the inits shared), then
 value by value (one :class:`ccdyn.one_layer.engine.ChunkRunner` per value, as before), then (``--repeat``)
 both again in the same process, their programs compiled. Wall times are as a user sees them (compilation
 included in the first pass); the analysis (float64 refinement and certificates, the same code on the same

@@ -29,6 +29,7 @@ import functools
 import itertools
 import pickle
 import time
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import jax
 import numpy as np
@@ -44,8 +45,10 @@ class Axes:
     """Mixin of a frozen dataclass grid config. Subclasses set ``SETTING`` (the setting class, with a
     file-name-safe ``tag``) and ``AXES``: ((grid field, setting field), ...) in product order."""
 
-    SETTING = None
+    SETTING: ClassVar[Any] = None
     AXES: tuple = ()
+    if TYPE_CHECKING:  # a subclass is a dataclass (what dataclasses.asdict needs)
+        __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
 
     def settings(self) -> list:
         """Every combination of the axes' values as a ``SETTING``; the last axis varies fastest."""
@@ -115,14 +118,15 @@ def run(run_dir, settings, train, *, resume: bool, weights: bool = False, log=No
     """
     tags, n = [s.tag for s in settings], len(settings)
     first = {t: tags.index(t) for t in tags}
-    records, error, plan = {}, None, [False] * n
+    records: dict[int, dict] = {}
+    error, plan = None, [False] * n
     if run_dir is not None:
         folder = run_dir.path / RUNS
         folder.mkdir(exist_ok=True)
         try:
             plan = resume_plan(tags, [p.name for p in folder.iterdir()], resume=resume,
                                suffixes=(".json", ".weights.npz") if weights else (".json",))
-            for i in np.flatnonzero(plan):
+            for i in map(int, np.flatnonzero(plan)):
                 if plan[first[tags[i]]]:  # not a repeat of a setting trained in this run
                     records[i] = rundir.read_stamped(folder / f"{tags[i]}.json", run_dir.fingerprint,
                                                      _as_dict(settings[i]))
@@ -130,7 +134,7 @@ def run(run_dir, settings, train, *, resume: bool, weights: bool = False, log=No
                         log(f"[{i + 1}/{n}] {tags[i]}: kept from an earlier run")
         except (rundir.RunDirError, OSError) as e:
             error = e
-    got = parallel.broadcast_from_0(np.int32([error is not None, *plan]))
+    got = parallel.broadcast_from_0(np.asarray([error is not None, *plan], np.int32))
     if error is not None:
         raise error
     if got[0]:
@@ -154,7 +158,7 @@ def run(run_dir, settings, train, *, resume: bool, weights: bool = False, log=No
 
 def _as_dict(setting):
     """A setting as the ``"setting"`` field its record carries (None: not checked, for non-dataclasses)."""
-    return dataclasses.asdict(setting) if dataclasses.is_dataclass(setting) else None
+    return dataclasses.asdict(setting) if dataclasses.is_dataclass(setting) and not isinstance(setting, type) else None
 
 
 def table(rows, columns) -> tuple:

@@ -19,7 +19,6 @@ given they follow a stated rule from the backend and the device memory.
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 
@@ -29,10 +28,10 @@ import numpy as np
 from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-__all__ = ["init_weights", "INIT_BLOCK", "GPU_INIT_BLOCK", "init_block", "device_mesh", "padded_chunk", "tiled_sharded", "initialize_distributed",
-           "chunk_ranges", "device_memory", "MAX_INITS", "AUTO", "to_global", "to_host", "broadcast_from_0",
-           "gather_rows", "gather_bytes", "spread", "host_device", "default_tile", "default_chunk", "CPU_TILE", "ACCEL_TILE_MAX",
-           "TILES_PER_CHUNK", "SIZING_RULE"]
+__all__ = ["init_weights", "INIT_BLOCK", "GPU_INIT_BLOCK", "init_block", "device_mesh", "padded_chunk", "tiled_sharded",
+           "initialize_distributed", "chunk_ranges", "device_memory", "MAX_INITS", "AUTO", "to_global", "to_host",
+           "broadcast_from_0", "gather_rows", "gather_bytes", "spread", "host_device", "default_tile", "default_chunk",
+           "CPU_TILE", "ACCEL_TILE_MAX", "TILES_PER_CHUNK", "SIZING_RULE"]
 
 MAX_INITS = 2**31  # init indices stay below 2**31: exact in int32 keys and never wrapped by fold_in
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-__all__ = ["format_table", "markdown_table", "key_lines", "WIDTH"]
+__all__ = ["format_table", "markdown_table", "key_lines", "duration", "WIDTH"]
 
 WIDTH = 120  # the widest line of a printed table or key
 
@@ -55,3 +55,15 @@ def key_lines(text: str, width: int = WIDTH) -> list:
     first indented by five spaces."""
     return textwrap.wrap(text, width, initial_indent="key: ", subsequent_indent="     ", break_on_hyphens=False,
                          break_long_words=False)
+
+
+def duration(seconds: float) -> str:
+    """A duration read at a glance: '0.4 s', '42 s', '3 min 20 s', '2 h 05 min'."""
+    if seconds < 1:
+        return f"{max(seconds, 0.0):.1f} s"
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {(s % 3600) // 60:02d} min"

@@ -14,8 +14,8 @@ import jax.scipy.stats
 import numpy as np
 
 __all__ = ["wilson_interval", "intervals_overlap", "covering_intervals", "equal_counts_pvalue", "unseen_mass",
-           "finite_mean", "t_interval", "miss_bound", "inits_for_miss", "round_up", "miss_phrase", "simultaneous_intervals", "richness",
-           "basin_statistics", "tipping_intervals"]
+           "finite_mean", "t_interval", "miss_bound", "inits_for_miss", "round_up", "miss_phrase", "simultaneous_intervals",
+           "richness", "basin_statistics", "MIN_CONVERGED_SHARE", "coverage", "tipping_intervals"]
 
 
 def wilson_interval(count, n, z: float = 1.959963984540054):
@@ -292,14 +292,40 @@ def basin_statistics(counts, n: int, confidence: float = 0.95) -> dict:
     the converged ones, sum(counts)).
 
     {"miss_bound": eps, "miss_phrase": str, "intervals": [[lo, hi], ...] in the order of counts,
-    "interval_method": "mass_weighted", "richness": :func:`richness`, "confidence": confidence}.
+    "interval_method": "mass_weighted", "richness": :func:`richness`, "confidence": confidence} and
+    the share of the inits they speak for, :func:`coverage` of the converged inits sum(counts): without
+    ``claims`` (few converged) the miss bound and Chao1 are kept in the record but claim nothing.
     """
     c = np.asarray(counts)
     if c.sum() > n:
         raise ValueError(f"the counts sum to {int(c.sum())} > n={n} inits")
     return {"miss_bound": miss_bound(n, confidence), "miss_phrase": miss_phrase(n, confidence),
             "intervals": simultaneous_intervals(c, n, confidence).tolist(), "interval_method": "mass_weighted",
-            "richness": richness(c, confidence), "confidence": confidence}
+            "richness": richness(c, confidence), "confidence": confidence, **coverage(int(c.sum()), n)}
+
+
+MIN_CONVERGED_SHARE = 0.9  # below this share of converged inits a run claims nothing about missed optima
+
+
+def coverage(converged: int, n: int, min_share: float = MIN_CONVERGED_SHARE) -> dict:
+    """Which share of the inits a run's statistics speak for (docs/statistics.md section 7): the
+    ``converged`` of the ``n`` inits, each counted in the basin of the optimum it reached; the others
+    reached none, and the optimum each would reach is unknown.
+
+    Every statement of :func:`basin_statistics` is about the event "init converges to optimum i", exact
+    for it: the intervals bound the share of all inits that converged to i, the miss bound the optima that
+    a share >= eps of all inits converged to, Chao1 the optima the converged inits reach. None of them
+    says where the n - converged others go: an optimum reached only by them (a kink maximum that power
+    iteration circles, say) may hold up to their share of the landscape and be missing from the table,
+    and the converged inits may be a biased part of it. So a run claims nothing about missed optima or
+    their number when fewer than ``min_share`` of its inits converged (``claims`` False), and otherwise
+    says the claims cover the converged share (``converged_share``).
+    """
+    if n < 1 or not 0 <= converged <= n or not 0 < min_share <= 1:
+        raise ValueError(f"converged={converged} must lie in [0, n={n}], n >= 1 and min_share={min_share} in (0, 1]")
+    share = converged / n
+    return {"converged": int(converged), "converged_share": share, "min_converged_share": min_share,
+            "claims": bool(share >= min_share)}
 
 
 def tipping_intervals(overlaps, confidence: float = 0.95) -> list:

@@ -30,10 +30,8 @@ import jax
 
 jax.config.update("jax_enable_x64", True)  # certificates are float64; the run uses --x64 or float32
 
-from ccdyn import cli, io  # noqa: E402
-from ccdyn.one_layer import basins, figures, script_flags  # noqa: E402
-
-OUTPUTS = ("summary.json", "optima.npz", "basins.png", "chunks")
+from ccdyn import cli  # noqa: E402
+from ccdyn.one_layer import basins, script_flags  # noqa: E402
 
 FLAGS = flags.FLAGS
 script_flags.define_basins_flags()
@@ -47,7 +45,6 @@ def main(argv):
     t_start = time.time()
     pid, n_proc = cli.start_processes(FLAGS)  # before any JAX work
     cfg = script_flags.basins_config(FLAGS, **script_flags.stop_fields(FLAGS))
-    auto = [name for name in ("tile", "chunk_size") if FLAGS[name].value is None]
     ds64 = script_flags.basins_data(cfg)
     out_name = FLAGS.output_dir or (f"runs/basins-{cfg.act}-{cfg.data.data}-{cfg.alpha}-{cfg.dynamics.method}"
                                     f"-n{cfg.n_init}-seed{cfg.seed}")
@@ -59,33 +56,23 @@ def main(argv):
     # process 0 alone writes (its own --output_dir); the others check the config and take its chunk size
     run, chunk = cli.open_run_of_process_0(
         pid, n_proc, out_name, dataclasses.asdict(cfg), prepare=verify, value=lambda r: r.config["chunk_size"],
-        agree=dataclasses.asdict(cfg) | {"chunk_size": 0}, script="scripts/basins.py", outputs=OUTPUTS,
-        overwrite=FLAGS.overwrite, resume=FLAGS.resume, ignore=("chunk_size",))
+        agree=dataclasses.asdict(cfg) | {"chunk_size": 0},
+        **basins.open_options(overwrite=FLAGS.overwrite, resume=FLAGS.resume))
     cfg = dataclasses.replace(cfg, chunk_size=chunk or cfg.chunk_size)  # a resumed run keeps its chunks
-    store = None if run is None else run.chunk_store()
-    config = dataclasses.asdict(cfg)
     cli.log(f"ccdyn basins: act={cfg.act} data={cfg.data.data} (n={ds64.n}, d={ds64.dim}) alpha={cfg.alpha} "
             f"method={cfg.dynamics.method} n_init={cfg.n_init} on {jax.device_count()} {jax.default_backend()} "
             f"device(s), process {pid}/{n_proc}, tile {cfg.tile}, chunk_size {cfg.chunk_size}"
             + (f" -> {out_name}" if pid == 0 else ""))
     t_run = time.time()
-    done = basins.run(cfg, ds64=ds64, store=store, progress=cli.progress(time.time()) if pid == 0 else None,
-                       log=cli.log if pid == 0 else None)
-    if done is None:  # the other processes compute their share of every chunk and write nothing
+    progress = cli.progress(time.time(), max_steps=cfg.dynamics.max_steps, chunk_size=cfg.chunk_size)
+    job = basins.run_job(cfg, run, ds64=ds64, auto=script_flags.sized_by_rule(FLAGS), t_start=t_start,
+                         record=cli.run_record("scripts/basins.py", num_processes=n_proc), finish=cli.finish,
+                         progress=progress if pid == 0 else None, log=cli.log if pid == 0 else None)
+    if job is None:  # the other processes compute their share of every chunk and write nothing
         cli.log(f"process {pid}: all chunks done in {time.time() - t_run:.1f} s")
         return
-    result, an, out = done["result"], done["analysis"], run.path  # (a replacement has moved into place)
-    s = basins.summary(an, result, config=config, record=cli.run_record("scripts/basins.py", num_processes=n_proc),
-                       timings_s={**done["timings_s"], "total": time.time() - t_start}, sizing=basins.sizing(cfg, auto))
-    io.write_npz(out / "optima.npz", optima=an["optima"], labels=an["labels"], status=result["status"],
-                 steps=result["steps"])
-    title = (f"{cfg.act}, {cfg.data.data}, alpha={cfg.alpha}, {cfg.dynamics.method}: "
-             f"{s['n_optima']} optima from {s['n_init']} inits")
-    io.save_figure(out / "basins.png", figures.basins_figure(s["optima"], title))
-    basins.write_summary(out, s)  # last: a summary means every output is there
-    out = cli.finish(run)
-    print(basins.table(s))
-    print(f"\nwrote {out}/summary.json, optima.npz, basins.png ({time.time() - t_start:.1f} s)")
+    print(basins.table(job["summary"]))
+    print(f"\nwrote {job['path']}/summary.json, optima.npz, basins.png ({time.time() - t_start:.1f} s)")
 
 
 if __name__ == "__main__":

@@ -30,8 +30,9 @@ KEY = ("run: the run directory's name; act, alpha, tau, method: its activation, 
        "seconds of the analysis and of the run; miss_bound: no optimum with a basin >= this share was missed "
        "(95%); interval_level: the level of each basin fraction's interval, all of them at once >= 95%; "
        "max_halfwidth: the widest such interval's half-width; chao1, chao1_low, chao1_high: the estimated "
-       "number of optima and its 95% interval; stop_rule, stop_met: the run's stop rule and whether its "
-       "targets were met (docs/statistics.md); -: not recorded by that run.")
+       "number of optima and its 95% interval (no claim: fewer than 90% of the run's inits converged, "
+       "docs/statistics.md section 7); stop_rule, stop_met: the run's stop rule and whether its targets were met "
+       "(docs/statistics.md); -: not recorded by that run.")
 
 
 def main(argv):

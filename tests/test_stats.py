@@ -369,3 +369,20 @@ def test_tipping_intervals_cover_every_entry_of_every_matrix_together():
         stats.tipping_intervals([np.array([[-1, 2]])])
     empty = stats.tipping_intervals([np.array([[0, 0], [3, 1]])])[0]
     np.testing.assert_array_equal(empty[0], [[0.0, 1.0], [0.0, 1.0]])  # a basin of no init: anything
+
+
+def test_coverage_says_which_share_the_statistics_speak_for_and_claims_nothing_below_it():
+    """basin_statistics speaks for the converged inits, sum(counts) of n; below MIN_CONVERGED_SHARE it claims
+    nothing (the record keeps the numbers); the boundary is inclusive, and bad arguments are refused."""
+    assert stats.MIN_CONVERGED_SHARE == 0.9
+    out = stats.basin_statistics([600, 300, 40, 2, 1, 1], 1000)  # 944 of 1000 converged
+    assert out["converged"] == 944 and out["converged_share"] == 0.944 and out["claims"]
+    assert out["min_converged_share"] == stats.MIN_CONVERGED_SHARE
+    assert stats.basin_statistics([899], 1000)["claims"] is False and stats.basin_statistics([900], 1000)["claims"]
+    none = stats.basin_statistics([], 50)
+    assert none["converged"] == 0 and none["converged_share"] == 0.0 and not none["claims"]
+    assert none["miss_bound"] == stats.miss_bound(50)  # kept for a reader, claimed by nobody
+    assert stats.coverage(5, 10, min_share=0.5)["claims"] and not stats.coverage(4, 10, min_share=0.5)["claims"]
+    for bad in ((11, 10), (-1, 10), (0, 0)):
+        with pytest.raises(ValueError):
+            stats.coverage(*bad)

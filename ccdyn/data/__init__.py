@@ -22,8 +22,8 @@ from ccdyn.data.models import (
 )
 
 __all__ = [
-    "Dataset", "make_dataset", "sample_batch", "load_dataset", "save_dataset", "MAX_EXACT_M", "PAPER_ANGLES", "Q_LME_THRESHOLD",
-    "circle", "gaussian_mixture", "gaussian_noise_views", "latent_categorical",
+    "Dataset", "make_dataset", "sample_batch", "load_dataset", "save_dataset", "MAX_EXACT_M", "PAPER_ANGLES",
+    "Q_LME_THRESHOLD", "circle", "gaussian_mixture", "gaussian_noise_views", "latent_categorical",
     "latent_summation", "near_orthogonal_basis", "rotation_matrices", "rotation_views", "shift_amounts",
     "shift_views", "zero_mean_basis",
 ]

@@ -12,27 +12,27 @@ the argument at fault.
 
 from __future__ import annotations
 
-from typing import Optional
-
 import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from ccdyn import pytree
 
 __all__ = ["Dataset", "make_dataset", "sample_batch"]
 
 PROB_ATOL = 1e-6
 
 
-@chex.dataclass(frozen=True)
+@pytree.dataclass(frozen=True)
 class Dataset:
     """Population pytree (see module docstring). Construct with :func:`make_dataset`."""
 
     x: chex.Array  # (n, d) support points x0
     p: chex.Array  # (n,) probabilities
-    x_aug: Optional[chex.Array] = None  # (n, V, d) augmented views, or None
-    p_aug: Optional[chex.Array] = None  # (n, V) view probabilities, rows sum to 1
-    patterns: Optional[chex.Array] = None  # (m, d) planted patterns, or None
+    x_aug: chex.Array | None = None  # (n, V, d) augmented views, or None
+    p_aug: chex.Array | None = None  # (n, V) view probabilities, rows sum to 1
+    patterns: chex.Array | None = None  # (m, d) planted patterns, or None
 
     @property
     def n(self) -> int:
@@ -42,7 +42,7 @@ class Dataset:
     def dim(self) -> int:
         return self.x.shape[1]
 
-    def astype(self, dtype) -> "Dataset":
+    def astype(self, dtype) -> Dataset:
         """The same population with every array in ``dtype`` (e.g. a float32 run of a float64 dataset)."""
         return make_dataset(np.asarray(self.x), self.p, self.x_aug, self.p_aug, self.patterns, dtype=dtype)
 
@@ -95,7 +95,7 @@ def make_dataset(x, p=None, x_aug=None, p_aug=None, patterns=None, dtype=None) -
       ValueError: naming the argument (x, p, x_aug, p_aug, patterns) and what is allowed.
     """
     if dtype is None:
-        dtype = jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
+        dtype = jnp.float64 if jax.config.read("jax_enable_x64") else jnp.float32
     x = _finite_array("x", x, 2)
     n, d = x.shape
     p = np.full((n,), 1.0 / n) if p is None else _probabilities("p", p, (n,))
@@ -129,10 +129,12 @@ def sample_batch(ds: Dataset, key, n: int):
     if int(n) < 2:
         raise ValueError(f"batch size n={n} must be >= 2")
     k_idx, k1, k2 = jax.random.split(key, 3)
-    idx = jax.random.choice(k_idx, ds.n, (n,), p=None if ds.p is None else jnp.asarray(ds.p, jnp.float32))  # float32: x64-independent
+    p = None if ds.p is None else jnp.asarray(ds.p, jnp.float32)  # float32: x64-independent
+    idx = jax.random.choice(k_idx, ds.n, (n,), p=p)
     x0 = ds.x[idx]
     if ds.x_aug is None:
         return x0, x0, x0
+    assert ds.p_aug is not None  # make_dataset gives views their probabilities
     logits = jnp.log(ds.p_aug[idx]).astype(jnp.float32)
     v1 = jax.random.categorical(k1, logits, axis=-1)
     v2 = jax.random.categorical(k2, logits, axis=-1)

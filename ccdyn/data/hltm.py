@@ -23,13 +23,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ccdyn import pytree
+
 __all__ = ["Tree", "n_nodes", "node_depth", "node_name", "node_index", "parent", "ancestors", "make_tree",
            "path_polarity", "flip_thresholds", "sample", "sample_views", "leaves", "enumerate_joint", "MAX_EXACT_NODES"]
 
 MAX_EXACT_NODES = 20  # enumerate_joint lists 2^(nodes) configurations
 
 
-@chex.dataclass(frozen=True)
+@pytree.dataclass(frozen=True)
 class Tree:
     """One SB-HLTM instance.
 

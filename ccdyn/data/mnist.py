@@ -46,8 +46,8 @@ __all__ = ["IDX_TYPES", "MNIST_FILES", "parse_idx", "encode_idx", "mnist_paths",
            "load_mnist_pickle", "load_digits", "receptive_fields"]
 
 # IDX type code -> numpy dtype (big-endian).
-IDX_TYPES = {0x08: np.dtype("u1"), 0x09: np.dtype("i1"), 0x0B: np.dtype(">i2"), 0x0C: np.dtype(">i4"),
-             0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
+IDX_TYPES: dict[int, np.dtype] = {0x08: np.dtype("u1"), 0x09: np.dtype("i1"), 0x0B: np.dtype(">i2"),
+                                  0x0C: np.dtype(">i4"), 0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
 # split -> (images, labels) file names as distributed (each may also be gzipped, ``.gz``).
 MNIST_FILES = {"train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
                "test": ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")}

@@ -229,7 +229,7 @@ def shift_amounts(d: int, max_shift: int) -> np.ndarray:
     """
     d = _positive_int("d", d)
     max_shift = _positive_int("max_shift", max_shift, 1)
-    reps = {}
+    reps: dict[int, int] = {}
     for s in sorted(range(-max_shift, max_shift + 1), key=lambda s: (abs(s), s)):
         reps.setdefault(s % d, s)
     return np.asarray(sorted(reps.values()), np.int64)

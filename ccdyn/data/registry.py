@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import jax
 
@@ -129,7 +130,8 @@ def spec_from_dict(fields: dict) -> DataSpec:
     unknown = sorted(set(fields) - known)
     if unknown:
         raise ValueError(f"unknown data fields {unknown}; known: {sorted(known)}")
-    return DataSpec(**{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()}
+    return DataSpec(**values)
 
 
 def describe(fields) -> str:

@@ -24,7 +24,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
-from ccdyn import compiling
+from ccdyn import compiling, pytree
 
 __all__ = ["TokenSpec", "TokenData", "TokenInputs", "make_tokens", "make_tokens_batch", "sample_tokens", "embed",
            "sample_view_tokens", "sample_views", "WILDCARD"]
@@ -66,7 +66,7 @@ class TokenSpec:
                 raise ValueError(f"token data: {name}={getattr(self, name)} must be {allowed}")
 
 
-@chex.dataclass(frozen=True)
+@pytree.dataclass(frozen=True)
 class TokenData:
     """One instance of the token-generator model (a pytree; arrays of fixed shape for a given spec).
 
@@ -90,7 +90,7 @@ def _embeddings(key, n_tokens: int, zeta: float, dtype):
     return q.T * norms[:, None]
 
 
-@chex.dataclass(frozen=True)
+@pytree.dataclass(frozen=True)
 class TokenInputs:
     """A batch of one-hot token inputs kept as token ids: x[n, k] = embeddings[tokens[n, k]].
 

@@ -39,8 +39,8 @@ import optax
 
 from ccdyn.data import hltm as tree_data
 
-__all__ = ["READINGS", "READING_PARTS", "HltmConfig", "init_params", "forward", "embed", "batch_loss", "nc_scores", "op_norms",
-           "evaluate", "make_epoch", "train", "latent_names"]
+__all__ = ["READINGS", "READING_PARTS", "HltmConfig", "init_params", "forward", "embed", "batch_loss", "nc_scores",
+           "op_norms", "evaluate", "make_epoch", "train", "latent_names"]
 
 # reading -> (random signs of rho?, loss): "nce" is L_nce per sample, "batch_sigmoid" the authors' batch loss
 READING_PARTS = {"paper": (False, "nce"), "authors": (True, "batch_sigmoid"), "nce_random_sign": (True, "nce")}
@@ -80,7 +80,8 @@ class HltmConfig:
         checks = [("depth", self.depth >= 2, ">= 2"), ("width", self.width >= 1, ">= 1"),
                   ("delta_lower", -1 <= self.delta_lower <= self.delta_upper <= 1, "in [-1, delta_upper]"),
                   ("reading", self.reading in READINGS, f"one of {', '.join(READINGS)}"),
-                  ("tau", self.tau > 0, "> 0"), ("lr", self.lr > 0, "> 0"), ("batch_size", self.batch_size >= 2, ">= 2"),
+                  ("tau", self.tau > 0, "> 0"), ("lr", self.lr > 0, "> 0"),
+                  ("batch_size", self.batch_size >= 2, ">= 2"),
                   ("samples_per_epoch", self.samples_per_epoch >= self.batch_size, ">= batch_size"),
                   ("epochs", self.epochs >= 1, ">= 1"), ("n_eval", self.n_eval >= 16, ">= 16")]
         for name, ok, allowed in checks:
@@ -181,7 +182,8 @@ def _setup(cfg: HltmConfig, key):
     k_tree, k_init, k_eval, k_data = jax.random.split(key, 4)
     tree = tree_data.make_tree(k_tree, cfg.depth, cfg.delta_lower, cfg.delta_upper,
                                random_sign=READING_PARTS[cfg.reading][0])
-    return tree, init_params(k_init, cfg.depth, cfg.width), tree_data.sample(k_eval, tree, cfg.n_eval, cfg.depth), k_data
+    params = init_params(k_init, cfg.depth, cfg.width)
+    return tree, params, tree_data.sample(k_eval, tree, cfg.n_eval, cfg.depth), k_data
 
 
 def make_epoch(cfg: HltmConfig):

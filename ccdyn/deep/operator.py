@@ -28,6 +28,7 @@ import chex
 import jax
 import jax.numpy as jnp
 
+from ccdyn import pytree
 from ccdyn.deep import network
 
 __all__ = ["Population", "noise_population", "LOSSES", "pair_loss", "xi", "view_connections", "mean_connection",
@@ -37,7 +38,7 @@ __all__ = ["Population", "noise_population", "LOSSES", "pair_loss", "xi", "view_
 LOSSES = ("simp", "tri", "nce", "nce_exact")
 
 
-@chex.dataclass(frozen=True)
+@pytree.dataclass(frozen=True)
 class Population:
     """x0 (n, d) un-augmented points with probabilities p (n,); views (n, V, d) with probabilities pv (n, V)."""
 

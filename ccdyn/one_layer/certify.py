@@ -146,7 +146,7 @@ def _certify_many(ds: Dataset, act: Activation, W, pairwise: Pairwise):
 def _kink_note(k: dict, i: int, refine_status: int, msk) -> str:
     """Why a refined kink optimum is not certified ('' when it is)."""
     if refine_status != kinks.RefineStatus.CONVERGED:
-        return f"refinement: {kinks.REFINE_STATUS_TEXT[int(refine_status)]}"
+        return f"refinement: {kinks.RefineStatus(int(refine_status)).text}"
     if not k["full_rank"][i]:
         return "dependent active views"
     if not k["closure"][i] or k["stray"][i]:

@@ -62,7 +62,8 @@ def circle_basins(energy: np.ndarray) -> dict:
         arcs.append((2 * np.pi * ((lo + shift) % n) / n, 2 * np.pi * ((hi + shift) % n) / n))
     order = np.argsort(thetas)
     return {"theta": np.asarray(thetas)[order], "fraction": np.asarray(fractions)[order],
-            "energy": np.asarray(energies)[order], "arc": np.asarray(arcs).reshape(-1, 2)[order], "flat": float(np.sum(ends - starts) / n)}
+            "energy": np.asarray(energies)[order], "arc": np.asarray(arcs).reshape(-1, 2)[order],
+            "flat": float(np.sum(ends - starts) / n)}
 
 
 def basin_of(exact: dict, theta) -> np.ndarray:

@@ -20,6 +20,7 @@ by exact values: where the sampled check certifies, the cap must lie in one regi
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -80,7 +81,8 @@ def certify_exact(a_fn, x, w0, gammas) -> dict:
         thr = irregularity.cap_threshold(c0, gamma)
         theta = math.acos(max(min(thr, 1.0), -1.0))
         cross = cap_crossings(x, w0, theta)
-        row = {"gamma": gamma, "threshold": thr, "cap_deg": math.degrees(theta), "crossings": int(cross.size)}
+        row: dict[str, Any] = {"gamma": gamma, "threshold": thr, "cap_deg": math.degrees(theta),
+                               "crossings": int(cross.size)}
         if cross.size:
             xi = np.asarray(x, np.float64)[cross]
             k = int(np.argmin(np.abs(xi @ w0) / np.linalg.norm(xi, axis=1)))  # the nearest plane

@@ -44,22 +44,23 @@ from ccdyn.activations import Activation
 from ccdyn.covariance import laplacian_apply
 from ccdyn.data.dataset import Dataset
 from ccdyn.one_layer import dynamics, sliding
+from ccdyn.one_layer.outcomes import Outcome
 from ccdyn.pairwise import Pairwise
 
-__all__ = ["RefineStatus", "REFINE_STATUS_TEXT", "default_s_max", "has_kinks", "gate_coefficients", "one_sided_field",
+__all__ = ["RefineStatus", "default_s_max", "has_kinks", "gate_coefficients", "one_sided_field",
            "region_matrix", "refine", "kink_certificate"]
 
 
-class RefineStatus:
-    """Codes of :func:`refine`'s ``status`` (per candidate)."""
+class RefineStatus(Outcome):
+    """Codes of :func:`refine`'s ``status`` (per candidate), with ``.key`` and ``.text``."""
 
-    RUNNING, CONVERGED, TOO_MANY_ACTIVE, MAX_ITER, DEGENERATE, CYCLE = 0, 1, 2, 3, 4, 5
-
-
-REFINE_STATUS_TEXT = {0: "running", 1: "converged", 2: "active set above s_max", 3: "iteration limit",
-                      4: "dependent active views",
-                      5: "active set cycles (a view released for its multiplier outside [0, 1] is crossed straight "
-                         "back: no stationary point of these kinks in their region)"}
+    RUNNING = 0, "running"
+    CONVERGED = 1, "converged"
+    TOO_MANY_ACTIVE = 2, "active set above s_max"
+    MAX_ITER = 3, "iteration limit"
+    DEGENERATE = 4, "dependent active views"
+    CYCLE = 5, ("active set cycles (a view released for its multiplier outside [0, 1] is crossed straight back: "
+                "no stationary point of these kinks in their region)")
 
 
 def default_s_max(d: int) -> int:

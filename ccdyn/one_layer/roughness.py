@@ -108,11 +108,11 @@ def roughness_profile(a_fn, w, radii, *, n_random: int = 16, seed: int = 0, x=No
             side = np.asarray(x) @ w > 0
             flips = (np.asarray(x) @ basis_pts.T > 0) != side[:, None]
             crossings.append(int(np.median(np.sum(flips, axis=0))))
-    crossings = np.asarray(crossings)
-    resolved = np.ones(radii.shape, bool) if x is None else crossings >= min_crossings
-    rho_at = np.asarray(rho_at)
-    rho = float(rho_at[np.flatnonzero(resolved)[-1]]) if resolved.any() else float("nan")
-    return Roughness(rho, radii, rho_at, crossings, resolved, np.asarray(jac_max))
+    n_crossings = np.asarray(crossings)
+    resolved = np.ones(radii.shape, bool) if x is None else n_crossings >= min_crossings
+    rho_each = np.asarray(rho_at)
+    rho = float(rho_each[np.flatnonzero(resolved)[-1]]) if resolved.any() else float("nan")
+    return Roughness(rho, radii, rho_each, n_crossings, resolved, np.asarray(jac_max))
 
 
 def roughness(ds: Dataset, act: Activation, w, pairwise: Pairwise, radii, **kwargs) -> Roughness:

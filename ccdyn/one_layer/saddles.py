@@ -62,10 +62,11 @@ from ccdyn.activations import Activation
 from ccdyn.covariance import laplacian_apply
 from ccdyn.data.dataset import Dataset
 from ccdyn.one_layer import dynamics, kinks, sliding
+from ccdyn.one_layer.outcomes import Outcome
 from ccdyn.pairwise import Pairwise
 
 __all__ = ["landscape", "on_mesh", "StringResult", "great_circle_paths", "reparametrize", "string", "refine",
-           "certificate", "REFINE_STATUS_TEXT", "barrier_matrix", "merge_tree", "classify_kind"]
+           "certificate", "SaddleStatus", "barrier_matrix", "merge_tree", "classify_kind"]
 
 
 # --------------------------------------------------------------------------------------------- paths
@@ -273,8 +274,13 @@ def _moving_field(ds, act, pw, v, gates=None):
     return jnp.einsum("nv,nvd->d", pv * g * ls[:, None], xv)
 
 
-REFINE_STATUS_TEXT = {0: "converged", 1: "no active set gives a stationary point in its region's closure",
-                      2: "non-finite", 3: "Newton did not converge"}
+class SaddleStatus(Outcome):
+    """Codes of the saddle refinement's ``status`` (per row), with ``.key`` and ``.text``."""
+
+    CONVERGED = 0, "converged"
+    NO_STATIONARY = 1, "no active set gives a stationary point in its region's closure"
+    NONFINITE = 2, "non-finite"
+    NEWTON_FAILED = 3, "Newton did not converge"
 
 
 def _nearest_on_v(a, pv, w0):
@@ -391,7 +397,7 @@ def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, n_near: int = 6, 
         climbing image's projection (default 30); uniform alpha: unused (the eigenvector is exact).
       mesh: the rows split over its devices (:func:`on_mesh`); None: one device.
 
-    Returns per row: ``w``, ``status`` (0 converged, else :data:`REFINE_STATUS_TEXT`), ``kink_rank``
+    Returns per row: ``w``, ``status`` (:class:`SaddleStatus`), ``kink_rank``
     (the rank of the active views), ``active`` (k, N) the views on their intersection, ``gates`` the
     region's side of every view, ``moved`` ||w - w_climb||.
     """
@@ -485,7 +491,7 @@ def certificate(ds64: Dataset, act: Activation, pw: Pairwise, ref: dict, *, tol:
         margin = float(np.min(np.minimum(lam_a, 1.0 - lam_a))) if act_idx.size else None
         note = ""
         if status[i] != 0:
-            note = f"refinement: {REFINE_STATUS_TEXT[int(status[i])]}"
+            note = f"refinement: {SaddleStatus(int(status[i])).text}"
         elif not np.isfinite(g["energy"]) or not np.isfinite(g["residual"]):
             note = "non-finite"
         elif g["residual"] > 1e3 * tol:

@@ -21,8 +21,8 @@ from ccdyn.cli import check_memory, check_tolerance, define_seed, fail, floats, 
 from ccdyn.data.registry import AUGMENTATIONS, DATA_MODELS, DataSpec, build_dataset, support_shape
 from ccdyn.one_layer import basins, engine
 
-__all__ = ["define_data_flags", "data_spec", "define_basins_flags", "define_stop_flags", "stop_fields", "basins_config",
-           "basins_data"]
+__all__ = ["define_data_flags", "data_spec", "CONFIG_FLAGS", "DYNAMICS_FLAGS", "RUN_FLAGS", "STOP_FLAGS",
+           "define_basins_flags", "define_stop_flags", "stop_fields", "basins_config", "sized_by_rule", "basins_data"]
 
 # The flags that define_data_flags / define_basins_flags define belong to the script calling them (its
 # --helpshort lists them).
@@ -81,33 +81,71 @@ def data_spec(values) -> DataSpec:
     return DataSpec(**kw)
 
 
-def define_basins_flags(n_init: int = 10000) -> None:
-    """The data flags and one flag per field of :class:`ccdyn.one_layer.basins.BasinsConfig` (and its
-    :class:`ccdyn.one_layer.engine.Dynamics`), with validators (scripts/basins.py, scripts/continuation.py)."""
+# The help of every BasinsConfig / Dynamics field that is one flag of the same name, type and default
+# (:func:`define_basins_flags` takes the name, type and default from the dataclass, :func:`basins_config` reads
+# the fields back by the same table). Fields without an entry are not 1:1 flags: the data (its own flags),
+# the dynamics (its fields are), tile and chunk_size (None: chosen by a rule, :func:`sized_by_rule`),
+# Dynamics.block and .sliding (fixed); the stopping rules are :data:`STOP_FLAGS` (scripts/basins.py only).
+CONFIG_FLAGS = {
+    "act": ("Activation h.", {"enum_values": activations.ACTIVATIONS}),
+    "leaky_slope": ("leaky_relu negative slope, in [0, 1).", {}),
+    "alpha": ("Pairwise importance alpha (Gaussian: Cor. 2).", {"enum_values": pairwise.KINDS}),
+    "tau": ("Temperature of the Gaussian alpha (> 0).", {}),
+}
+DYNAMICS_FLAGS = {
+    "method": ("Power iteration (Eq. PI), the flow (Eq. 7) integrated to --flow_rtol, or euler_halving: the flow by "
+               "fixed Euler steps halved on reversal (no error control; biased basins, docs/flow.md).",
+               {"enum_values": list(engine.METHODS)}),
+    "step_size": ("Initial step of the flow (> 0; --method=flow starts at most this, moving w by 0.01 rad).", {}),
+    "flow_rtol": ("--method=flow: bound on each step's angular error (radians), in (0, 0.1).", {}),
+    "shift": ("Power-iteration shift s: A(w) w + s w (App. B.4), >= 0.", {}),
+    "max_steps": ("Steps before a run is declared not converged.", {"lower_bound": 1}),
+    "tol": ("Relative convergence tolerance, in (0, 0.1).", {}),
+}
+RUN_FLAGS = {
+    "cluster_tol": ("Endpoints closer than this are one optimum, in (0, 1).", {}),
+    "n_init": ("Number of random initializations.", {"lower_bound": 1, "upper_bound": parallel.MAX_INITS}),
+    "seed": ("Seed of the initializations (init i uses fold_in(seed, i)).", {"seed": True}),
+}
+X64_FLAG = {"x64": ("Run the dynamics in float64 (certificates are always float64).", {})}
+
+
+def _define_field(cls, name: str, help_text: str, kw: dict, default=None) -> None:
+    """One flag for the dataclass field ``cls.name``: its type picks the flag kind, its default the flag's."""
+    field = {f.name: f for f in dataclasses.fields(cls)}[name]
+    value = field.default if default is None else default
+    kind = getattr(field.type, "__name__", str(field.type)).split(" ")[0]  # a type, or its name ("float | None")
+    kw = dict(kw)
+    if kw.pop("seed", False):
+        define_seed(name, value, help_text)
+    elif "enum_values" in kw:
+        flags.DEFINE_enum(name, value, kw.pop("enum_values"), help_text, **kw)
+    else:
+        define = {"str": flags.DEFINE_string, "int": flags.DEFINE_integer, "float": flags.DEFINE_float,
+                  "bool": flags.DEFINE_bool}[kind]
+        define(name, value, help_text, **kw)
+
+
+def define_basins_flags(n_init: int | None = None) -> None:
+    """The data flags and one flag per 1:1 field of :class:`ccdyn.one_layer.basins.BasinsConfig` and its
+    :class:`ccdyn.one_layer.engine.Dynamics` (:data:`CONFIG_FLAGS`, :data:`DYNAMICS_FLAGS`,
+    :data:`RUN_FLAGS`: name, type and default from the dataclass; ``n_init`` overrides its default), then
+    ``--chunk_size`` / ``--tile`` (default: the sizing rule) and ``--x64``, with validators
+    (scripts/basins.py, scripts/continuation.py)."""
     define_data_flags()
-    flags.DEFINE_enum("act", "relu", activations.ACTIVATIONS, "Activation h.")
-    flags.DEFINE_float("leaky_slope", activations.DEFAULT_LEAKY_SLOPE, "leaky_relu negative slope, in [0, 1).")
-    flags.DEFINE_enum("alpha", "uniform", pairwise.KINDS, "Pairwise importance alpha (Gaussian: Cor. 2).")
-    flags.DEFINE_float("tau", 1.0, "Temperature of the Gaussian alpha (> 0).")
-    flags.DEFINE_enum("method", "power", list(engine.METHODS), "Power iteration (Eq. PI), the flow (Eq. 7) integrated "
-                      "to --flow_rtol, or euler_halving: the flow by fixed Euler steps halved on reversal (no error "
-                      "control; biased basins, docs/flow.md).")
-    flags.DEFINE_float("step_size", 1.0, "Initial step of the flow (> 0; --method=flow starts at most this, moving "
-                       "w by 0.01 rad).")
-    flags.DEFINE_float("flow_rtol", 1e-4, "--method=flow: bound on each step's angular error (radians), in (0, 0.1).")
-    flags.DEFINE_float("shift", 0.0, "Power-iteration shift s: A(w) w + s w (App. B.4), >= 0.")
-    flags.DEFINE_integer("max_steps", 2000, "Steps before a run is declared not converged.", lower_bound=1)
-    flags.DEFINE_float("tol", 1e-6, "Relative convergence tolerance, in (0, 0.1).")
-    flags.DEFINE_float("cluster_tol", 1e-2, "Endpoints closer than this are one optimum, in (0, 1).")
-    flags.DEFINE_integer("n_init", n_init, "Number of random initializations.", lower_bound=1,
-                         upper_bound=parallel.MAX_INITS)
-    define_seed("seed", 0, "Seed of the initializations (init i uses fold_in(seed, i)).")
+    for name, (text, kw) in CONFIG_FLAGS.items():
+        _define_field(basins.BasinsConfig, name, text, kw)
+    for name, (text, kw) in DYNAMICS_FLAGS.items():
+        _define_field(engine.Dynamics, name, text, kw)
+    for name, (text, kw) in RUN_FLAGS.items():
+        _define_field(basins.BasinsConfig, name, text, kw, default=n_init if name == "n_init" else None)
     flags.DEFINE_integer("chunk_size", None, "Inits per chunk (bounds memory; unit of resume); default: tile x "
                          f"devices x {parallel.TILES_PER_CHUNK}.", lower_bound=1)
     flags.DEFINE_integer("tile", None, "Inits per tile: the fixed GEMM width (results do not depend on chunk_size, "
                          f"device or process count at a fixed tile); default: {parallel.CPU_TILE} on CPU, on an "
                          "accelerator from its memory (docs/reproducibility.md, Sizing).", lower_bound=1)
-    flags.DEFINE_bool("x64", False, "Run the dynamics in float64 (certificates are always float64).")
+    for name, (text, kw) in X64_FLAG.items():
+        _define_field(basins.BasinsConfig, name, text, kw)
     flags.register_validator("leaky_slope", lambda v: 0 <= v < 1, "--leaky_slope must lie in [0, 1)")
     flags.register_validator("tau", lambda v: v > 0, "--tau must be > 0")
     flags.register_validator("step_size", lambda v: v > 0, "--step_size must be > 0")
@@ -120,18 +158,24 @@ def define_basins_flags(n_init: int = 10000) -> None:
         f"--method=power needs a homogeneous --act ({', '.join(activations.HOMOGENEOUS)}); use --method=flow")
 
 
+STOP_FLAGS = {
+    "target_miss": ("Stop at the first chunk after which no optimum with a basin >= this share of the inits can have "
+                    "been missed (95%): at least ccdyn.stats.inits_for_miss(this) inits, fixed before the run; in "
+                    "(0, 1).", {}),
+    "target_halfwidth": ("Also (or alone) stop only when every basin fraction's simultaneous interval has half-width "
+                         "<= this, in (0, 1); the intervals then hold at 95% over all the checkpoints "
+                         "(docs/statistics.md).", {}),
+    "target_unseen": ("Stop at the first chunk where the bound on the basin mass of optima not found and every 95% "
+                      "half-width are <= this, in (0, 1); --n_init is then the cap.", {}),
+}
+
+
 def define_stop_flags() -> None:
-    """The stopping rules of scripts/basins.py (``--n_init`` is then the cap): ``--target_miss``,
-    ``--target_halfwidth`` (docs/statistics.md section 5) and the older ``--target_unseen``."""
-    flags.DEFINE_float("target_miss", None, "Stop at the first chunk after which no optimum with a basin >= this share "
-                       "of the inits can have been missed (95%): at least ccdyn.stats.inits_for_miss(this) inits, "
-                       "fixed before the run; in (0, 1).")
-    flags.DEFINE_float("target_halfwidth", None, "Also (or alone) stop only when every basin fraction's simultaneous "
-                       "interval has half-width <= this, in (0, 1); the intervals then hold at 95% over all the "
-                       "checkpoints (docs/statistics.md).")
-    flags.DEFINE_float("target_unseen", None, "Stop at the first chunk where the bound on the basin mass of optima not "
-                       "found and every 95% half-width are <= this, in (0, 1); --n_init is then the cap.")
-    for name in ("target_miss", "target_halfwidth", "target_unseen"):
+    """The stopping rules of scripts/basins.py (``--n_init`` is then the cap), one flag per
+    :class:`ccdyn.one_layer.basins.BasinsConfig` field of :data:`STOP_FLAGS` (default None: off):
+    ``--target_miss``, ``--target_halfwidth`` (docs/statistics.md section 5) and the older ``--target_unseen``."""
+    for name, (text, kw) in STOP_FLAGS.items():
+        _define_field(basins.BasinsConfig, name, text, kw)
         flags.register_validator(name, lambda v: v is None or 0 < v < 1, f"--{name} must lie in (0, 1)")
     flags.register_multi_flags_validator(
         ["target_unseen", "target_miss", "target_halfwidth"],
@@ -141,18 +185,23 @@ def define_stop_flags() -> None:
 
 def stop_fields(values) -> dict:
     """The :class:`ccdyn.one_layer.basins.BasinsConfig` fields of the :func:`define_stop_flags` values."""
-    return {name: values[name].value for name in ("target_unseen", "target_miss", "target_halfwidth")}
+    return {name: values[name].value for name in STOP_FLAGS}
 
 
 def basins_config(values, **extra) -> basins.BasinsConfig:
     """The :class:`ccdyn.one_layer.basins.BasinsConfig` of parsed :func:`define_basins_flags` values
-    (``values``: the scripts' ``FLAGS``); ``extra``: fields a script adds (e.g. ``target_unseen``)."""
-    v = {name: values[name].value for name in ("act", "leaky_slope", "alpha", "tau", "n_init", "seed", "x64",
-                                               "cluster_tol")}
-    dyn = engine.Dynamics(**{name: values[name].value for name in ("method", "step_size", "tol", "max_steps", "shift",
-                                                                    "flow_rtol")})
+    (``values``: the scripts' ``FLAGS``; the 1:1 fields by the tables of that function, then the sizing
+    rule for ``--tile`` / ``--chunk_size`` not given); ``extra``: fields a script adds (e.g. ``target_unseen``)."""
+    v = {name: values[name].value for name in (*CONFIG_FLAGS, *RUN_FLAGS, *X64_FLAG)}
+    dyn = engine.Dynamics(**{name: values[name].value for name in DYNAMICS_FLAGS})
     cfg = basins.BasinsConfig(data=data_spec(values), dynamics=dyn, **v, **extra)
     return basins.sized(cfg, support_shape(cfg.data), tile=values["tile"].value, chunk_size=values["chunk_size"].value)
+
+
+def sized_by_rule(values) -> list:
+    """The sizing fields (``tile``, ``chunk_size``) not given as flags, chosen by the rule (``summary.json``'s
+    ``sizing.auto``)."""
+    return [name for name in ("tile", "chunk_size") if values[name].value is None]
 
 
 def basins_data(cfg: basins.BasinsConfig, context: str = ""):

@@ -16,16 +16,16 @@ fixed-shape GEMM batch as the rest of the engine: each stage is one :func:`dynam
   angular error alone would let h grow until the iterate oscillates at a distance ~ rtol from it;
 - the first step moves w by 0.01 radians (:func:`first_step`), at most ``step_size``;
 - FSAL (first same as last): the field at the accepted point is the last stage, cached in the
-  engine's ``aux`` for the next step, so Bogacki-Shampine 3(2) costs 3 field evaluations per
-  attempted step.
+  flow method's carry (``methods.flow.Carry.u``) for the next step, so Bogacki-Shampine 3(2) costs 3
+  field evaluations per attempted step.
 
-Stopping (decided by the engine on the returned quantities): a critical point, ||P^perp u(w)|| <=
-tol ||u(w)||, as for the other methods; or *pinned*: the field reverses within a step of length
-h ||k_1|| <= tol, i.e. a zero or a discontinuity of the field lies within tol of w (rejections on
-reversal drive h to 0 while w approaches a ReLU kink from one side). With ReLU the engine then looks
-for kink ridges there and, if it finds any, continues with the sliding field on their intersection
-(``basis``: every stage projected on it; :mod:`ccdyn.one_layer.sliding`, docs/flow.md); otherwise the
-init stops there (a kink maximum that is not on a ridge).
+Stopping (decided by the flow methods, :mod:`ccdyn.one_layer.methods.flow` and ``sliding_flow``, on
+the returned quantities): a critical point, ||P^perp u(w)|| <= tol ||u(w)||, as for the other methods;
+or *pinned*: the field reverses within a step of length h ||k_1|| <= tol, i.e. a zero or a
+discontinuity of the field lies within tol of w (rejections on reversal drive h to 0 while w approaches
+a ReLU kink from one side). With ReLU the sliding flow then looks for kink ridges there and, if it
+finds any, continues with the sliding field on their intersection (``basis``: every stage projected on
+it; :mod:`ccdyn.one_layer.sliding`, docs/flow.md); otherwise the init stops there (a kink maximum that is not on a ridge).
 
 The pair is Bogacki & Shampine (1989), Appl. Math. Lett. 2(4):321-325, tableau as in Hairer, Norsett
 & Wanner, Solving ODEs I, Sec. II.4 (see docs/flow.md for the measurements behind the choice).

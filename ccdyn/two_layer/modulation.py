@@ -31,7 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ccdyn import covariance, sphere
+from ccdyn import covariance, pytree, sphere
 from ccdyn.activations import Activation
 
 __all__ = [
@@ -43,7 +43,7 @@ __all__ = [
 MAX_JOINT_POINTS = 1 << 20
 
 
-@chex.dataclass(frozen=True)
+@pytree.dataclass(frozen=True)
 class ModulatedPopulation:
     """Binary z and K RFs independent given z (Assumption 2, Eq. 13), each on n support points.
 

@@ -61,14 +61,14 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from ccdyn import compiling, covariance, pairwise, sphere
+from ccdyn import compiling, covariance, pairwise, pytree, sphere
 from ccdyn.activations import Activation, get_activation
 from ccdyn.data import tokens as tokens_lib
 
 __all__ = [
     "BN_VARIANTS", "LOSSES", "QUADRATIC_FORMS", "ON_NONFINITE", "FIRST_LAYERS", "Net", "TrainConfig", "init_params",
-    "hidden", "batch_norm", "outputs", "energy", "lemma4_velocity", "loss", "make_optimizer", "TrainState", "init_state",
-    "init_states", "train_step", "train",
+    "hidden", "batch_norm", "outputs", "energy", "lemma4_velocity", "loss", "make_optimizer", "TrainState",
+    "init_state", "init_states", "train_step", "train",
 ]
 
 BN_VARIANTS = ("none", "vanilla", "mean_only", "var_only", "none_backprop")
@@ -313,7 +313,7 @@ def make_optimizer(cfg: TrainConfig) -> optax.GradientTransformation:
                        optax.sgd(cfg.lr, momentum=cfg.momentum if cfg.momentum > 0 else None))
 
 
-@chex.dataclass
+@pytree.dataclass
 class TrainState:
     """State of one run (or of a vmapped batch of runs: every leaf gets a leading run axis).
 

@@ -38,8 +38,9 @@ from ccdyn import stats
 from ccdyn.variational import kernel as kr
 from ccdyn.variational import ntxent
 
-__all__ = ["ClusterConfig", "MODELS", "STARTS", "per_cluster_ratio", "data_ratio", "make_data", "init_model", "embed", "silhouette", "between_within", "mean_ci",
-           "uniformity", "scores", "run", "kept_summary", "keep_times", "at_iteration", "kept_share"]
+__all__ = ["ClusterConfig", "MODELS", "STARTS", "per_cluster_ratio", "data_ratio", "make_data", "init_model", "embed",
+           "silhouette", "between_within", "mean_ci", "uniformity", "scores", "run", "kept_summary", "keep_times",
+           "at_iteration", "kept_share"]
 
 MODELS = ("net1", "mlp4", "points")
 STARTS = ("net1", "mlp4", "random")
@@ -69,7 +70,7 @@ class ClusterConfig:
     seed: int = 0
     dtype: str = "float32"
 
-    def validate(self) -> "ClusterConfig":
+    def validate(self) -> ClusterConfig:
         if self.model not in MODELS or self.start not in STARTS:
             raise ValueError(f"model must be one of {', '.join(MODELS)} and start one of {', '.join(STARTS)}")
         if self.act not in kr.ACTIVATIONS:
@@ -150,7 +151,7 @@ def per_cluster_ratio(U, onehot):
     return between / jnp.maximum(within, 1e-30)
 
 
-def data_ratio(cfg: "ClusterConfig", n_draws: int = 256) -> float:
+def data_ratio(cfg: ClusterConfig, n_draws: int = 256) -> float:
     """The between / within ratio of the input data themselves (the constant input left out), averaged
     over ``n_draws`` draws: the reference an embedding must reach for its clusters to count as kept."""
     def one(k):
@@ -230,7 +231,8 @@ def run(cfg: ClusterConfig) -> dict:
     iters = np.arange(0, cfg.steps + 1, cfg.record_every)
     out = {k: np.asarray(v) for k, v in sc.items()}
     loss = np.asarray(loss)
-    return {"iters": iters, **out, "loss": loss, "finite": np.all(np.isfinite(loss), 1) & np.all(np.isfinite(out["ratio"]), 1),
+    return {"iters": iters, **out, "loss": loss,
+            "finite": np.all(np.isfinite(loss), 1) & np.all(np.isfinite(out["ratio"]), 1),
             "snapshots": np.asarray(U0), "labels": np.asarray(labels)}
 
 

@@ -205,7 +205,7 @@ def _min_hessian_eig_bound(z, p, tau):
 def lemma_tau_max(K) -> float:
     """Lemma A.2 needs sigma > 3 K^2 tau for a sigma admitted by Eq. 27, and sigma <= ||xi_i - xi_j||^2
     <= 4 on the unit sphere (Cauchy-Schwarz), so it can hold only for tau < 4 / (3 K^2)."""
-    return 4.0 / (3.0 * np.asarray(K, float) ** 2)
+    return 4.0 / (3.0 * float(K) ** 2)
 
 
 def lemma_sigma(xi, h):

@@ -1,5 +1,5 @@
 """The sliding flow analyses only the rows that need it (issue #22's cost): the rows are gathered into
-buffers smaller than the tile (:func:`ccdyn.one_layer.engine._compacted`), which must give every init
+buffers smaller than the tile (:func:`ccdyn.one_layer.methods.sliding_flow.compacted`), which must give every init
 the same steps as analysing the whole tile at once, whether more rows need the analysis than a buffer
 holds (several passes) or fewer."""
 
@@ -11,6 +11,7 @@ import pytest
 from ccdyn import activations, pairwise, parallel
 from ccdyn.data.registry import DataSpec, build_dataset
 from ccdyn.one_layer import engine
+from ccdyn.one_layer.methods import sliding_flow
 from tests.one_layer import engine_reference
 
 RELU = activations.get_activation("relu")
@@ -26,7 +27,7 @@ def test_compacted_rows_equal_the_row_function_on_every_row():
     b = jnp.asarray(rng.integers(-50, 50, (k,)), jnp.int32)
     fn = lambda x, y: (x * 7 + y[:, None], (jnp.sum(x, axis=1) - y).astype(jnp.int32))  # row by row, exact
     empty = (jnp.full((k, 3), -1, jnp.int32), jnp.zeros((k,), jnp.int32))
-    run = jax.jit(lambda need: engine._compacted(fn, need, (a, b), empty, buffer))
+    run = jax.jit(lambda need: sliding_flow.compacted(fn, need, (a, b), empty, buffer))
     whole = fn(a, b)
     for n_need in (0, 1, 5, 6, 7, 13, 19, 20):
         need = np.zeros(k, bool)
@@ -35,7 +36,7 @@ def test_compacted_rows_equal_the_row_function_on_every_row():
         for g, w, e in zip(got, whole, empty):
             want = np.where(need.reshape((k,) + (1,) * (w.ndim - 1)), w, e)
             np.testing.assert_array_equal(np.asarray(g), want, err_msg=f"{n_need} rows need it")
-    assert engine.analysis_buffer(512) == 64 and engine.analysis_buffer(16) == 8 and engine.analysis_buffer(4) == 4
+    assert sliding_flow.analysis_buffer(512) == 64 and sliding_flow.analysis_buffer(16) == 8 and sliding_flow.analysis_buffer(4) == 4
 
 
 def _lockstep(ds, W, buffers, steps):
@@ -43,20 +44,23 @@ def _lockstep(ds, W, buffers, steps):
     time; asserts every state equal to the first buffer's (bit for bit) after every step. Returns the
     most rows that needed the analysis in one step."""
     dyn = engine.Dynamics(method="flow")
-    step = {b: jax.jit(lambda s, b=b: engine._step(ds, RELU, UNIFORM, dyn, s, b)) for b in buffers}
-    st = {b: engine.initial_state(W, dyn) for b in buffers}
+    step = {b: jax.jit(lambda s, b=b: engine.step(ds, RELU, UNIFORM, dyn, s, sliding_flow.method(buffer=b)))
+            for b in buffers}
+    st = {b: engine.initial_state(W, dyn, RELU) for b in buffers}
     most = 0
     for t in range(steps):
         s = st[buffers[0]]
         active = (s.status == engine.Status.RUNNING) & (s.steps < dyn.max_steps)
-        need = active & (s.pinned | (s.reach > 0) | jnp.any(s.kinks >= 0, axis=1))
+        need = active & (s.carry.pinned | (s.carry.reach > 0) | jnp.any(s.carry.kinks >= 0, axis=1))
         most = max(most, int(jnp.sum(need)))
         if not bool(jnp.any(active)):
             break
         st = {b: step[b](st[b]) for b in buffers}
         for b in buffers[1:]:
-            for name, x, y in zip(engine.State._fields, st[buffers[0]], st[b]):
-                np.testing.assert_array_equal(np.asarray(x), np.asarray(y), err_msg=f"step {t}, {name}, buffer {b}")
+            for (name, x), (_, y) in zip(jax.tree_util.tree_leaves_with_path(st[buffers[0]]),
+                                         jax.tree_util.tree_leaves_with_path(st[b])):
+                np.testing.assert_array_equal(np.asarray(x), np.asarray(y),
+                                              err_msg=f"step {t}, {jax.tree_util.keystr(name)}, buffer {b}")
     return most
 
 

@@ -1,5 +1,5 @@
-"""The sliding flow's second pass over its KINK_LIMIT inits (:func:`ccdyn.one_layer.engine.second_pass`,
-``ChunkRunner._second_pass``): the wide kink analysis (the active set beyond MAX_ACTIVE views, the
+"""The sliding flow's second pass over its KINK_LIMIT inits (:func:`ccdyn.one_layer.methods.sliding_flow.finish`,
+run by ``engine.finish`` and the runner): the wide kink analysis (the active set beyond MAX_ACTIVE views, the
 minimum-norm element of a box of many dependent views, the ridges cut to an independent subset) against
 the narrow routines, numpy ranks and the KKT conditions; and, slow, inits of a cloud whose every hyperplane
 is shared by 5 views run on from KINK_LIMIT to maxima that a float64 probe of E (numpy) confirms."""

@@ -223,3 +223,30 @@ def test_bad_data_file_and_existing_output_dir_end_with_one_error_line(tmp_path)
         assert not (tmp_path / "o").exists()
         e = inprocess.main_exit(script, "--d=4", "--m=4", f"--output_dir={tmp_path / 'full'}")
         assert "pass --overwrite to replace it or --resume" in e
+
+
+@pytest.mark.slow  # about a minute: compiles the engine and the kink refinement
+def test_power_iteration_on_a_gaussian_mixture_file_claims_nothing_beyond_the_converged_share(tmp_path):
+    """A user's data file (8-cluster Gaussian mixture, d = 8): with ReLU every maximum sits on a kink and power
+    iteration circles it, so (almost) no init converges. The table makes no claim about missed optima or their
+    number, says why, and ends with one warning line naming --method=flow; summary.json records the share."""
+    rng = np.random.default_rng(0)
+    centers = rng.normal(size=(8, 8))
+    centers /= np.linalg.norm(centers, axis=1, keepdims=True)
+    x = centers[rng.integers(0, 8, 400)] + 0.3 * rng.normal(size=(400, 8))
+    np.savez(tmp_path / "mixture.npz", x=x)
+    out = tmp_path / "run"
+    run = _run(tmp_path, "--data=file", "--data_path=mixture.npz", "--act=relu", "--n_init=256", "--tile=64",
+               "--max_steps=300", f"--output_dir={out}", timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    st = json.loads((out / "summary.json").read_text())["statistics"]
+    assert not st["claims"] and st["converged_share"] < 0.9
+    lines = run.stdout.splitlines()
+    (no_claim,) = [line for line in lines if line.startswith("no claim about missed optima or their number")]
+    assert f"only {st['converged']} of 256 inits" in no_claim and "below the 90%" in no_claim
+    assert not any("was missed" in line or "Chao1" in line for line in lines)
+    table_end = lines.index(next(line for line in lines if line.startswith("wrote "))) - 1
+    warning = lines[table_end - 1] if not lines[table_end].strip() else lines[table_end]
+    assert warning.startswith("warning: ") and warning.endswith("use --method=flow)") and "circling a kink" in warning
+    assert sum(line.startswith("warning") for line in lines) == 1
+    assert "ETA" in run.stderr  # the progress line's time left

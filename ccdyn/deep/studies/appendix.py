@@ -77,7 +77,7 @@ def _lemma1_pair(ws1, ws2, x1, x2, a, kind, p, normalize):
         if normalize:
             target = target / jnp.linalg.norm(target)
 
-        def r(z, l=l):
+        def r(z, l=l, target=target):
             t = _top(ws1, z, l, kind, a, p)
             return 0.5 * jnp.sum((((t / jnp.linalg.norm(t)) if normalize else t) - target) ** 2)
         auto = jax.grad(r)(reversible.forward(ws1, x1, kind, a, p)[1][l])
@@ -95,7 +95,8 @@ def lemma1(cfg: AppendixConfig) -> dict:
     for kind in reversible.ACTIVATIONS:
         pairs = _lemma1_pair(ws, ws2, xs[0], xs[1], cfg.slope, kind, cfg.power, False)
         tilde, printed = reversible.def2_residuals(ws, xs[0], kind, cfg.slope, cfg.power)
-        out[kind] = {"rel": max(_rel(g, a) for g, a in pairs), "min_norm": min(float(jnp.linalg.norm(a)) for _, a in pairs),
+        out[kind] = {"rel": max(_rel(g, a) for g, a in pairs),
+                     "min_norm": min(float(jnp.linalg.norm(a)) for _, a in pairs),
                      "def2_tilde_residual": float(tilde), "def2_printed_residual": float(printed)}
     return out
 
@@ -116,7 +117,8 @@ def _multi_loss(w1, ws, xs, tau, normalize):
 @functools.partial(jax.jit, static_argnames=("normalize",))
 def _eq46_51(ws, xs, tau, normalize):
     g = jax.grad(_multi_loss)(ws, ws, xs, tau, normalize)
-    return [(normalized.lemma2_gradient(ws, xs, l, tau, normalize), network.vec(g[l - 1])) for l in range(1, len(ws) + 1)]
+    return [(normalized.lemma2_gradient(ws, xs, l, tau, normalize), network.vec(g[l - 1]))
+            for l in range(1, len(ws) + 1)]
 
 
 @jax.jit
@@ -206,8 +208,8 @@ def lemma9(cfg: AppendixConfig) -> dict:
         tree = tr_hltm.make_tree(cfg.tree_seed, tr=tr)
         brute = tr_hltm.brute_covariance(tree)
         out[name] = {"rel_eq166": float(np.abs(tr_hltm.lemma9_covariance(tree) - brute).max() / np.abs(brute).max()),
-                     "eq99_error": max(float(np.abs(tr_hltm.brute_transition(tree, j) - tr_hltm.eq99_transition(tree, j))
-                                             .max()) for j in (0, 1)),
+                     "eq99_error": max(float(np.abs(tr_hltm.brute_transition(tree, j)
+                                                    - tr_hltm.eq99_transition(tree, j)).max()) for j in (0, 1)),
                      "rank": int(np.linalg.matrix_rank(brute, 1e-10)), "m0": tree["m"][0]}
     return out
 
@@ -221,13 +223,12 @@ def _grid(cfg):
 def lemma8(cfg: AppendixConfig) -> dict:
     """Eq. 112 (= Eq. 123) and the bound with Eq. 114's exponent against the exact P(y >= y0) on the grid."""
     cs, gs = _grid(cfg)
-    printed, fixed = [], []
+    ratios = []  # (printed, fixed) per grid point
     for c in cs:
         for g in gs:
             p = lucky.event_probability(c, g)
-            printed.append(1.0 / lucky.width_eq128(c, g) / p)
-            fixed.append(1.0 / lucky.width_eq128(c, g, corrected=True) / p)
-    printed, fixed = np.array(printed), np.array(fixed)
+            ratios.append((1.0 / lucky.width_eq128(c, g) / p, 1.0 / lucky.width_eq128(c, g, corrected=True) / p))
+    printed, fixed = np.array(ratios).T
     worst = int(np.argmax(printed))
     return {"grid": len(printed), "printed_violations": int(np.sum(printed > 1 + 1e-9)),
             "printed_max_ratio": float(printed.max()),
@@ -267,14 +268,14 @@ def lemma3_5(cfg: AppendixConfig) -> dict:
         mean = p @ x
         var = p @ (x - mean) ** 2
         for phi, lc in lip:
-            worst["eq87"] = max(worst["eq87"], (p @ (phi(x) - p @ phi(x)) ** 2) / (lc ** 2 * var))
+            worst["eq87"] = max(worst["eq87"], float((p @ (phi(x) - p @ phi(x)) ** 2) / (lc ** 2 * var)))
         for phi, d2_lo, d2_hi in second:
             gap = p @ phi(x) - phi(mean)
             lo, hi = 0.5 * var * d2_lo(x.min()), 0.5 * var * d2_hi(x.max())
             worst["eq90_lower"] = max(worst["eq90_lower"], lo - gap)
             worst["eq90_upper"] = max(worst["eq90_upper"], gap - hi)
-        gap = p @ np.maximum(x, 0.0) - max(mean, 0.0)
-        worst["eq91_upper"] = max(worst["eq91_upper"], gap / np.sqrt(var))
+        gap = float(p @ np.maximum(x, 0.0) - max(float(mean), 0.0))
+        worst["eq91_upper"] = max(worst["eq91_upper"], float(gap / np.sqrt(var)))
         worst["eq91_lower_min"] = min(worst["eq91_lower_min"], gap)
     return {"n_dists": cfg.n_dists, **{k: float(v) for k, v in worst.items()}}
 
@@ -285,7 +286,7 @@ CHECKS = {"lemma1": lemma1, "l2norm": l2norm, "lemma2": lemma2, "eq80": eq80, "n
 
 def run(cfg: AppendixConfig, only=None) -> dict:
     """Every check (or those named in ``only``); needs x64."""
-    if not jax.config.jax_enable_x64:
+    if not jax.config.read("jax_enable_x64"):
         raise ValueError("the appendix checks need float64: jax.config.update('jax_enable_x64', True)")
     names = list(CHECKS) if only is None else list(only)
     return {"config": dataclasses.asdict(cfg), "values": {k: CHECKS[k](cfg) for k in names}}

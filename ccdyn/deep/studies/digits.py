@@ -79,7 +79,8 @@ def augment(key, x, noise: float):
 def init_mlp(key, hidden: int, out: int):
     sizes = (64, hidden, hidden, out)
     keys = jax.random.split(key, len(sizes) - 1)
-    return [(jax.random.normal(k, (n, m)) * jnp.sqrt(2.0 / n), jnp.zeros(m)) for k, n, m in zip(keys, sizes[:-1], sizes[1:])]
+    return [(jax.random.normal(k, (n, m)) * jnp.sqrt(2.0 / n), jnp.zeros(m))
+            for k, n, m in zip(keys, sizes[:-1], sizes[1:])]
 
 
 def encode(params, x):
@@ -144,7 +145,8 @@ def train(cfg: DigitsConfig, seed_keys, data, checkpoints) -> dict:
         k0, k1, k2 = jax.random.split(key, 3)
         idx = jax.random.choice(k0, n, (cfg.batch_size,), replace=False)
         x0 = x_train[idx]
-        loss, g = jax.value_and_grad(batch_loss)(params, x0, augment(k1, x0, cfg.noise), augment(k2, x0, cfg.noise), cfg)
+        x1, x2 = augment(k1, x0, cfg.noise), augment(k2, x0, cfg.noise)
+        loss, g = jax.value_and_grad(batch_loss)(params, x0, x1, x2, cfg)
         up, state = opt.update(g, state, params)
         return (optax.apply_updates(params, up), state), loss
 
@@ -160,12 +162,13 @@ def train(cfg: DigitsConfig, seed_keys, data, checkpoints) -> dict:
     finite = np.ones(len(seed_keys), bool)
     for c in sorted(checkpoints):
         if c > done:
-            keys = jax.vmap(lambda k: jax.random.fold_in(k, c))(seed_keys)
-            block = jax.jit(jax.vmap(lambda p, s, k: run_block(p, s, k, c - done)))
+            keys = jax.vmap(lambda k, c=c: jax.random.fold_in(k, c))(seed_keys)
+            block = jax.jit(jax.vmap(lambda p, s, k, n=c - done: run_block(p, s, k, n)))
             params, state, ls = block(params, state, keys)
             losses.append(np.asarray(ls))
             finite &= np.all(np.isfinite(losses[-1]), 1) & np.all(
-                [np.all(np.isfinite(leaf), axis=tuple(range(1, leaf.ndim))) for leaf in jax.tree_util.tree_leaves(params)], 0)
+                [np.all(np.isfinite(leaf), axis=tuple(range(1, leaf.ndim)))
+                 for leaf in jax.tree_util.tree_leaves(params)], 0)
             done = c
         acc.append(np.where(finite, np.asarray(probe(params)), np.nan))  # a non-finite seed has no accuracy
     return {"checkpoints": sorted(checkpoints), "accuracy": np.stack(acc, 1), "finite": finite,

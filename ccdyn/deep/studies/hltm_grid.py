@@ -97,7 +97,8 @@ def run_setting(s: Setting, config: GridConfig, on_epoch=None) -> dict:
     cfg = config.hltm_config(s)
     r = hltm.train(cfg, grid.seed_keys(config.seed, config.n_seeds), eval_epochs=config.eval_epochs(),
                    on_epoch=on_epoch)
-    finite = np.all(np.isfinite(r["loss"]), 1) & np.all(np.isfinite(r["nc"]), (1, 2)) & np.all(np.isfinite(r["op"]), (1, 2))
+    finite = (np.all(np.isfinite(r["loss"]), 1) & np.all(np.isfinite(r["nc"]), (1, 2))
+              & np.all(np.isfinite(r["op"]), (1, 2)))
     return {"setting": dataclasses.asdict(s), "latents": hltm.latent_names(s.depth),
             "seed_steps": config.n_seeds * cfg.epochs * cfg.steps_per_epoch,
             **{k: np.asarray(v).tolist() for k, v in r.items()}, "finite": finite.tolist()}

@@ -43,8 +43,8 @@ from ccdyn import activations, pairwise, report, stats
 from ccdyn.data import models
 from ccdyn.data.registry import DataSpec, augment, build_dataset
 from ccdyn.one_layer import basins, claims, landscape, symmetry
-from ccdyn.one_layer.figures import orbit_basins_figure, rotation_augmentation_figure
 from ccdyn.one_layer.engine import Dynamics
+from ccdyn.one_layer.figures import orbit_basins_figure, rotation_augmentation_figure
 
 __all__ = ["AugmentationConfig", "run", "shift_data", "engine_config", "row_engine_config", "rotation_rows",
            "shift_rows", "rotation_key", "shift_key", "markdown", "figures", "ROUNDING"]
@@ -107,9 +107,9 @@ class AugmentationConfig:
             object.__setattr__(self, name, value)
         acts = activations.ACTIVATIONS
         checks = [
-            (self.ranges and all(_fraction(x) is not None and 0 <= _fraction(x) <= 1 for x in self.ranges),
+            (self.ranges and all((f := _fraction(x)) is not None and 0 <= f <= 1 for x in self.ranges),
              "--ranges must be numbers or fractions in [0, 1] (units of pi), e.g. 0,1/36,1/2,1"),
-            (self.acts and all(a in acts for a in self.acts), f"--acts must be a non-empty list from: {', '.join(acts)}"),
+            (self.acts and set(self.acts) <= set(acts), f"--acts must be a non-empty list from: {', '.join(acts)}"),
             (self.basin_acts is not None and set(self.basin_acts) <= set(self.acts or ()),
              "--basin_acts must be a subset of --acts"),
             (_int_list(self.ripple_views) and len(self.ripple_views) >= 2 and min(self.ripple_views) >= 2,
@@ -163,6 +163,7 @@ def _basins(config: AugmentationConfig, ds64, spec: DataSpec, act: str, n_init: 
     """The basins engine (float32 flow, float64 refinement) on one dataset: ``basins.analyze``'s dict
     with the median step count."""
     out = basins.run(engine_config(config, spec, act, n_init), ds64=ds64)
+    assert out is not None  # None only on the other processes of a multi-process run
     return {**out["analysis"], "steps_median": float(np.median(out["result"]["steps"]))}
 
 
@@ -178,6 +179,7 @@ def _engine_flags(config: AugmentationConfig, act: str, n_init: int) -> str:
 def _circle_spec(a: float, n_views: int | None) -> DataSpec:
     if a == 0:
         return DataSpec(data="circle")
+    assert n_views is not None  # a rotation has its quadrature size
     return DataSpec(data="circle", aug="rotation", aug_range=a, aug_views=n_views)
 
 
@@ -241,7 +243,7 @@ def _rotation_study(config: AugmentationConfig, log) -> tuple:
         scale = _scale(config, act)
         rows = []
         for label in config.ranges:
-            a = _fraction(label)
+            a = float(fractions.Fraction(label))  # a valid label (AugmentationConfig.__post_init__)
             t0 = time.time()
             v = config.rotation_views(a) if a > 0 else None
             spec = _circle_spec(a, v)
@@ -358,7 +360,7 @@ def run(config: AugmentationConfig, progress=None, *, data_path: str = "shift_da
       {"scale_max_abs_E_none", "rows"}, "ripple": activation -> {"views", "energy_range_rel",
       "loglog_slope"}}, "shift": {"patterns", "settings"}, "timings_s": {"rotation", "shift"}}``.
     """
-    if not jax.config.jax_enable_x64:
+    if not jax.config.read("jax_enable_x64"):
         raise RuntimeError("the augmentation study needs float64: jax.config.update('jax_enable_x64', True)")
     log = progress or (lambda message: None)
     log("rotation study (Fig. 8 data) ...")
@@ -393,8 +395,8 @@ def rotation_rows(per_act: dict) -> tuple:
     for name, d in per_act.items():
         for r in d["rows"]:
             g, b = r["grid"], r.get("basins")
-            body.append([name, r["range"], r["n_views"] or "-", g["n_maxima"], g["n_prominent"], _fmt(g["smallest_prominent"]),
-                         _fmt(g["largest_ripple"]), _fmt(g["energy_range_rel"])]
+            body.append([name, r["range"], r["n_views"] or "-", g["n_maxima"], g["n_prominent"],
+                         _fmt(g["smallest_prominent"]), _fmt(g["largest_ripple"]), _fmt(g["energy_range_rel"])]
                         + ([b["status_counts"]["converged"], f"{b['n_optima']} ({b['n_stable']})",
                             f"{b['n_peaks_reached']}/{g['n_prominent']}", f"{b['peak_mass']:.4f}",
                             f"{b['n_ripple_optima']} ({b['ripple_mass']:.4f})"] if b else ["-"] * 5))
@@ -431,12 +433,13 @@ def shift_key() -> list:
 def shift_rows(records: list) -> tuple:
     """(header, rows) of the shift table, one row per orbit (``record["shift"]["settings"]``)."""
     head = ["setting", "views", "orbit", "size", "d / #stab", "complete", "energy", "rel. spread", "all stable",
-            "basin mass", "fractions (min–max)", "CIs cover mean", "CIs overlap", "chi² p", "closest pattern (shift, cos)"]
+            "basin mass", "fractions (min–max)", "CIs cover mean", "CIs overlap", "chi² p",
+            "closest pattern (shift, cos)"]
     body = []
     for r in records:
         for k, o in enumerate(r["orbits"]):
-            body.append([r["setting"], r["n_views"], k, o["size"], o["expected_size"], o["complete"], f"{o['energy']:.6g}",
-                         f"{o['relative_spread']:.1e}", o["all_stable"], f"{o['mass']:.4f}",
+            body.append([r["setting"], r["n_views"], k, o["size"], o["expected_size"], o["complete"],
+                         f"{o['energy']:.6g}", f"{o['relative_spread']:.1e}", o["all_stable"], f"{o['mass']:.4f}",
                          f"{min(o['fractions']):.4f}–{max(o['fractions']):.4f}", f"{o['covering']}/{o['size']}",
                          o["wilson_overlap"],
                          f"{o['chi2_pvalue']:.3f}", f"u{o['best_pattern']} ({o['best_shift']}, {o['best_cos']:.3f})"])
@@ -453,17 +456,17 @@ def markdown(config: AugmentationConfig, record: dict, command: str) -> str:
         ["setting", "views", "converged", "optima", "stable", "orbits", "complete", "max rel. spread",
          "all Wilson overlap", "min chi² p"],
         [[r["setting"], r["n_views"], r["status_counts"]["converged"], r["n_optima"], r["n_stable"], r["n_orbits"],
-          r["n_complete"], f"{r['max_relative_spread']:.1e}", r["all_wilson_overlap"], _fmt(r["min_chi2_pvalue"], ".3f")]
-         for r in shift_records])
+          r["n_complete"], f"{r['max_relative_spread']:.1e}", r["all_wilson_overlap"],
+          _fmt(r["min_chi2_pvalue"], ".3f")] for r in shift_records])
     return "\n".join([
         "# App. B.5: augmentation and local optima", "", f"`{command}`", "",
         "## Rotations of the Fig. 8 circle data", "",
         f"V quadrature angles of t; E and prominences relative to max |E| without augmentation; a maximum is "
         f"prominent when its prominence is >= {config.min_prominence:g}, else ripple (of the finite quadrature). "
         "Smallest prominent / largest ripple show the gap between the two. Engine (scripts/basins.py): "
-        f"{config.n_init} inits, flow (euler_halving), float32 run, float64 refinement; peaks reached: prominent maxima with an "
-        f"engine optimum on their summit (E within {config.min_prominence:g} of the peak); ripple optima: on no "
-        "summit.", "",
+        f"{config.n_init} inits, flow (euler_halving), float32 run, float64 refinement; peaks reached: prominent "
+        f"maxima with an engine optimum on their summit (E within {config.min_prominence:g} of the peak); ripple "
+        "optima: on no summit.", "",
         report.markdown_table(*rotation_rows(record["rotation"]["per_act"])), "",
         "Whole circle (a = 1): (max E − min E) / max |E without augmentation| against the quadrature size V:", "",
         rip, "", verdicts["rotation"], "",

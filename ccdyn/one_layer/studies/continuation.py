@@ -30,8 +30,9 @@ multinomial given the basins at v_k; docs/statistics.md section 6).
 
 Batched: where the values change only the dataset's arrays, not their shapes (``ortho_eps``, ``q``,
 ``std``, ``aug_std``, ``data_seed``, ...), every value runs in one compiled program
-(:class:`ccdyn.one_layer.batched.ValuesRunner`: the values are a batch axis of the tiles, the inits
-shared), with the same results as value by value; other parameters (shapes, the activation, alpha,
+(:class:`ccdyn.one_layer.runner.ChunkRunner` with a values axis: the values are a batch axis of the tiles,
+the inits shared; the method's finish, e.g. the sliding flow's second pass, as on every path), with the
+same results as value by value; other parameters (shapes, the activation, alpha,
 the dynamics) run value by value (``batch=False`` forces it, to compare).
 
 :func:`run` drives the basins runs; :func:`follow` does the matching on analyses from anywhere (the
@@ -50,7 +51,7 @@ import numpy as np
 
 from ccdyn import report, stats
 from ccdyn.data.registry import DataSpec, build_dataset
-from ccdyn.one_layer import basins, batched, engine
+from ccdyn.one_layer import basins, engine, runner
 from ccdyn.one_layer.basins import BasinsConfig
 from ccdyn.one_layer.engine import Dynamics
 
@@ -285,7 +286,7 @@ def sequential_reason(base: BasinsConfig, param: str, datasets) -> str | None:
     owner = PARAMS[param][0]
     if owner != "data":
         return f"--param={param} is a {'basins' if owner == 'config' else owner} parameter, not the data's"
-    if not batched.same_shapes(datasets):
+    if not runner.same_shapes(datasets):
         return f"--param={param} changes the dataset's shapes"
     return None
 
@@ -322,10 +323,10 @@ def run(base: BasinsConfig, param: str, values, *, match_tol: float = 0.2, merge
         f"{param}={v:g}: {len(an['rows'])} optima, {an['status_counts']['converged']} of {cfg.n_init} inits "
         f"converged ({sum(t.values()):.1f} s)")
     if why is None:
-        runner = batched.ValuesRunner([ds.astype(base.dtype) for ds in datasets], base.activation, base.pairwise,
-                                      base.dynamics, tile=base.tile)
+        values = engine.ChunkRunner([ds.astype(base.dtype) for ds in datasets], base.activation, base.pairwise,
+                                    base.dynamics, tile=base.tile)
         t0 = time.time()
-        result = engine.collect(runner, jax.random.PRNGKey(base.seed), base.n_init, base.chunk_size, base.dtype,
+        result = engine.collect(values, jax.random.PRNGKey(base.seed), base.n_init, base.chunk_size, base.dtype,
                                 progress=progress)
         engine_s = time.time() - t0
         if log is not None:

@@ -56,7 +56,7 @@ def run(cfg: Fig1Config) -> dict:
         ds = data.latent_summation(u, cfg.q)
         w0 = jnp.asarray((u / np.linalg.norm(u, axis=0)).T)
         w, mv, _ = one_layer.power_iteration(ds, act, w0, n_steps=cfg.n_steps, pairwise=pw)
-        certs = jax.device_get(jax.vmap(lambda v: certify.certify(ds, act, v, pw))(w))
+        certs = jax.device_get(jax.vmap(lambda v, ds=ds: certify.certify(ds, act, v, pw))(w))
         moves = np.asarray(mv).T
         per_eps[str(eps)] = {"moves": moves, "overlap_with_start": np.sum(np.asarray(w) * np.asarray(w0), axis=1),
                              "residual": certs.residual, "is_lme": certs.is_lme, "stable": certs.is_stable,

@@ -53,6 +53,7 @@ def exact_2d_set(cfg: basins.BasinsConfig, *, n_grid: int = 1 << 20, min_fractio
     ds64 = build_dataset(cfg.data, jnp.float64)
     exact = exact2d.circle_basins(exact2d.circle_energy(ds64, cfg.activation, cfg.pairwise, n_grid))
     out = basins.run(cfg, ds64=ds64)
+    assert out is not None  # None only on the other processes of a multi-process run
     found = out["analysis"]["rows"]
     rows = exact2d.compare(exact, [r["w"] for r in found], [r["count"] for r in found], cfg.n_init,
                            min_fraction=min_fraction)
@@ -101,6 +102,7 @@ def rtol_pairs(base: basins.BasinsConfig, rtols, *, ds64=None, min_fraction: flo
     for r in rtols:
         cfg = dataclasses.replace(base, dynamics=dataclasses.replace(base.dynamics, flow_rtol=float(r)))
         out = basins.run(cfg, ds64=ds64)
+        assert out is not None  # None only on the other processes of a multi-process run
         runs[r] = {"analysis": out["analysis"], "steps": out["result"]["steps"], "run_s": out["timings_s"]["run"]}
         if log is not None:
             log(f"flow_rtol={r:g}: {len(out['analysis']['rows'])} optima, mean "

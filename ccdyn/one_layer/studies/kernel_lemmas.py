@@ -100,7 +100,7 @@ def run(cfg: KernelLemmasConfig) -> dict:
         batch_rows += _batches(cfg, p, w, xv, pv, f0, kernel_sum, tau, rng)
     return {"config": dataclasses.asdict(cfg), "rows": rows, "batch_rows": batch_rows,
             "support_points": int(ds.n), "views": int(xv.shape[1]),
-            "jax_x64": bool(jax.config.jax_enable_x64)}
+            "jax_x64": bool(jax.config.read("jax_enable_x64"))}
 
 
 def markdown(record: dict) -> str:

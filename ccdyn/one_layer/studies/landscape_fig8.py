@@ -51,9 +51,11 @@ def points(cfg: Fig8Config, ds: Dataset | None = None) -> Dataset:
         raise ValueError(f"--data_path must hold 2-D points, got x of shape {ds.x.shape}")
     x = np.asarray(ds.x, np.float64)[np.asarray(ds.p) > 0]
     if cfg.aug == "none" and np.max(np.abs(x - x[0])) <= 1e-12 * max(np.max(np.abs(x)), np.finfo(np.float64).tiny):
-        what = f"--angles={','.join(f'{a:g}' for a in cfg.angles)}" if flag == "--angles" else f"--data_path={cfg.data_path}"
+        angles = flag == "--angles"
+        what = f"--angles={','.join(f'{a:g}' for a in cfg.angles)}" if angles else f"--data_path={cfg.data_path}"
         raise ValueError(f"{what}: every point lies at the same place, so C_alpha = 0 and the energy is 0 on the "
-                         f"whole circle (no maxima); give points at two or more places{' (angles mod 2)' if flag == '--angles' else ''}")
+                         "whole circle (no maxima); give points at two or more places"
+                         f"{' (angles mod 2)' if angles else ''}")
     return augment(ds, DataSpec(aug=cfg.aug, aug_range=cfg.aug_range, aug_views=cfg.aug_views), None)
 
 

@@ -57,8 +57,9 @@ def _start(a_fn, batched, x, w0, cfg, seed) -> dict:
     ex = irregularity_exact.certify_exact(a_fn, x, w0, cfg.gammas)
     sampled = irregularity.theorem3_check(a_fn, w0, list(cfg.gammas), n_samples=cfg.n_samples, n_steps=cfg.n_steps,
                                           seed=seed, batched=batched)
-    out = {"c0": ex["c0"], "exact": ex, "gamma_exact": ex["gamma_certified"], "gamma_sampled": sampled["gamma_certified"],
-           "converged": sampled["converged"], "w_final": sampled["w_final"]}
+    out = {"c0": ex["c0"], "exact": ex, "gamma_exact": ex["gamma_certified"],
+           "gamma_sampled": sampled["gamma_certified"], "converged": sampled["converged"],
+           "w_final": sampled["w_final"]}
     g_s = sampled["gamma_certified"]
     if g_s is not None:
         row = next(r for r in sampled["gammas"] if r["gamma"] == g_s)
@@ -101,9 +102,11 @@ def run(cfg: Theorem3ExactConfig, log=None) -> dict:
             starts += rows
             ok = [r for r in rows if r["gamma_exact"] is not None]
             summary.append([eps, ang, len(rows), len(ok),
-                            sum(r["stays_in_ball"] and r["c_monotone"] and r["rate_holds"] and r["converged"] for r in ok),
+                            sum(r["stays_in_ball"] and r["c_monotone"] and r["rate_holds"] and r["converged"]
+                                for r in ok),
                             sum(r["gamma_sampled"] is not None for r in rows),
-                            sum(r.get("planes_in_sampled_cap", 0) > 0 for r in rows), sum(r["converged"] for r in rows)])
+                            sum(r.get("planes_in_sampled_cap", 0) > 0 for r in rows),
+                            sum(r["converged"] for r in rows)])
             if log:
                 log(f"  eps={eps} angle={ang}: {len(ok)}/{len(rows)} certified exactly ({time.time() - t0:.1f} s)")
     return {"config": dataclasses.asdict(cfg), "starts": starts,

@@ -27,8 +27,16 @@ import numpy as np
 
 from ccdyn import activations, report, stats
 from ccdyn.two_layer import modulation
-from ccdyn.two_layer.claims import (EQ15_TOLERANCE, EQ155_ALPHA, FIG7_TOLERANCE, cor3_verdict, eq15_verdict,
-                                    eq155_verdict, fig7_verdict, thm6_verdict)
+from ccdyn.two_layer.claims import (
+    EQ15_TOLERANCE,
+    EQ155_ALPHA,
+    FIG7_TOLERANCE,
+    cor3_verdict,
+    eq15_verdict,
+    eq155_verdict,
+    fig7_verdict,
+    thm6_verdict,
+)
 from ccdyn.verdicts import verdict_word
 
 __all__ = ["ModulationConfig", "run", "markdown", "eq15_table", "eq155_table", "eq155_csv", "thm6_table",
@@ -100,7 +108,7 @@ def _eq15(key, shapes, acts) -> dict:
     rows = []
     for i, (k, n, d) in enumerate(shapes):
         pop = modulation.modulated_population(jax.random.fold_in(key, i), k, d, n, p1=0.3)
-        pop = pop.replace(x=pop.x * jnp.geomspace(0.2, 5.0, k)[:, None, None])
+        pop = dataclasses.replace(pop, x=pop.x * jnp.geomspace(0.2, 5.0, k)[:, None, None])
         w = jax.random.normal(jax.random.fold_in(key, 100 + i), (k, d))
         for name in acts:
             act = activations.get_activation(name)
@@ -170,7 +178,7 @@ def _cor3(key, cfg: ModulationConfig) -> dict:
     scales = np.array(cfg.scales, dtype=float)
     k, n, d = len(scales), 4, 3
     pop = modulation.modulated_population(key, k, d, n, p1=0.4)
-    pop = pop.replace(x=pop.x * jnp.asarray(scales)[:, None, None])
+    pop = dataclasses.replace(pop, x=pop.x * jnp.asarray(scales)[:, None, None])
     act = activations.get_activation("leaky_relu")
     w0 = jax.random.normal(jax.random.fold_in(key, 1), (k, d))
     out = {"scales": scales, "act": act.name}
@@ -195,9 +203,10 @@ def run(config: ModulationConfig = ModulationConfig(), log=None) -> dict:
 
     Returns:
       {"config", "eq15", "fig7", "eq155", "thm6", "cor3"}; each check holds its numbers and a ``verdict``.
-      ``fig7`` also holds the curves of :func:`ccdyn.two_layer.figures.blowup_figure` (``curves``, ``y_grid``, ``tstar``).
+      ``fig7`` also holds the curves of :func:`ccdyn.two_layer.figures.blowup_figure` (``curves``, ``y_grid``,
+      ``tstar``).
     """
-    if not jax.config.jax_enable_x64:
+    if not jax.config.read("jax_enable_x64"):
         raise ValueError("the modulation study runs in float64: set jax_enable_x64 before calling run")
     log = log or (lambda message: None)
     key = jax.random.PRNGKey(config.seed)

@@ -25,7 +25,7 @@ __all__ = ["BoundsConfig", "run"]
 
 @dataclasses.dataclass(frozen=True)
 class BoundsConfig:
-    x_decades: tuple = (-6.0, 6.0)
+    x_decades: tuple[float, float] = (-6.0, 6.0)
     x_points: int = 241
     y0s: tuple = (0.01, 1.0, 10.0)
     ds: tuple = (2, 3, 5, 8)

@@ -24,13 +24,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from ccdyn import activations, compiling, grid, report
+from ccdyn.data import tokens
 from ccdyn.two_layer import metrics
 from ccdyn.two_layer import network as net_lib
-from ccdyn.data import tokens
 
 __all__ = ["Setting", "network", "run_setting", "init_scores", "aggregate", "GridConfig", "READINGS",
-           "run_setting_checkpoints", "memory_estimate", "setting_result", "nonfinite_seeds", "token_coords", "result_row",
-           "results_csv", "results_table", "results_table_key", "matching_curves", "weights_label"]
+           "run_setting_checkpoints", "memory_estimate", "setting_result", "nonfinite_seeds", "token_coords",
+           "result_row", "results_csv", "results_table", "results_table_key", "matching_curves", "weights_label"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -258,9 +258,10 @@ def memory_estimate(config: GridConfig) -> tuple:
     width = max(config.spec.n_tokens, max(config.betas) * max(config.ps), config.d_out)
     n = 16.0 * config.n_seeds * 2 * config.train.batch_size * config.spec.n_positions * width * 4
     n += 4.0 * config.spec.n_generators * (2 + 2 * config.spec.n_positions)
-    return n, "--batch_size", (f"16 float32 arrays of {config.n_seeds} seeds x 2 views x batch {config.train.batch_size}"
-                               f" x {config.spec.n_positions} positions x {width}, + 4 bytes x "
-                               f"{config.spec.n_generators} generators x (2 + 2 x {config.spec.n_positions} positions)")
+    return n, "--batch_size", (f"16 float32 arrays of {config.n_seeds} seeds x 2 views x batch "
+                               f"{config.train.batch_size} x {config.spec.n_positions} positions x {width}, "
+                               f"+ 4 bytes x {config.spec.n_generators} generators x "
+                               f"(2 + 2 x {config.spec.n_positions} positions)")
 
 
 def setting_result(setting: Setting, result: dict) -> dict:
@@ -348,7 +349,7 @@ def matching_curves(rows) -> dict:
     """(loss, zeta) -> the ``curves`` of :func:`ccdyn.two_layer.figures.matching_figure`: label (activation, and the
     BN variant when the rows have several) -> {(P, beta): row}."""
     bns = {r["bn"] for r in rows}
-    out = {}
+    out: dict[tuple, dict] = {}
     for loss, zeta in sorted({(r["loss"], r["zeta"]) for r in rows}):
         curves = out.setdefault((loss, zeta), {})
         for r in rows:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -73,7 +74,8 @@ def cluster_study(c: ClusterStudyConfig = ClusterStudyConfig(), log=None) -> dic
     """Runs the Figs. 5-6 settings and the grids; returns summaries, curves (mean and 95% interval per
     recorded iteration), seed 0's snapshots, the grids' rows and the verdicts."""
     log = log or (lambda m: None)
-    base = dict(steps=c.steps, record_every=c.record_every, tau=c.tau, n_seeds=c.n_seeds, noise=c.noise, seed=c.seed)
+    base: dict[str, Any] = dict(steps=c.steps, record_every=c.record_every, tau=c.tau, n_seeds=c.n_seeds,
+                                noise=c.noise, seed=c.seed)
     runs, summaries, curves, snaps = {}, {}, {}, {}
     refs = {}
     for dim in c.dims:

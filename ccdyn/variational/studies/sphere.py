@@ -89,7 +89,7 @@ def _flat_Ks(Ks, values, rel_tol: float, name: str) -> dict:
 
 
 def _configs():
-    out = {f"S1 K={K} evenly spaced": (sc.evenly_spaced(K), None) for K in (1, 2, 3, 4, 5, 6, 8)}
+    out: dict[str, tuple] = {f"S1 K={K} evenly spaced": (sc.evenly_spaced(K), None) for K in (1, 2, 3, 4, 5, 6, 8)}
     out.update({f"S2 {n}": (sc.polytope(n), None) for n in sc.POLYTOPES})
     out.update({f"S1 K={K} clusters of 3 equal points": (jnp.repeat(sc.evenly_spaced(K), 3, 0), None) for K in (2, 4)})
     rand = jax.random.normal(jax.random.PRNGKey(1), (5, 3))

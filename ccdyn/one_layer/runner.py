@@ -1,0 +1,278 @@
+"""The one runner of the 1-layer engine: chunks of inits, tiled and sharded over devices, to a stop, with
+an optional values axis (one dataset per value of a data parameter), the method's finish and resume.
+
+:class:`ChunkRunner` runs chunks of inits (:func:`collect` drives the chunks: stores, resume, stopping
+rules, several processes). Given a list of datasets of one shape instead of one dataset, it runs every
+init at every value (e.g. ``ortho_eps``, the pattern overlap of Fig. 1) in one compiled program: the
+values axis is folded into the rows, every tile holds rows of one value only and reads its value's dataset
+from the stacked datasets (a dynamic index, so the block is compiled once for all values and A(w) w stays
+two GEMMs per tile). Inits are shared across values (``fold_in(key, i)``), so the tipping between values is
+paired: init i is the same point of the sphere at every value.
+
+Every per-init number is computed by programs of fixed shapes (one ``(tile, ...)`` program under
+``lax.map`` on every device), and rows of a tile never mix, so it is the same bits whatever the chunk size,
+the number of devices or processes, the values batched beside it (docs/reproducibility.md): between blocks
+only gathers and scatters of whole rows (re-packing, recording), which do no arithmetic. The method's
+finish passes (:mod:`ccdyn.one_layer.methods.base`) run the same way on every path: a
+:class:`~ccdyn.one_layer.methods.base.Rerun` re-packs the rows that ended in its status onto tiles of its
+own, a :class:`~ccdyn.one_layer.methods.base.Watch` runs tile by tile over the stopped chunk.
+
+Parameters that change the dataset's shapes (``m``, ``n_samples``, ...) or the compiled program (the
+activation, alpha, the dynamics) cannot share one program: :mod:`ccdyn.one_layer.studies.continuation`
+runs those value by value.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec
+
+from ccdyn import parallel
+from ccdyn.activations import Activation
+from ccdyn.data.dataset import Dataset
+from ccdyn.one_layer import engine, methods
+from ccdyn.one_layer.engine import Dynamics, State, Status
+from ccdyn.one_layer.methods import Rerun
+from ccdyn.pairwise import Pairwise
+
+__all__ = ["ChunkRunner", "collect", "same_shapes", "stack", "bucket"]
+
+
+def same_shapes(datasets) -> bool:
+    """Whether the datasets have one pytree structure and the same shapes and dtypes leaf by leaf."""
+    first = jax.tree.structure(datasets[0])
+    spec = lambda ds: [(np.shape(a), np.asarray(a).dtype) for a in jax.tree.leaves(ds)]
+    return all(jax.tree.structure(ds) == first and spec(ds) == spec(datasets[0]) for ds in datasets)
+
+
+def stack(datasets) -> Dataset:
+    """The datasets stacked leaf by leaf on a new leading axis (``ValueError`` if shapes differ)."""
+    if not datasets or not same_shapes(datasets):
+        raise ValueError("the values change the dataset's shapes: they cannot share one compiled program")
+    return jax.tree.map(lambda *a: jnp.stack(a), *datasets)
+
+
+def bucket(tiles: int) -> int:
+    """The smallest 2^k or 3 x 2^(k-1) >= tiles: the values axis's packed layouts compile at most
+    2 log2(V x chunk / tile) sizes and waste < 1/3 of their rows."""
+    if tiles <= 2:
+        return max(tiles, 1)
+    k = (tiles - 1).bit_length()  # 2^(k-1) < tiles <= 2^k
+    return 3 << (k - 2) if tiles <= 3 << (k - 2) else 1 << k
+
+
+def _pack(st: State, vidx, sel, live):
+    """Rows ``sel`` of (``st``, ``vidx``); rows where ``live`` is False are padding (not running)."""
+    packed = jax.tree.map(lambda a: a[sel], st)
+    return packed._replace(status=jnp.where(live, packed.status, int(Status.NOT_CONVERGED)).astype(jnp.int32)), vidx[sel]
+
+
+def _reopen(st: State, vidx, sel, live):
+    """:func:`_pack` of the rows ``sel`` marked running (a Rerun pass)."""
+    return _pack(st._replace(status=jnp.full_like(st.status, int(Status.RUNNING))), vidx, sel, live)
+
+
+def _record(done: State, st: State, rows) -> State:
+    """``done`` with row ``rows[i]`` set to row i of ``st`` (a row index past the end is dropped)."""
+    return jax.tree.map(lambda d, a: d.at[rows].set(a, mode="drop"), done, st)
+
+
+class ChunkRunner:
+    """Runs chunks of inits, tiled and sharded over one mesh (default :func:`ccdyn.parallel.device_mesh`:
+    every device of every process, docs/reproducibility.md "Several hosts").
+
+    Args:
+      ds: the dataset, or a list of datasets of one shape (the values axis: every init runs at every
+        value; ``run`` then returns arrays of shape (count, V, ...), the init axis first, so :func:`collect`
+        concatenates chunks as for one value).
+      tile: rows per compiled program.
+      wide: run the method's Rerun passes (the sliding flow's second pass over its KINK_LIMIT rows with
+        the wider kink analysis; False: they stay KINK_LIMIT, the engine before it, kept for comparisons).
+
+    Every process runs the same program on the whole chunk; each holds only its devices' rows. The compiled
+    blocks are built once and reused by every chunk of the same padded size.
+    """
+
+    def __init__(self, ds, act: Activation, pw: Pairwise, dyn: Dynamics, *, tile: int, mesh=None, wide: bool = True):
+        self.values = len(ds) if isinstance(ds, (list, tuple)) else None
+        one = ds[0] if self.values is not None else ds
+        self.dyn, self.tile, self.dim = dyn, int(tile), one.dim
+        self.mesh = parallel.device_mesh() if mesh is None else mesh
+        self.n_devices = self.mesh.devices.size
+        shared = stack(list(ds)) if self.values is not None else ds
+        self.ds = parallel.to_global(shared, self.mesh, PartitionSpec())  # replicated on every device
+        self.method = methods.select(dyn, act)
+        rows = NamedSharding(self.mesh, PartitionSpec(parallel.AXIS))
+        pick = (lambda s, v: jax.tree.map(lambda a: a[v[0]], s)) if self.values is not None else (lambda s, v: s)
+
+        def tiled(fn, tile):  # fn(ds, st) -> st per tile, lifted to (st, vidx) on every tile of every device
+            return jax.jit(parallel.tiled_sharded(lambda s, t: (fn(pick(s, t[1]), t[0]), t[1]), self.mesh, tile))
+
+        self._block = tiled(engine.make_block(act, pw, dyn, self.method), self.tile)
+        self._pack = jax.jit(_pack, out_shardings=(rows, rows))
+        self._reopen = jax.jit(_reopen, out_shardings=(rows, rows))
+        self._record = jax.jit(_record, out_shardings=rows)
+        # the finish passes, tile by tile too (over the whole chunk XLA would compile them for the chunk's
+        # shape, so an init's result could depend on what was run with it)
+        self._passes = []
+        for p in engine.finish_passes(one, act, dyn, self.method):
+            if isinstance(p, Rerun):
+                if wide:
+                    tile_p = min(self.tile, p.tile)
+                    self._passes.append((p, tiled(engine.make_block(act, pw, dyn, p.method), tile_p), tile_p))
+            else:
+                self._passes.append((p, tiled(lambda d, s, p=p: engine.watch(d, act, pw, dyn, s, p), self.tile),
+                                     self.tile))
+
+    def padded(self, count: int) -> int:
+        return parallel.padded_chunk(count, self.tile, self.n_devices)
+
+    def _replicated(self, a):
+        return parallel.to_global(a, self.mesh, PartitionSpec())
+
+    def _layout(self, keep, tile: int):
+        """(sel, live): the state rows to keep (``keep``: per value, the rows), padded with a value's own
+        first row to whole tiles of that value, then up to a multiple of the devices (one value) or with
+        whole padding tiles up to a size of :func:`bucket` (the values axis: few sizes compiled)."""
+        if self.values is None:
+            (k,) = keep
+            size = parallel.padded_chunk(k.size, tile, self.n_devices)
+            return np.concatenate([k, np.full(size - k.size, k[0])]).astype(np.int32), np.arange(size) < k.size
+        sel, live = [], []
+        for k in keep:
+            if k.size:
+                size = -(-k.size // tile) * tile
+                sel.append(np.concatenate([k, np.full(size - k.size, k[0])]))
+                live.append(np.arange(size) < k.size)
+        used = sum(s.size for s in sel)
+        extra = parallel.padded_chunk(bucket(used // tile) * tile, tile, self.n_devices) - used
+        fill = next(k[0] for k in keep if k.size)
+        return (np.concatenate(sel + [np.full(extra, fill)]).astype(np.int32),
+                np.concatenate(live + [np.zeros(extra, bool)]))
+
+    def _drive(self, block, tile, st, vidx, rows, vhost, done, per, on_block):
+        """Runs the rows of ``st`` (row i is row ``rows[i]`` of ``done``, ``vhost[i]`` its value; a row
+        index past ``done``'s end: padding) block by block until none runs, re-packing the running rows
+        onto fewer tiles when they fit (the stopped rows first recorded into ``done``); returns ``done``."""
+        total, V = done.status.shape[0], self.values or 1
+        while True:
+            st, vidx = block(self.ds, (st, vidx))
+            status, steps = parallel.to_host((st.status, st.steps))
+            running = (status == int(Status.RUNNING)) & (steps < self.dyn.max_steps) & (rows < total)
+            if on_block is not None:  # the inits with a value still running (collect counts inits, not rows)
+                on_block(int(np.unique(rows[running] % per).size), int(steps.max()))
+            n_run = int(running.sum())
+            sel, live = self._layout([np.flatnonzero(running & (vhost == v)) for v in range(V)], tile) if n_run \
+                else (None, None)
+            if n_run == 0 or sel.size < rows.size:
+                done = self._record(done, st, self._replicated(rows.astype(np.int32)))
+                if n_run == 0:
+                    return done
+                st, vidx = self._pack(st, vidx, self._replicated(sel), self._replicated(live))
+                rows, vhost = np.where(live, rows[sel], total), vhost[sel]
+
+    def run(self, key, start: int, count: int, dtype, on_block=None) -> dict:
+        """Inits start .. start+count-1 to a stop (at every value); numpy arrays of length ``count`` (with the
+        values axis: (count, V, ...)), on every process.
+
+        ``on_block(n_running, max_steps_taken)``, if given, is called after every block (``n_running``: the
+        inits with at least one value still running).
+
+        Between blocks only the status and step counts come to the host (the freeze check). When the
+        running inits fit in fewer tiles they are re-packed on the devices (the stopped rows are first
+        recorded, also on the devices); this leaves every init's arithmetic unchanged, since rows of a
+        tile never mix. Then the method's finish passes. The chunk's results come to the host once, at
+        its end.
+        """
+        V = self.values or 1
+        per = -(-count // self.tile) * self.tile  # rows of one value
+        W = parallel.init_weights(key, start, per, self.dim, dtype)  # the same inits at every value
+        st = engine.initial_state(W if self.values is None else jnp.tile(W, (V, 1)), self.dyn, method=self.method)
+        st = jax.device_get(st)
+        first = V * per
+        total = parallel.padded_chunk(first, self.tile, self.n_devices)
+        if total > first:  # whole padding tiles (value 0) up to the devices' multiple
+            st = jax.tree.map(lambda a: np.concatenate([a, np.repeat(a[:1], total - first, axis=0)]), st)
+        real = np.concatenate([np.tile(np.arange(per) < count, V), np.zeros(total - first, bool)])
+        st = st._replace(status=np.where(real, int(Status.RUNNING), int(Status.NOT_CONVERGED)).astype(np.int32))
+        vhost = np.concatenate([np.repeat(np.arange(V), per), np.zeros(total - first, np.int64)]).astype(np.int32)
+        st, vidx = parallel.to_global((st, vhost), self.mesh)
+        rows = np.where(real, np.arange(total), total)  # each row's place in `done`
+        done = self._drive(self._block, self.tile, st, vidx, rows, vhost, st, per, on_block)
+        for p, fn, tile in self._passes:
+            if isinstance(p, Rerun):
+                status = parallel.to_host(done.status)
+                idx = np.flatnonzero((status == int(Status[p.status])) & real)
+                if idx.size:
+                    sel, live = self._layout([idx[vhost[idx] == v] for v in range(V)], tile)
+                    st, v_st = self._reopen(done, vidx, self._replicated(sel), self._replicated(live))
+                    done = self._drive(fn, tile, st, v_st, np.where(live, sel, total), vhost[sel], done, per,
+                                       on_block)
+            else:
+                done = fn(self.ds, (done, vidx))[0]
+        host = parallel.to_host((done.w, done.status, done.steps, done.residual))
+        host = [a[:first].reshape((V, per) + a.shape[1:])[:, :count] for a in host]  # (V, count, ...)
+        out = engine.result(State(*[a.reshape((V * count,) + a.shape[2:]) for a in host], None))
+        if self.values is None:
+            return out
+        return {k: np.swapaxes(a.reshape((V, count) + a.shape[1:]), 0, 1) for k, a in out.items()}
+
+
+def collect(runner: ChunkRunner, key, n_init: int, chunk_size: int, dtype, *, store=None, progress=None,
+            stop=None):
+    """Runs the chunks of inits 0 .. n_init-1 in order on the runner's mesh; with several processes,
+    every process runs every chunk (each on its devices' share) and receives its whole result.
+
+    Args:
+      store: on process 0 only (the others pass ``None``): a :class:`ccdyn.rundir.ChunkStore` that
+        receives every chunk; chunks already in it are skipped (resume: process 0 tells the others
+        which, so all run the same chunks), or ``None`` to keep the results in memory.
+      progress: optional callback ``progress(done_inits, total_inits, running_in_chunk, steps)``,
+        called after every block of steps (``done_inits`` counts the inits of this chunk that have
+        stopped) and at the end of every chunk (running_in_chunk = 0).
+      stop: optional ``stop(result) -> bool``, evaluated on process 0 after every chunk with the arrays
+        of inits 0 .. the chunk's end (its answer is sent to the others); the run ends at the first
+        chunk where it says True. The chunks are the same as without it, so a stopped run is the first
+        inits of the full one.
+
+    Returns:
+      On process 0, numpy arrays w, status, steps, residual in init order (n_init rows, fewer if
+      ``stop`` ended the run); else None.
+    """
+    ranges = parallel.chunk_ranges(n_init, chunk_size)
+    lead = jax.process_index() == 0
+    if store is not None and not lead:
+        raise ValueError("only process 0 writes chunks (the other processes pass store=None)")
+    have = np.array([store is not None and store.has(c) for c in range(len(ranges))], np.int32)
+    have = parallel.broadcast_from_0(have).astype(bool)  # every process runs the same chunks
+    memory = {}
+    done = sum(ranges[c][1] for c in range(len(ranges)) if have[c])
+
+    def chunk(c):  # a finished chunk's arrays (process 0), read from the store at most once
+        if c not in memory:
+            memory[c] = store.load(c)
+        return memory[c]
+
+    for c, (start, count) in enumerate(ranges):
+        if not have[c]:
+            # inside a chunk the inits done are the finished chunks plus this chunk's stopped inits
+            on_block = None if progress is None else (
+                lambda r, k, d=done + count: r and progress(d - r, n_init, r, k))
+            out = runner.run(key, start, count, dtype, on_block)
+            if lead and store is not None:
+                store.save(c, out)
+            if lead:
+                memory[c] = out
+            done += count
+            if progress is not None:
+                progress(done, n_init, 0, 0)
+        if stop is not None:
+            ends = lead and stop({k: np.concatenate([chunk(i)[k] for i in range(c + 1)]) for k in engine.RESULT_FIELDS})
+            if parallel.broadcast_from_0(np.int32(ends)):
+                ranges = ranges[:c + 1]
+                break
+    if not lead:
+        return None
+    return {k: np.concatenate([chunk(c)[k] for c in range(len(ranges))]) for k in engine.RESULT_FIELDS}

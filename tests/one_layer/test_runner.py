@@ -1,0 +1,108 @@
+"""The one runner (ccdyn.one_layer.runner.ChunkRunner) and the method interface (ccdyn.one_layer.methods):
+every registered method gives the same bits through the runner with and without a values axis (each value's
+rows equal a run on that value's dataset alone, through chunks, re-packs and the method's finish); a method
+written against the interface alone plugs in; datasets of other shapes are refused."""
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from ccdyn import activations, data, pairwise, parallel
+from ccdyn.data.registry import DataSpec, build_dataset
+from ccdyn.one_layer import engine, methods, runner
+from tests.one_layer import engine_reference
+
+UNIFORM = pairwise.get_pairwise("uniform")
+RELU = activations.get_activation("relu")
+F64 = jnp.float64
+
+# every registered method, and the flow both with and without sliding
+CASES = [(name, True) for name in methods.REGISTRY] + [("flow", False)]
+SLOW = {("flow", True)}  # the sliding flow compiles its kink analysis (about 40 s on 2 busy cores)
+
+
+def _clouds():
+    """Two Gaussian point clouds in d = 3 (every ReLU maximum on a kink) of one shape: two values."""
+    return [engine_reference.cloud(seed=s) for s in (1, 2)]
+
+
+def _same(got, ref, what):
+    for k in ref:
+        np.testing.assert_array_equal(got[k], ref[k], err_msg=f"{what}, {k}")
+
+
+@pytest.mark.parametrize("name,slides", [pytest.param(n, s, marks=pytest.mark.slow) if (n, s) in SLOW else (n, s)
+                                         for n, s in CASES])
+def test_every_method_gives_the_same_bits_with_and_without_a_values_axis(name, slides):
+    """A values axis of two clouds (the second value's inits stop at other blocks: the re-packs mix the
+    values), two chunks with padding rows, max_steps short enough that some inits are still running (power
+    iteration's kink watch marks them): each value's rows equal a plain runner on that cloud alone (fast:
+    the second value, whose dataset the tiles pick by index; slow: both)."""
+    dyn = engine.Dynamics(method=name, sliding=slides, max_steps=60 if name == "power" else 400, block=10)
+    clouds, key = _clouds(), jax.random.PRNGKey(0)
+    both = engine.collect(engine.ChunkRunner(clouds, RELU, UNIFORM, dyn, tile=16), key, 40, 24, F64)
+    assert both["w"].shape == (40, 2, 3) and both["status"].shape == (40, 2)
+    for v in (1,) if (name, slides) not in SLOW else (0, 1):
+        ds = clouds[v]
+        alone = engine.collect(engine.ChunkRunner(ds, RELU, UNIFORM, dyn, tile=16), key, 40, 24, F64)
+        _same({k: a[:, v] for k, a in both.items()}, alone, f"{name} value {v}")
+    assert not np.array_equal(both["steps"][:, 0], both["steps"][:, 1])  # the values stop at different steps
+    if name == "power":
+        assert np.sum(both["status"] == engine.Status.CIRCLING_KINK) > 0  # the watch ran on the values axis
+
+
+def test_the_values_axis_counts_inits_in_its_progress_and_refuses_other_shapes():
+    """Power iteration on two ortho_eps values in float32 (they converge at different speeds): the progress
+    callback sees inits done, never negative nor past the total (it counted rows x values); datasets of
+    other shapes are refused; the packed layouts compile few sizes."""
+    dyn = engine.Dynamics(method="power", max_steps=200, block=10)
+    sets = [build_dataset(DataSpec(d=5, m=5, ortho_eps=e), F64).astype(jnp.float32) for e in (0.0, 0.6)]
+    seen = []
+    out = engine.collect(engine.ChunkRunner(sets, RELU, UNIFORM, dyn, tile=32), jax.random.PRNGKey(3), 120, 64,
+                         jnp.float32, progress=lambda done, total, running, _: seen.append((done, total, running)))
+    assert seen and all(0 <= done <= total == 120 and 0 <= running <= 64 for done, total, running in seen), seen
+    assert out["w"].shape == (120, 2, 5)
+    a = build_dataset(DataSpec(d=5, m=5, n_samples=40))
+    b = build_dataset(DataSpec(d=5, m=5, n_samples=50))
+    assert runner.same_shapes([a, a]) and not runner.same_shapes([a, b])
+    with pytest.raises(ValueError, match="change the dataset's shapes"):
+        engine.ChunkRunner([a, b], RELU, UNIFORM, engine.Dynamics(), tile=8)
+    sizes = {runner.bucket(t) for t in range(1, 257)}
+    assert len(sizes) <= 16 and all(runner.bucket(t) >= t for t in range(1, 257))
+    assert all(runner.bucket(t) < 1.5 * t for t in range(3, 257))  # less than a third of a layout is padding
+
+
+def test_a_method_value_plugs_in_through_its_interface():
+    """A method written against the interface alone (power iteration's step with its own finish: a watch
+    that marks every still-running init CIRCLING_KINK) runs through ``engine.converge`` and the runner; its
+    knobs and checks are its own. An unknown method name is refused."""
+    base = methods.power.POWER
+    mark_all = methods.Watch("CIRCLING_KINK", lambda ds, act, pw, dyn, w: jnp.ones(w.shape[0], bool))
+    custom = base._replace(name="custom", finish=lambda ds, act, dyn: (mark_all,))
+    dyn = engine.Dynamics(method="custom", max_steps=3, block=3)
+    ds = engine_reference.cloud()
+    saved = dict(methods.REGISTRY)
+    methods.REGISTRY["custom"] = lambda act, dyn: custom
+    try:
+        W = parallel.init_weights(jax.random.PRNGKey(0), 0, 16, 3, F64)
+        out = engine.converge(ds, RELU, UNIFORM, dyn, W)
+        ref = engine.converge(ds, RELU, UNIFORM, dataclasses.replace(dyn, method="power"), W)
+        running = ref["status"] == engine.Status.NOT_CONVERGED
+        assert running.any()
+        np.testing.assert_array_equal(out["status"], np.where(running, engine.Status.CIRCLING_KINK, ref["status"]))
+        np.testing.assert_array_equal(out["w"], ref["w"])
+        got = engine.ChunkRunner(ds, RELU, UNIFORM, dyn, tile=16).run(jax.random.PRNGKey(0), 0, 16, F64)
+        np.testing.assert_array_equal(got["status"], out["status"])
+    finally:
+        methods.REGISTRY.clear()
+        methods.REGISTRY.update(saved)
+    with pytest.raises(ValueError, match="must be one of power, flow, euler_halving"):
+        engine.make_block(RELU, UNIFORM, engine.Dynamics(method="custom"))
+    with pytest.raises(ValueError, match="needs a homogeneous activation"):
+        engine.make_block(activations.get_activation("tanh"), UNIFORM, engine.Dynamics(method="power"))
+    assert methods.power.POWER.knobs == ("tol", "shift")
+    assert set(methods.select(engine.Dynamics(method="flow"), RELU).knobs) <= {f.name for f in
+                                                                             dataclasses.fields(engine.Dynamics)}
