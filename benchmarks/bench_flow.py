@@ -45,7 +45,7 @@ import numpy as np  # noqa: E402
 from ccdyn import activations, io, pairwise, parallel, sphere  # noqa: E402
 from ccdyn.data.registry import DataSpec, build_dataset  # noqa: E402
 from ccdyn.data import files, make_dataset, user_sets  # noqa: E402
-from ccdyn.one_layer import auto, basins, dynamics, engine, kink_probe, stepper  # noqa: E402
+from ccdyn.one_layer import basins, dynamics, engine, kink_probe, stepper  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer("n_init", 10000, "Inits per method for the engine comparison.", lower_bound=1)
@@ -89,8 +89,7 @@ def optima(out, n_init: int) -> dict:
 def run_method(ds, act, pw, method: str, n_init: int, rtol: float):
     """(engine result, wall seconds: compilation included) of ``method`` on ``n_init`` inits, one chunk."""
     dyn = dataclasses.replace(RUNS[method], flow_rtol=rtol)
-    make = auto.AutoRunner if method == "auto" else engine.ChunkRunner
-    runner = make(ds, act, pw, dyn, tile=512, wide=WIDE.get(method, True))
+    runner = engine.ChunkRunner(ds, act, pw, dyn, tile=512, wide=WIDE.get(method, True))
     t0 = time.perf_counter()
     out = runner.run(jax.random.PRNGKey(0), 0, n_init, DTYPE)
     return out, time.perf_counter() - t0

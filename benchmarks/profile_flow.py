@@ -3,9 +3,8 @@
     python benchmarks/profile_flow.py --set=mixture8 --n_init=512 --output_json=results/bench_flow_profile.json
 
 One tile of ``--n_init`` inits (float32, ReLU, uniform alpha) of :mod:`ccdyn.data.user_sets`' set, stepped one
-engine step at a time (the engine's own step, ``engine._step``) from two starts: random inits (``--method=flow``)
-and the iterates where power iteration circles a kink after ``auto.AUTO_DETECT`` steps (``--method=auto``'s
-flow phase). Per start: batch steps until every init stops, attempted init-steps, and their share that ran the
+engine step at a time (the engine's own step, ``engine.step``) from two starts: random inits (``--method=flow``)
+and the iterates where ``--method=auto``'s power phase stops them circling a kink (its flow phase's starts). Per start: batch steps until every init stops, attempted init-steps, and their share that ran the
 kink analysis, was accepted, ended pinned, slid on ridges. Then the cost of each part on the whole tile
 (milliseconds per call, medians of ``--calls``): one evaluation of A(w) w, one Bogacki-Shampine attempt
 (3 evaluations), the kink analysis of every row, the ridges' basis, one whole engine step with no row at a
@@ -30,7 +29,8 @@ import numpy as np  # noqa: E402
 
 from ccdyn import activations, io, pairwise, parallel  # noqa: E402
 from ccdyn.data import files, user_sets  # noqa: E402
-from ccdyn.one_layer import auto, dynamics, engine, sliding, stepper  # noqa: E402
+from ccdyn.one_layer import dynamics, engine, methods, sliding, stepper  # noqa: E402
+from ccdyn.one_layer.methods import sliding_flow  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("set", "mixture8", "A user data set (ccdyn.data.user_sets.SETS).")
@@ -45,7 +45,8 @@ def log(msg: str) -> None:
 
 def step_profile(ds, act, pw, dyn, st) -> dict:
     """Steps the rows of ``st`` one engine step at a time to a stop; counts per attempted init-step."""
-    step = jax.jit(lambda d, s: engine._step(d, act, pw, dyn, s))
+    method = methods.select(dyn, act)
+    step = jax.jit(lambda d, s: engine.step(d, act, pw, dyn, s, method))
     jax.block_until_ready(step(ds, st))  # compiled before the clock starts
     counts = dict(batch_steps=0, init_steps=0, analysed=0, accepted=0, pinned=0, sliding=0)
     t0 = time.perf_counter()
@@ -53,7 +54,8 @@ def step_profile(ds, act, pw, dyn, st) -> dict:
         active = np.asarray((st.status == int(engine.Status.RUNNING)) & (st.steps < dyn.max_steps))
         if not active.any():
             break
-        need = active & np.asarray(st.pinned | (st.reach > 0) | jnp.any(st.kinks >= 0, axis=1))
+        c = st.carry
+        need = active & np.asarray(c.pinned | (c.reach > 0) | jnp.any(c.kinks >= 0, axis=1))
         w0 = st.w
         st = step(ds, st)
         moved = np.asarray(jnp.any(st.w != w0, axis=1))
@@ -61,8 +63,8 @@ def step_profile(ds, act, pw, dyn, st) -> dict:
         counts["init_steps"] += int(active.sum())
         counts["analysed"] += int(need.sum())
         counts["accepted"] += int((active & moved).sum())
-        counts["pinned"] += int((active & np.asarray(st.pinned)).sum())
-        counts["sliding"] += int((active & np.asarray(jnp.any(st.kinks >= 0, axis=1))).sum())
+        counts["pinned"] += int((active & np.asarray(st.carry.pinned)).sum())
+        counts["sliding"] += int((active & np.asarray(jnp.any(st.carry.kinks >= 0, axis=1))).sum())
     n = st.w.shape[0]
     return {**counts, "wall_s": time.perf_counter() - t0, "mean_steps": counts["init_steps"] / n,
             "shares": {k: counts[k] / counts["init_steps"] for k in ("analysed", "accepted", "pinned", "sliding")},
@@ -86,20 +88,17 @@ def main(argv):
     act, pw = activations.get_activation(user_sets.ACTIVATION[FLAGS.set]), pairwise.get_pairwise("uniform")
     n, flow = FLAGS.n_init, engine.Dynamics(method="flow", block=1)
     W = parallel.init_weights(jax.random.PRNGKey(0), 0, n, ds.dim, jnp.float32)
-    # the auto method's handover points: power iteration for AUTO_DETECT steps, then the circling watch
-    power = engine.Dynamics(method="power", block=auto.AUTO_DETECT)
-    pst = engine.initial_state(W, power)._replace(status=jnp.zeros(n, jnp.int32))
-    pst = jax.jit(engine.make_block(act, pw, power))(ds, pst)
-    pst = jax.jit(lambda d, s: auto.watch(d, act, pw, power, s))(ds, pst)
-    circling = np.asarray(pst.status) == int(engine.Status.CIRCLING_KINK)
-    starts = {"random inits (--method=flow)": W,
-              "power's circling iterates (--method=auto)": np.asarray(pst.w)[circling]}
+    # the auto method's handover points: its power phase alone (no finish passes), the rows it stopped
+    ph = engine.ChunkRunner(ds, act, pw, engine.Dynamics(method="auto"), tile=n, wide=False).run(
+        jax.random.PRNGKey(0), 0, n, jnp.float32)
+    circling = ph["status"] == engine.Status.KINK_LIMIT
+    starts = {"random inits (--method=flow)": W, "power's circling iterates (--method=auto)": ph["w"][circling]}
     record = {"set": FLAGS.set, "n_init": n, "devices": [str(d) for d in jax.devices()],
               "circling_after_detect": int(circling.sum()), "starts": {}}
     for name, W0 in starts.items():
         if W0.shape[0] == 0:
             continue
-        st = engine.initial_state(jnp.asarray(W0), flow)._replace(status=jnp.zeros(W0.shape[0], jnp.int32))
+        st = engine.initial_state(jnp.asarray(W0), flow, act)
         prof = step_profile(ds, act, pw, flow, st)
         prof.pop("w")
         record["starts"][name] = prof
@@ -111,25 +110,26 @@ def main(argv):
     kinks = jnp.full((n, m), -1, jnp.int32)
     vectors = lambda idx: jnp.where((idx >= 0)[..., None], x[jnp.maximum(idx, 0)], 0.0)  # noqa: E731
     calls = FLAGS.calls
+    fmethod = methods.select(flow, act)
     parts = {
         "ascent (1 evaluation)": timed(jax.jit(lambda W: dynamics.ascent(ds, act, W, pw)), W, calls=calls),
         "BS32 attempt (3 evaluations)": timed(jax.jit(lambda W, u: stepper.attempt(
             ds, act, pw, stepper.BS32, W, u, jnp.full((n,), 1e-3, W.dtype))), W, u, calls=calls),
-        "kink analysis, every row": timed(jax.jit(lambda W, u: engine._ridges(
+        "kink analysis, every row": timed(jax.jit(lambda W, u: sliding_flow._ridges(
             ds, act, pw, flow, W, jnp.zeros(n, W.dtype), u, m)), W, u, calls=calls),
         "ridges' basis (sliding.basis)": timed(jax.jit(lambda k: sliding.basis(vectors(k), k >= 0)), kinks,
                                                calls=calls),
-        "engine step, no row at a kink": timed(jax.jit(lambda s: engine._step(ds, act, pw, flow, s)),
-                                               engine.initial_state(W, flow)._replace(
-                                                   status=jnp.zeros(n, jnp.int32), steps=jnp.ones(n, jnp.int32),
-                                                   aux=u), calls=calls),
+        "engine step, no row at a kink": timed(jax.jit(lambda s: engine.step(ds, act, pw, flow, s, fmethod)),
+                                               engine.initial_state(W, flow, act)._replace(
+                                                   steps=jnp.ones(n, jnp.int32), carry=fmethod.init(W, flow)._replace(
+                                                       u=u)), calls=calls),
     }
     mesh = parallel.device_mesh()
     for method in ("power", "flow"):
         dyn = engine.Dynamics(method=method)
         f = jax.jit(parallel.tiled_sharded(engine.make_block(act, pw, dyn), mesh, n))
         t0 = time.perf_counter()
-        f.lower(ds, engine.initial_state(W, dyn)).compile()
+        f.lower(ds, engine.initial_state(W, dyn, act)).compile()
         parts[f"compile {method} block (s)"] = time.perf_counter() - t0
     record["ms_per_call"] = parts
     for k, v in parts.items():

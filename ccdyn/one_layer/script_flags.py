@@ -93,8 +93,9 @@ CONFIG_FLAGS = {
     "tau": ("Temperature of the Gaussian alpha (> 0).", {}),
 }
 DYNAMICS_FLAGS = {
-    "method": ("Power iteration (Eq. PI), the flow (Eq. 7) integrated to --flow_rtol, or euler_halving: the flow by "
-               "fixed Euler steps halved on reversal (no error control; biased basins, docs/flow.md).",
+    "method": ("Power iteration (Eq. PI), the flow (Eq. 7) integrated to --flow_rtol, euler_halving: the flow by "
+               "fixed Euler steps halved on reversal (no error control; biased basins, docs/flow.md), or auto: power "
+               "iteration, and the sliding flow for the inits that circle a ReLU kink (docs/flow.md).",
                {"enum_values": list(engine.METHODS)}),
     "step_size": ("Initial step of the flow (> 0; --method=flow starts at most this, moving w by 0.01 rad).", {}),
     "flow_rtol": ("--method=flow: bound on each step's angular error (radians), in (0, 0.1).", {}),

@@ -1,5 +1,6 @@
-"""--method=auto (ccdyn/one_layer/auto.py): the power method's bits where power iteration converges, the
-sliding flow from where it circles a kink, the same bits whatever the chunk size or device count."""
+"""--method=auto (ccdyn/one_layer/methods/auto.py): the power method's bits where power iteration converges,
+the sliding flow from where it circles a kink, the same bits whatever the chunk size or device count; the
+user data sets (ccdyn/data/user_sets.py)."""
 
 import jax
 import jax.numpy as jnp
@@ -7,8 +8,9 @@ import numpy as np
 import pytest
 
 from ccdyn import activations, pairwise, parallel
-from ccdyn.data import make_dataset, user_sets
-from ccdyn.one_layer import auto, engine
+from ccdyn.data import files, make_dataset, user_sets
+from ccdyn.one_layer import engine, methods
+from ccdyn.one_layer.methods import auto
 
 RELU = activations.get_activation("relu")
 UNIFORM = pairwise.get_pairwise("uniform")
@@ -22,34 +24,29 @@ def _cloud():
     return make_dataset(x, dtype=jnp.float32)
 
 
-def _collect(runner, n, chunk):
+def _collect(ds, method, n, chunk, tile=32, mesh=None):
+    dyn = engine.Dynamics(method=method, max_steps=300, block=20)
+    runner = engine.ChunkRunner(ds, RELU, UNIFORM, dyn, tile=tile, mesh=mesh)
     return engine.collect(runner, jax.random.PRNGKey(0), n, chunk, jnp.float32)
-
-
-DYN = engine.Dynamics(method="auto", max_steps=300, block=20)
 
 
 @pytest.mark.slow  # compiles the sliding flow (about 1 min on 2 busy cores)
 def test_auto_is_power_where_power_converges_and_converges_where_power_circles():
     ds, n = _cloud(), 96
-    power = _collect(engine.ChunkRunner(ds, RELU, UNIFORM, engine.Dynamics(method="power", max_steps=300, block=20),
-                                        tile=32), n, n)
-    flow = _collect(engine.ChunkRunner(ds, RELU, UNIFORM, engine.Dynamics(method="flow", max_steps=300, block=20),
-                                       tile=32), n, n)
-    out = _collect(auto.AutoRunner(ds, RELU, UNIFORM, DYN, tile=32, detect=20), n, n)
+    power, flow, out = (_collect(ds, m, n, n) for m in ("power", "flow", "auto"))
     conv = power["status"] == engine.Status.CONVERGED
     circ = power["status"] == engine.Status.CIRCLING_KINK
-    assert conv.any() and circ.any()  # the data exercise both phases
+    assert conv.sum() > 10 and circ.sum() > 10  # the data exercise both phases
     # every init that power iteration converges on: the power method's bits (it never left the power phase)
     for k in ("w", "status", "steps", "residual"):
-        np.testing.assert_array_equal(out[k][conv], power[k][conv])
-    # every init converges; the circling ones reach optima the flow reaches too
+        np.testing.assert_array_equal(out[k][conv], power[k][conv], err_msg=k)
+    # every init converges; the circling ones reach optima the flow reaches too, after more than the
+    # detection's power steps
     assert np.all(out["status"] == engine.Status.CONVERGED)
-    ends = out["w"][circ]
-    gap = np.min(np.linalg.norm(ends[:, None] - flow["w"][None, flow["status"] == 1], axis=2), axis=1)
+    ends, flow_ends = out["w"][circ], flow["w"][flow["status"] == engine.Status.CONVERGED]
+    gap = np.min(np.linalg.norm(ends[:, None] - flow_ends[None], axis=2), axis=1)
     assert np.all(gap < 1e-3), gap.max()
-    # their steps count both phases: more than the detection's power steps
-    assert np.all(out["steps"][circ] > 20)
+    assert np.all(out["steps"][circ] > auto.AUTO_DETECT)
 
 
 @pytest.mark.slow  # compiles the sliding flow for 1, 2 and 3 devices
@@ -58,33 +55,44 @@ def test_auto_gives_the_same_bits_for_any_chunk_size_and_device_count():
     outs = {}
     for n_dev in (1, 2, 3):
         mesh = parallel.device_mesh(jax.devices()[:n_dev])
-        runner = auto.AutoRunner(ds, RELU, UNIFORM, DYN, tile=16, mesh=mesh, detect=20)
         for chunk in (n, 33):
-            outs[n_dev, chunk] = _collect(runner, n, chunk)
+            outs[n_dev, chunk] = _collect(ds, "auto", n, chunk, tile=16, mesh=mesh)
     ref = outs[1, n]
-    assert np.sum(ref["steps"] > 20) > 0  # some inits went through the flow phase
+    assert np.sum(ref["steps"] > auto.AUTO_DETECT + 1) > 10  # inits went through the flow phase
     for key, out in outs.items():
         for f in ref:
             np.testing.assert_array_equal(out[f], ref[f], err_msg=f"{key} {f}")
 
 
-def test_phases_per_activation():
+def test_the_pattern_hash_sees_a_return_to_an_earlier_pattern():
+    """Exact integer hashes: the same pattern the same hash whatever the rows batched with it; w and -w (every
+    sign flipped) and a w across one hyperplane hash differently."""
+    x = np.random.default_rng(0).standard_normal((40, 5))
+    ds = make_dataset(x, dtype=jnp.float64)
+    w = np.random.default_rng(1).standard_normal((6, 5))
+    h = np.asarray(auto.pattern_hash(ds, jnp.asarray(w)))
+    np.testing.assert_array_equal(np.asarray(auto.pattern_hash(ds, jnp.asarray(w[2:3]))), h[2:3])
+    assert h[0] != np.asarray(auto.pattern_hash(ds, jnp.asarray(-w[:1])))[0]
+    across = w[0] - 1.01 * (w[0] @ x[0]) / (x[0] @ x[0]) * x[0]  # the other side of view 0's hyperplane only
+    if np.all(np.sign(x[1:] @ across) == np.sign(x[1:] @ w[0])):
+        assert np.asarray(auto.pattern_hash(ds, jnp.asarray(across[None])))[0] != h[0]
+
+
+def test_auto_per_activation():
     dyn = engine.Dynamics(method="auto")
-    p, f = auto.phases(RELU, dyn)
-    assert (p.method, f.method) == ("power", "flow")
-    p, f = auto.phases(activations.get_activation("linear"), dyn)
-    assert p.method == "power" and f is None
-    p, f = auto.phases(activations.get_activation("tanh"), dyn)
-    assert p is None and f.method == "flow"
+    assert methods.select(dyn, RELU) is auto.AUTO
+    assert methods.select(dyn, activations.get_activation("leaky_relu")) is auto.AUTO
+    assert methods.select(dyn, activations.get_activation("linear")).name == "power"
+    assert methods.select(dyn, activations.get_activation("tanh")).name == "flow"
+    assert "auto" in engine.METHODS
 
 
 def test_user_sets_are_fixed_and_in_the_file_format(tmp_path):
-    from ccdyn.data import files
-
     paths = user_sets.write_sets(tmp_path, ["unit30", "cloud3"])
     ds = files.load_dataset(paths["unit30"])
     assert ds.x.shape == (30, 6)
     np.testing.assert_allclose(np.linalg.norm(np.asarray(ds.x), axis=1), 1.0, rtol=1e-12)
     np.testing.assert_array_equal(user_sets.build("cloud3")["x"], user_sets.build("cloud3")["x"])  # fixed seed
+    assert set(user_sets.TUNED) < set(user_sets.SETS) and len(user_sets.SETS) - len(user_sets.TUNED) >= 5
     with pytest.raises(ValueError, match="unknown user set"):
         user_sets.build("nope")

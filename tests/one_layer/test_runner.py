@@ -21,7 +21,7 @@ F64 = jnp.float64
 
 # every registered method, and the flow both with and without sliding
 CASES = [(name, True) for name in methods.REGISTRY] + [("flow", False)]
-SLOW = {("flow", True)}  # the sliding flow compiles its kink analysis (about 40 s on 2 busy cores)
+SLOW = {("flow", True), ("auto", True)}  # the sliding flow compiles its kink analysis (about 40 s on 2 busy cores)
 
 
 def _clouds():

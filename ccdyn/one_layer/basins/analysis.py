@@ -111,8 +111,10 @@ def refine(ds64: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, centers,
     centers = np.asarray(centers, np.float64)
     fine = dataclasses.replace(dyn, tol=tol, max_steps=max_steps)
     if kinks.has_kinks(act):
-        if dyn.method == "power":  # the main job: its optima are usually smooth; then skip compiling the kink path
-            out = engine.converge(ds64, act, pw, fine, jnp.asarray(centers, ds64.x.dtype))
+        if dyn.method in ("power", "auto"):  # the main job: its optima are usually smooth; then skip compiling the
+            # kink path (auto: the power phase's smooth optima)
+            out = engine.converge(ds64, act, pw, dataclasses.replace(fine, method="power"),
+                                  jnp.asarray(centers, ds64.x.dtype))
             if _clear_of_kinks(ds64, out, KINK_MARGIN):
                 return {**out, "kink": None}
         ref = _chunks(lambda W: kinks.refine(ds64, act, pw, W), centers, log, "refined")

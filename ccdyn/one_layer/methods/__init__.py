@@ -10,16 +10,17 @@ line in :data:`REGISTRY`; the engine, the runner (chunks, tiles, devices, the va
 
 from __future__ import annotations
 
-from ccdyn.one_layer.methods import euler_halving, flow, power, sliding_flow
+from ccdyn.one_layer.methods import auto, euler_halving, flow, power, sliding_flow
 from ccdyn.one_layer.methods.base import KINKED, Method, Proposal, Rerun, Watch
 
 __all__ = ["REGISTRY", "select", "Method", "Proposal", "Rerun", "Watch", "KINKED", "power", "flow", "sliding_flow",
-           "euler_halving"]
+           "euler_halving", "auto"]
 
 REGISTRY = {
     "power": lambda act, dyn: power.POWER,
     "flow": flow.choose,
     "euler_halving": lambda act, dyn: euler_halving.EULER_HALVING,
+    "auto": auto.choose,
 }
 
 

@@ -1,0 +1,128 @@
+"""``--method=auto``: power iteration where it converges, the sliding flow where it circles a ReLU kink.
+
+On generic data every ReLU maximum sits on a kink hyperplane w^T x_i = 0 (the core paper's Fig. 8). There
+A(w) w is not parallel to w, so power iteration (Eq. PI) has no fixed point and circles the kink until
+``max_steps`` (``--method=power`` then reports CIRCLING_KINK); the flow with Filippov sliding
+(:mod:`.sliding_flow`) reaches such maxima but costs several times more per init. ``auto`` runs each init by
+power iteration and hands it to the sliding flow as soon as it circles:
+
+1. **Power phase** (the method's step): power iteration's own step (:func:`.power.step`, the same arithmetic,
+   so an init that converges here ends with ``--method=power``'s w, steps and residual), and a record of the
+   iterate's activation pattern (the signs of w^T x_i over every view, as a 32-bit hash) over the last
+   ``HISTORY`` steps. An iterate on its way to a smooth optimum crosses each kink hyperplane once; one that
+   circles a kink crosses the same hyperplanes back and forth and *returns to a pattern it had*. From
+   ``AUTO_DETECT`` steps on, an init whose pattern changes to one of its last ``HISTORY`` patterns stops
+   with KINK_LIMIT: power iteration follows no kink at all (the status means "more kinks than this method
+   follows", as for the sliding flow's analysis).
+2. **Flow phase** (finish pass 1, a :class:`.base.Rerun` of KINK_LIMIT rows): the sliding flow
+   (:func:`.sliding_flow._step`, ``--method=flow``'s step) from the iterate where power iteration left it,
+   with a fresh step size (the first step restarts as the flow's first step does); its steps add to the power
+   steps (``max_steps`` bounds both). Power iteration circles close to the kink, so the flow has little way
+   to go; it converges where the flow does.
+3. **Second pass** (finish pass 2): rows the flow phase ends KINK_LIMIT (more views on their kinks than its
+   analysis holds) run on with the wider analysis, as ``--method=flow``'s own second pass.
+
+Rows still running after ``max_steps`` get power iteration's kink watch first (CIRCLING_KINK). With a
+non-kinked homogeneous activation (linear, ...) ``auto`` is ``--method=power`` itself, with a non-homogeneous
+one (tanh, GELU: no power iteration) the flow (:func:`choose`).
+
+Every row is computed on its own (the hash is an exact integer sum), so the runner's results are the same
+bits whatever the chunk size, tile padding or device count (tests/one_layer/test_auto.py).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ccdyn.one_layer import sliding
+from ccdyn.one_layer.methods import flow, power, sliding_flow
+from ccdyn.one_layer.methods.base import KINKED, Method, Proposal, Rerun, Watch
+
+__all__ = ["AUTO_DETECT", "HISTORY", "FLOW_TILE", "Carry", "init", "pattern_hash", "method", "choose", "AUTO"]
+
+AUTO_DETECT = 20  # power steps before a return to an earlier activation pattern counts as circling
+HISTORY = 8  # the activation patterns remembered (a return within this many steps is circling)
+FLOW_TILE = 256  # rows per tile of the flow phase (at most the run's tile)
+_SEED = 20261128  # the hash's fixed random weights (one per view)
+
+
+class Carry(NamedTuple):
+    previous: jax.Array  # (k, d) power iteration's previous iterate
+    history: jax.Array  # (k, HISTORY) uint32 hashes of the activation patterns of the last steps, newest first
+    u: jax.Array  # (k, d) the sliding flow's carry (sliding_flow.Carry; eta = 0: not started)
+    eta: jax.Array  # (k,)
+    kinks: jax.Array  # (k, m) int32
+    pinned: jax.Array  # (k,) bool
+    reach: jax.Array  # (k,)
+
+
+def init(W, dyn) -> Carry:
+    k = W.shape[0]
+    fl = sliding_flow.init(W, dyn)
+    return Carry(W, jnp.zeros((k, HISTORY), jnp.uint32), fl.u, jnp.zeros((k,), W.dtype), fl.kinks, fl.pinned,
+                 fl.reach)
+
+
+def pattern_hash(ds, w):
+    """(k,) uint32: sum over the views with w^T x_i > 0 (x_i != 0) of fixed random 32-bit weights, mod 2^32
+    (an exact integer sum: the same bits whatever the rows; two patterns collide with probability 2^-32)."""
+    x = sliding.flat_views(ds)[0]
+    weights = np.random.default_rng(_SEED).integers(0, 2 ** 32, size=x.shape[0], dtype=np.uint64).astype(np.uint32)
+    on = ((w @ x.T) > 0) & (jnp.linalg.norm(x, axis=1) > 0)[None]
+    return jnp.sum(jnp.where(on, jnp.asarray(weights), jnp.uint32(0)), axis=1, dtype=jnp.uint32)
+
+
+def _power_step(ds, act, pw, dyn, w, carry: Carry, steps, active) -> Proposal:
+    p = power.step(ds, act, pw, dyn, w, power.Carry(carry.previous), steps, active)
+    h = pattern_hash(ds, w)
+    back = (h != carry.history[:, 0]) & jnp.any(carry.history[:, 1:] == h[:, None], axis=1)
+    circling = back & (steps >= max(AUTO_DETECT, HISTORY)) & ~p.done
+    history = jnp.concatenate([h[:, None], carry.history[:, :-1]], axis=1)
+    return p._replace(carry=carry._replace(previous=p.carry.previous, history=history), over=circling)
+
+
+def _flow_step(ds, act, pw, dyn, w, carry: Carry, steps, active, wide=None) -> Proposal:
+    fresh = carry.eta == 0  # handed over by the power phase: the flow's first step (A(w) w, a fresh step size)
+    inner = sliding_flow.Carry(carry.u, carry.eta, carry.kinks, carry.pinned, carry.reach)
+    p = sliding_flow._step(ds, act, pw, dyn, w, inner, jnp.where(fresh, 0, steps), active, None, wide)
+    c = p.carry
+    return p._replace(carry=carry._replace(u=c.u, eta=c.eta, kinks=c.kinks, pinned=c.pinned, reach=c.reach))
+
+
+def _phase(wide=None) -> Method:
+    step = lambda ds, act, pw, dyn, w, carry, steps, active: _flow_step(ds, act, pw, dyn, w, carry, steps,  # noqa: E731
+                                                                        active, wide)
+    return Method("auto", knobs=("tol", "step_size", "flow_rtol"), init=init, step=step, check=flow.check)
+
+
+def finish(ds, act, dyn) -> tuple:
+    wide = sliding.wide_active(sliding.flat_views(ds)[0].shape[0], ds.dim)
+    return (Watch("CIRCLING_KINK", power.circles), Rerun("KINK_LIMIT", _phase(), FLOW_TILE),
+            Rerun("KINK_LIMIT", _phase(wide), sliding_flow.WIDE_TILE))
+
+
+def check(act, dyn) -> None:
+    if act.name not in KINKED:
+        raise ValueError(f"the auto method's kink handover needs relu or leaky_relu; act={act.name!r} (choose() "
+                         "gives power or the flow there)")
+
+
+def method() -> Method:
+    """``auto`` for a kinked activation (ReLU, leaky ReLU)."""
+    return Method("auto", knobs=("tol", "shift", "step_size", "flow_rtol"), init=init, step=_power_step,
+                  finish=finish, check=check)
+
+
+AUTO = method()
+
+
+def choose(act, dyn) -> Method:
+    """``auto`` for ``act``: the power-then-flow method for ReLU / leaky ReLU (and when ``act`` is unknown),
+    power iteration for another homogeneous activation, the flow for a non-homogeneous one."""
+    if act is None or act.name in KINKED:
+        return AUTO
+    return power.POWER if act.homogeneous else flow.choose(act, dyn)
