@@ -55,6 +55,8 @@ flags.DEFINE_list("sets", ["default"], "Data: default and / or user sets (ccdyn.
 flags.DEFINE_integer("user_n_init", 1000, "Inits per method on a user set.", lower_bound=1)
 flags.DEFINE_integer("repeats", 1, "Runs per method and set, interleaved; wall times are their medians.",
                      lower_bound=1)
+flags.DEFINE_enum("alpha", "uniform", pairwise.KINDS, "--sets: the pairwise importance alpha.")
+flags.DEFINE_float("tau", 1.0, "--sets: the Gaussian alpha's temperature.")
 flags.DEFINE_integer("probe_dirs", 500, "Random tangent directions of the float64 probe per stable optimum.",
                      lower_bound=1)
 flags.DEFINE_integer("diffrax_inits", 1000, "Inits for the diffrax comparison (0: skip it).", lower_bound=0)
@@ -96,7 +98,11 @@ def run_method(ds, act, pw, method: str, n_init: int, rtol: float):
 
 
 def engine_rows(ds, act, pw, n_init: int, rtol: float, methods, repeats: int = 1) -> tuple:
-    """One row per method (wall: the median of ``repeats`` interleaved runs) and the last result of each."""
+    """One row per method (wall: the median of ``repeats`` interleaved runs) and the last result of each. The
+    inits' program is compiled before the clock starts (every method shares it: the first method timed would
+    pay for it alone)."""
+    jax.block_until_ready(parallel.init_weights(jax.random.PRNGKey(0), 0, parallel.padded_chunk(n_init, 512, 1),
+                                                ds.dim, DTYPE))
     walls, outs = {m: [] for m in methods}, {}
     for _ in range(repeats):
         for method in methods:
@@ -138,8 +144,11 @@ def probe_stable(x, act, cfg, result, probe_dirs: int, seed: int = 0) -> dict:
     _, an = basins.analyze_result(cfg, ds64, result)
     p, rng = np.full(x.shape[0], 1.0 / x.shape[0]), np.random.default_rng(seed)
     slope = cfg.leaky_slope if act.name == "leaky_relu" else 0.0
+    tau = cfg.tau if cfg.alpha == "gaussian" else None
 
-    def pot(W):  # 1/2 Var_p h(x w), h = relu or leaky relu
+    def pot(W):  # 1/2 Var_p h(x w), h = relu or leaky relu; Gaussian alpha: the probe's potential
+        if tau is not None:
+            return kink_probe.potential(x, p, W, tau)
         z = np.atleast_2d(W) @ x.T
         f = np.where(z > 0, z, slope * z)
         return 0.5 * np.sum(p * (f - (f @ p)[:, None]) ** 2, axis=1)
@@ -151,7 +160,7 @@ def probe_stable(x, act, cfg, result, probe_dirs: int, seed: int = 0) -> dict:
             continue
         w = np.asarray(r["w"], np.float64)
         rises = kink_probe.probe_rises(pot, w, rng.standard_normal((probe_dirs, x.shape[1])), radii)
-        r_geo = kink_probe.extent(x, p, w)["r_geo"] if slope == 0 else 0.0
+        r_geo = kink_probe.extent(x, p, w, tau)["r_geo"] if slope == 0 else 0.0
         judged.append(kink_probe.judge(radii, rises, r_geo))
     counts = {j: judged.count(j) for j in kink_probe.JUDGEMENTS}
     return {"optima": len(an["rows"]), "stable": len(judged),
@@ -160,10 +169,11 @@ def probe_stable(x, act, cfg, result, probe_dirs: int, seed: int = 0) -> dict:
             "all_stable_pass": bool(judged) and counts["not a max"] == 0, "analyze_s": time.perf_counter() - t0}
 
 
-def set_record(name: str, methods, n_init: int, rtol: float, repeats: int, probe_dirs: int, workdir) -> dict:
+def set_record(name: str, methods, n_init: int, rtol: float, repeats: int, probe_dirs: int, workdir,
+               alpha: str = "uniform", tau: float = 1.0) -> dict:
     """Every method on one data set (``default`` or a user set), in one process."""
     act = activations.get_activation(user_sets.ACTIVATION.get(name, "relu"))
-    pw = pairwise.get_pairwise("uniform")
+    pw = pairwise.get_pairwise(alpha, tau)
     if name == "default":
         ds, x = build_dataset(DataSpec(), DTYPE), None
     else:
@@ -171,14 +181,15 @@ def set_record(name: str, methods, n_init: int, rtol: float, repeats: int, probe
         ds, x = files.load_dataset(path, DTYPE), np.asarray(user_sets.build(name)["x"], np.float64)
     rows, outs = engine_rows(ds, act, pw, n_init, rtol, methods, repeats)
     by = {r["method"]: r for r in rows}
-    rec = {"set": name, "act": act.name, "n": int(ds.n), "d": int(ds.dim), "tuned_on": name in user_sets.TUNED,
+    rec = {"set": name, "act": act.name, "alpha": alpha, "tau": tau if alpha == "gaussian" else None, "n": int(ds.n), "d": int(ds.dim), "tuned_on": name in user_sets.TUNED,
            "engine": rows, "ratios": {f"{a}_over_{b}_wall": by[a]["wall_s"] / by[b]["wall_s"]
                                       for a in ("auto", "flow") for b in ("power", "flow") if a != b
                                       and a in by and b in by}}
     if "auto" in outs and "flow" in outs:
         rec["flow_optima_found_by_auto"] = found_optima(outs["flow"], outs["auto"], n_init)
     if "auto" in outs and x is not None:
-        cfg = basins.BasinsConfig(act=act.name, dynamics=engine.Dynamics(method="flow"), n_init=n_init)
+        cfg = basins.BasinsConfig(act=act.name, alpha=alpha, tau=tau, dynamics=engine.Dynamics(method="flow"),
+                                  n_init=n_init)
         rec["auto_probe"] = probe_stable(x, act, cfg, outs["auto"], probe_dirs)
     return rec
 
@@ -243,7 +254,8 @@ def sets_main(methods) -> None:
     with tempfile.TemporaryDirectory() as workdir:
         for name in FLAGS.sets:
             n = FLAGS.n_init if name == "default" else FLAGS.user_n_init
-            records.append(set_record(name, methods, n, FLAGS.flow_rtol, FLAGS.repeats, FLAGS.probe_dirs, workdir))
+            records.append(set_record(name, methods, n, FLAGS.flow_rtol, FLAGS.repeats, FLAGS.probe_dirs, workdir,
+                                      FLAGS.alpha, FLAGS.tau))
             log(f"{name}: done")
     print(f"{'set':<16}{'method':<8}{'n_init':>7}{'wall s':>9}{'conv':>8}{'optima':>8}{'x power':>9}{'x flow':>8}"
           f"{'flow 1%':>9}{'probe':>8}")
