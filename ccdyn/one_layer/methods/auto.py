@@ -80,9 +80,12 @@ def _power_step(ds, act, pw, dyn, w, carry: Carry, steps, active) -> Proposal:
     p = power.step(ds, act, pw, dyn, w, power.Carry(carry.previous), steps, active)
     h = pattern_hash(ds, w)
     back = (h != carry.history[:, 0]) & jnp.any(carry.history[:, 1:] == h[:, None], axis=1)
-    circling = back & (steps >= max(AUTO_DETECT, HISTORY)) & ~p.done
+    # a period-2 cycle (w(t+1) = w(t-1), power iteration's CYCLING) circles a kink too: A(w) of a ReLU region
+    # is PSD (uniform alpha), so power iteration inside one region converges
+    circling = ((back & (steps >= max(AUTO_DETECT, HISTORY))) | p.cycling) & ~p.done
     history = jnp.concatenate([h[:, None], carry.history[:, :-1]], axis=1)
-    return p._replace(carry=carry._replace(previous=p.carry.previous, history=history), over=circling)
+    return p._replace(carry=carry._replace(previous=p.carry.previous, history=history), over=circling,
+                      cycling=None)
 
 
 def _flow_step(ds, act, pw, dyn, w, carry: Carry, steps, active, wide=None) -> Proposal:
