@@ -55,6 +55,7 @@ flags.DEFINE_list("sets", ["default"], "Data: default and / or user sets (ccdyn.
 flags.DEFINE_integer("user_n_init", 1000, "Inits per method on a user set.", lower_bound=1)
 flags.DEFINE_integer("repeats", 1, "Runs per method and set, interleaved; wall times are their medians.",
                      lower_bound=1)
+flags.DEFINE_integer("tile", 512, "Rows per tile of every run (the inits are padded to whole tiles).", lower_bound=1)
 flags.DEFINE_enum("alpha", "uniform", pairwise.KINDS, "--sets: the pairwise importance alpha.")
 flags.DEFINE_float("tau", 1.0, "--sets: the Gaussian alpha's temperature.")
 flags.DEFINE_integer("probe_dirs", 500, "Random tangent directions of the float64 probe per stable optimum.",
@@ -91,7 +92,7 @@ def optima(out, n_init: int) -> dict:
 def run_method(ds, act, pw, method: str, n_init: int, rtol: float):
     """(engine result, wall seconds: compilation included) of ``method`` on ``n_init`` inits, one chunk."""
     dyn = dataclasses.replace(RUNS[method], flow_rtol=rtol)
-    runner = engine.ChunkRunner(ds, act, pw, dyn, tile=512, wide=WIDE.get(method, True))
+    runner = engine.ChunkRunner(ds, act, pw, dyn, tile=FLAGS.tile, wide=WIDE.get(method, True))
     t0 = time.perf_counter()
     out = runner.run(jax.random.PRNGKey(0), 0, n_init, DTYPE)
     return out, time.perf_counter() - t0
@@ -101,7 +102,7 @@ def engine_rows(ds, act, pw, n_init: int, rtol: float, methods, repeats: int = 1
     """One row per method (wall: the median of ``repeats`` interleaved runs) and the last result of each. The
     inits' program is compiled before the clock starts (every method shares it: the first method timed would
     pay for it alone)."""
-    jax.block_until_ready(parallel.init_weights(jax.random.PRNGKey(0), 0, parallel.padded_chunk(n_init, 512, 1),
+    jax.block_until_ready(parallel.init_weights(jax.random.PRNGKey(0), 0, parallel.padded_chunk(n_init, FLAGS.tile, 1),
                                                 ds.dim, DTYPE))
     walls, outs = {m: [] for m in methods}, {}
     for _ in range(repeats):
