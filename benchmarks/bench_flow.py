@@ -33,9 +33,8 @@ import dataclasses
 import sys
 import time
 
-from absl import app, flags
-
 import jax
+from absl import app, flags
 
 jax.config.update("jax_enable_x64", True)
 
@@ -43,8 +42,8 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from ccdyn import activations, io, pairwise, parallel, sphere  # noqa: E402
-from ccdyn.data.registry import DataSpec, build_dataset  # noqa: E402
 from ccdyn.data import files, make_dataset, user_sets  # noqa: E402
+from ccdyn.data.registry import DataSpec, build_dataset  # noqa: E402
 from ccdyn.one_layer import basins, dynamics, engine, kink_probe, stepper  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -182,7 +181,8 @@ def set_record(name: str, methods, n_init: int, rtol: float, repeats: int, probe
         ds, x = files.load_dataset(path, DTYPE), np.asarray(user_sets.build(name)["x"], np.float64)
     rows, outs = engine_rows(ds, act, pw, n_init, rtol, methods, repeats)
     by = {r["method"]: r for r in rows}
-    rec = {"set": name, "act": act.name, "alpha": alpha, "tau": tau if alpha == "gaussian" else None, "n": int(ds.n), "d": int(ds.dim), "tuned_on": name in user_sets.TUNED,
+    rec = {"set": name, "act": act.name, "alpha": alpha, "tau": tau if alpha == "gaussian" else None,
+           "n": int(ds.n), "d": int(ds.dim), "tuned_on": name in user_sets.TUNED,
            "engine": rows, "ratios": {f"{a}_over_{b}_wall": by[a]["wall_s"] / by[b]["wall_s"]
                                       for a in ("auto", "flow") for b in ("power", "flow") if a != b
                                       and a in by and b in by}}
@@ -313,11 +313,13 @@ def main(argv):
           f"{'optima':>8}{'top 10 hold':>12}")
     for r in rows:
         print(f"{r['method']:<14}{r['wall_s']:>9.1f}{r['mean_steps']:>12.1f}{r['init_steps_per_s']:>14.3g}"
-              f"{r['evaluations_per_s'] or float('nan'):>15.3g}{r['optima']['n']:>8}{r['optima']['top10_share']:>12.4f}")
+              f"{r['evaluations_per_s'] or float('nan'):>15.3g}{r['optima']['n']:>8}"
+              f"{r['optima']['top10_share']:>12.4f}")
     print(f"flow / euler_halving wall time: {ratio['flow_over_euler_halving_wall']:.2f}; flow / flow_pinned "
           f"(before sliding): {ratio['flow_over_flow_pinned_wall']:.2f}; flow / flow_one_pass (no second pass "
           f"over kink_limit inits): {ratio['flow_over_flow_one_pass_wall']:.2f}; auto / power: "
-          f"{ratio['auto_over_power_wall']:.2f}; auto / flow: {ratio['auto_over_flow_wall']:.2f}")
+          f"{ratio['auto_over_power_wall']:.2f}; auto / flow: "
+          f"{ratio['auto_over_flow_wall']:.2f}")
     if "diffrax" in record:
         d = record["diffrax"]
         print(f"diffrax / engine flow on {d['n_init']} inits: {d['diffrax_over_engine']:.2f} "

@@ -4,7 +4,8 @@
 
 One tile of ``--n_init`` inits (float32, ReLU, uniform alpha) of :mod:`ccdyn.data.user_sets`' set, stepped one
 engine step at a time (the engine's own step, ``engine.step``) from two starts: random inits (``--method=flow``)
-and the iterates where ``--method=auto``'s power phase stops them circling a kink (its flow phase's starts). Per start: batch steps until every init stops, attempted init-steps, and their share that ran the
+and the iterates where ``--method=auto``'s power phase stops them circling a kink (its flow phase's starts).
+Per start: batch steps until every init stops, attempted init-steps, and their share that ran the
 kink analysis, was accepted, ended pinned, slid on ridges. Then the cost of each part on the whole tile
 (milliseconds per call, medians of ``--calls``): one evaluation of A(w) w, one Bogacki-Shampine attempt
 (3 evaluations), the kink analysis of every row, the ridges' basis, one whole engine step with no row at a
@@ -18,9 +19,8 @@ import sys
 import tempfile
 import time
 
-from absl import app, flags
-
 import jax
+from absl import app, flags
 
 jax.config.update("jax_enable_x64", True)
 
@@ -137,7 +137,8 @@ def main(argv):
     for name, p in record["starts"].items():
         print(f"{name}: {p['mean_steps']:.1f} attempted steps per init, {p['batch_steps']} batch steps, "
               f"{p['wall_s']:.1f} s; per init-step: analysed {p['shares']['analysed']:.2f}, accepted "
-              f"{p['shares']['accepted']:.2f}, pinned {p['shares']['pinned']:.3f}, sliding {p['shares']['sliding']:.2f}")
+              f"{p['shares']['accepted']:.2f}, pinned {p['shares']['pinned']:.3f}, "
+              f"sliding {p['shares']['sliding']:.2f}")
     print("key: ms per call on the whole tile (compile: seconds); shares of the attempted init-steps")
     if FLAGS.output_json:
         io.write_json(FLAGS.output_json, record)
