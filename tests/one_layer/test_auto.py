@@ -96,3 +96,16 @@ def test_user_sets_are_fixed_and_in_the_file_format(tmp_path):
     assert set(user_sets.TUNED) < set(user_sets.SETS) and len(user_sets.SETS) - len(user_sets.TUNED) >= 5
     with pytest.raises(ValueError, match="unknown user set"):
         user_sets.build("nope")
+
+
+def test_continuation_knows_what_auto_reads():
+    """auto reads the power phase's shift and the flow phase's step_size and flow_rtol: none is inert."""
+    import dataclasses
+
+    from ccdyn.one_layer import basins
+    from ccdyn.one_layer.studies import continuation
+
+    base = basins.BasinsConfig(dynamics=engine.Dynamics(method="auto"))
+    assert all(continuation.inert(base, p) is None for p in ("shift", "step_size", "flow_rtol"))
+    power = dataclasses.replace(base, dynamics=engine.Dynamics(method="power"))
+    assert "--method=power" in continuation.inert(power, "flow_rtol")

@@ -105,8 +105,10 @@ _READ = {
     "aug_views": (lambda c: c.data.aug in ("noise", "rotation"), lambda c: f"--aug={c.data.aug} (no drawn views)"),
     "aug_range": (lambda c: c.data.aug in ("rotation", "shift"), lambda c: f"--aug={c.data.aug} (no range)"),
     "step_size": (lambda c: c.dynamics.method != "power", lambda c: "--method=power (no step size)"),
-    "flow_rtol": (lambda c: c.dynamics.method == "flow", lambda c: f"--method={c.dynamics.method} (flow only)"),
-    "shift": (lambda c: c.dynamics.method == "power", lambda c: f"--method={c.dynamics.method} (power only)"),
+    "flow_rtol": (lambda c: c.dynamics.method in ("flow", "auto"),
+                  lambda c: f"--method={c.dynamics.method} (flow and auto only)"),
+    "shift": (lambda c: c.dynamics.method in ("power", "auto"),
+              lambda c: f"--method={c.dynamics.method} (power and auto only)"),
     "chunk_size": (lambda c: False, lambda c: "any flags (results do not depend on chunk_size)"),
 }
 
