@@ -111,6 +111,8 @@ def define_basins_flags(n_init: int = 10000) -> None:
     flags.register_validator("leaky_slope", lambda v: 0 <= v < 1, "--leaky_slope must lie in [0, 1)")
     flags.register_validator("tau", lambda v: v > 0, "--tau must be > 0")
     flags.register_validator("step_size", lambda v: v > 0, "--step_size must be > 0")
+    flags.register_validator("step_size", lambda v: not v > 1e30, "--step_size must be <= 1e30 (float32 holds it; "
+                             "the flow's first move is at most 0.01 rad whatever it is)")
     flags.register_validator("shift", lambda v: v >= 0, "--shift must be >= 0")
     flags.register_validator("flow_rtol", lambda v: 0 < v < 0.1, "--flow_rtol must lie in (0, 0.1)")
     flags.register_validator("tol", lambda v: 0 < v < 0.1, "--tol must lie in (0, 0.1)")
