@@ -56,7 +56,8 @@ def main(argv):
         seeds = cli.or_fail(cli.seed_range, "set_seeds", FLAGS.set_seeds)
         cli.check_counts(FLAGS, ("max_points", "n_init"), extra={"--set_seeds": (len(seeds), 20)},
                          ops=lambda **f: 4 * f["--set_seeds"] * ((1 << 20) + f["--n_init"]) * f["--max_points"],
-                         formula="sets x (an exact grid of 2^20 angles + n_init inits) x max_points")
+                         seconds=lambda **f: 0.05 * f["--set_seeds"], formula="sets x (a basins run and its analysis, "
+                         ">= 0.05 s, + an exact grid of 2^20 angles + n_init inits x max_points)")
         sets = flow_accuracy.circle_sets(seeds, FLAGS.min_points, FLAGS.max_points)
         if base.alpha == "gaussian" and (problem := flow_accuracy.degenerate_tau_set(sets, base.tau, base.activation.h)):
             cli.fail(problem)  # as scripts/basins.py refuses it, on every set

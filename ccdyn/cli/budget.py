@@ -76,13 +76,15 @@ def check_loop_counts(values: dict) -> None:
                  f"use a smaller {flag}")
 
 
-def check_time_of(seconds, values: dict, defaults: dict, formula: str) -> None:
+def check_time_of(seconds, values: dict, defaults: dict, formula: str, counted=()) -> None:
     """Ends the script when ``seconds(**values)`` (a lower bound of the run's time) exceeds
-    :func:`time_limit_s`, naming the flag that drives it and ``formula``."""
+    :func:`time_limit_s`, naming the flag that drives it and ``formula``; ``counted``: the keys of
+    ``values`` that are counts derived from a flag (named as ``--flag (N)``), not the flag's value."""
     need, limit = seconds(**values), time_limit_s()
     if need > limit:
-        flag = driving_flag(lambda **v: min(seconds(**v), 1e300) * 1e6, values, defaults)  # (exact integer ratios)
-        fail(f"{flag}={values[flag]} needs at least {_duration(need)} ({formula}), more than the "
+        flag = driving_flag(lambda **v: min(seconds(**v), 1e300) * 1e6, values, defaults)
+        shown = f"{flag} ({values[flag]:,})" if flag in counted else f"{flag}={values[flag]}"
+        fail(f"{shown} needs at least {_duration(need)} ({formula}), more than the "
              f"{_duration(limit)} a run may take (CCDYN_MAX_HOURS); use a smaller {flag}")
 
 
@@ -112,6 +114,6 @@ def check_counts(values, names, *, formula: str, ops=None, steps=None, seconds=N
         return t
 
     if ops is not None or steps is not None or seconds is not None:
-        check_time_of(total, vals, defaults, formula)
+        check_time_of(total, vals, defaults, formula, counted=tuple(extra or ()))
     if memory is not None:
         check_memory_of(memory, vals, defaults, formula)

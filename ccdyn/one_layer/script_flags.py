@@ -72,6 +72,18 @@ def define_data_flags(defaults: DataSpec = DataSpec()) -> None:
         lambda f: f["aug"] != "shift" or (f["aug_range"] >= 1 and f["aug_range"] == int(f["aug_range"])),
         "--aug_range must be an integer >= 1 for --aug=shift (the largest cyclic shift)")
     flags.register_multi_flags_validator(["m", "d"], lambda f: f["m"] <= f["d"], "--m must be <= --d")
+    flags.register_multi_flags_validator(["q", "m"], lambda f: floats(f["q"]) is None or len(f["q"]) in (1, f["m"]),
+                                         "--q must hold one value or --m values (one per pattern)")
+    flags.register_multi_flags_validator(["probs", "data", "m", "angles"], _probs_fit, "--probs must hold one value "
+                                         ">= 0 per category (--m of them; one per --angles for --data=circle), "
+                                         "summing to 1")
+
+
+def _probs_fit(f) -> bool:
+    p, angles = floats(f["probs"] or ()), floats(f["angles"]) or ()
+    n = {"latent_categorical": f["m"], "gaussian_mixture": f["m"], "circle": len(angles)}.get(f["data"])
+    return (not f["probs"] or p is None or n is None  # (the dataset's own check: 1e-6 sqrt(n))
+            or (len(p) == n and min(p) >= 0 and abs(sum(p) - 1) <= 1e-6 * n ** 0.5))
 
 
 def data_spec(values) -> DataSpec:
@@ -96,7 +108,8 @@ def define_basins_flags(n_init: int = 10000) -> None:
                        "w by 0.01 rad).")
     flags.DEFINE_float("flow_rtol", 1e-4, "--method=flow: bound on each step's angular error (radians), in (0, 0.1).")
     flags.DEFINE_float("shift", 0.0, "Power-iteration shift s: A(w) w + s w (App. B.4), >= 0.")
-    flags.DEFINE_integer("max_steps", 2000, "Steps before a run is declared not converged.", lower_bound=1)
+    flags.DEFINE_integer("max_steps", 2000, "Steps before a run is declared not converged.", lower_bound=1,
+                         upper_bound=2**31 - 1)  # the engine's int32 step counter
     flags.DEFINE_float("tol", 1e-6, "Relative convergence tolerance, in (0, 0.1).")
     flags.DEFINE_float("cluster_tol", 1e-2, "Endpoints closer than this are one optimum, in (0, 1).")
     flags.DEFINE_integer("n_init", n_init, "Number of random initializations.", lower_bound=1,
