@@ -395,12 +395,13 @@ def flag_stage(case: Case, root: Path, data: Path, work: Path) -> dict | None:
     """The row of a case whose flags ``cli.start`` refuses at parsing (``ccdyn.cli.contract``'s parser: the
     line it prints, before any JAX work), judged in this process; None for a case that gets past parsing
     (it runs in a process of its own). Not thread-safe (absl's FLAGS): call from one thread."""
-    from absl import flags
+    from absl import app, flags
 
     from ccdyn.cli import contract
 
     if case.setup:
         return None
+    app.define_help_flags()  # as app.run does before parsing (--helpshort)
     t, o = work / "flag-stage", work / "flag-stage" / "out"
     cmd = _command(case, t, o, root, data)
     err = io.StringIO()
