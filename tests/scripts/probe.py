@@ -173,7 +173,7 @@ def cases(root: Path = ROOT, only=()) -> list:
         run = base + ((o_flag,) if o_flag else ())
 
         def add(name, args, **kw):
-            out.append(Case(s, name, tuple(run) + tuple(args), **kw))
+            out.append(Case(s, name, _merged(run, args), **kw))
 
         if s != "claims":  # the ledger's tool re-reads the whole repository; its own tests run it
             add("smoke", [], expect="succeed", timeout=600)
@@ -238,13 +238,20 @@ def cases(root: Path = ROOT, only=()) -> list:
     return out
 
 
+def _merged(base, args) -> tuple:
+    """``base`` then ``args``, without the flags of ``base`` that ``args`` sets (a flag given twice is refused)."""
+    name = lambda a: a.split("=", 1)[0] if a.startswith("--") else None  # noqa: E731
+    given = {name(a) for a in args} - {None}
+    return tuple(a for a in base if name(a) not in given) + tuple(args)
+
+
 def _issue_cases() -> list:
     """The cases issues #24 and #38 name one by one (those the generic ones do not already hold)."""
     c = []
 
     def add(script, name, args, issue=24, **kw):
         o = OUT_FLAG.get(script, "--output_dir={o}")
-        c.append(Case(script, f"#{issue} {name}", tuple(BASE.get(script, ())) + ((o,) if o else ()) + tuple(args), **kw))
+        c.append(Case(script, f"#{issue} {name}", _merged(tuple(BASE.get(script, ())) + ((o,) if o else ()), args), **kw))
 
     for name, args, flag in [("hltm", "--widths=10000000", "--widths"), ("hltm", "--depths=40", "--depths"),
                              ("hltm", "--n_seeds=100000000", "--n_seeds"),
