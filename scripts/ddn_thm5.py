@@ -39,8 +39,8 @@ def main(argv):
         if not all(math.isfinite(x) for x in values):
             raise OverflowError("a number is not finite")
     except (OverflowError, ZeroDivisionError) as e:
-        cli.fail(f"--c={cfg.c:g}, --gamma={cfg.gamma:g}, --sigma_l={cfg.sigma_l:g}: the remark's numbers leave float64 "
-                 f"({e}); use a smaller --c or --sigma_l, or a --gamma further from 1")
+        cli.fail(f"--c={cfg.c:.12g}, --gamma={cfg.gamma:.12g}, --sigma_l={cfg.sigma_l:.12g}: the remark's numbers "
+                 f"leave float64 ({e}); use a smaller --c or --sigma_l, or a --gamma further from 1")
     run = cli.open_run_dir(FLAGS.output_dir, dataclasses.asdict(cfg), script="scripts/ddn_thm5.py",
                            outputs=OUTPUTS, overwrite=FLAGS.overwrite, can_resume=False)
     saved = cli.with_run_record("scripts/ddn_thm5.py", record, omit=("rows",))
