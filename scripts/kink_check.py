@@ -71,12 +71,13 @@ def main(_argv):
     seeds = cli.or_fail(cli.seed_range, "set_seeds", FLAGS.set_seeds)
     cli.check_counts(FLAGS, (), extra={"--set_seeds": (len(seeds), 8)}, seconds=lambda **f: 0.05 * f["--set_seeds"],
                      formula="a basins run, its kink analysis and a probe per set, >= 0.05 s each")
-    clouds = ((s, flow_accuracy.random_cloud(s, FLAGS.min_points, FLAGS.max_points)[0]) for s in seeds)
-    if (sq := base.alpha == "gaussian") and (problem := flow_accuracy.degenerate_tau_set(clouds, base.tau)):
-        cli.fail(problem)  # as scripts/basins.py refuses it, on every set  # the probe's (pairwise) features; the basins run's tiles
+    sq = base.alpha == "gaussian"  # the probe's (pairwise) features; the basins run's tiles
     cli.check_memory_of(lambda **f: 8 * f["--max_points"] * (f["--probe_dirs"] * (3 + sq * f["--max_points"])
                         + 32 * base.tile), *cli.sizes_of(FLAGS, ("max_points", "probe_dirs")), "float64 probe_dirs x "
                         f"max_points{' x max_points' if sq else ''} in the probe, 32 tile x max_points in the basins run")
+    clouds = ((s, flow_accuracy.random_cloud(s, FLAGS.min_points, FLAGS.max_points)[0]) for s in seeds)
+    if sq and (problem := flow_accuracy.degenerate_tau_set(clouds, base.tau)):
+        cli.fail(problem)  # as scripts/basins.py refuses it, on every set
     run = cli.open_run_dir(FLAGS.output_dir, {"base": dataclasses.asdict(base), "set_seeds": FLAGS.set_seeds,
                                                "min_points": FLAGS.min_points, "max_points": FLAGS.max_points,
                                                "probe_dirs": FLAGS.probe_dirs, "compare_methods": FLAGS.compare_methods},

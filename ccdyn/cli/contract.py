@@ -18,6 +18,8 @@ tear the runtime down under those threads -- raising KeyboardInterrupt there and
 what crashed (``Fatal Python error: Segmentation fault``). A signal that arrives inside a
 :func:`ccdyn.rundir.uninterrupted` section (a manifest or a staged swap being written) is handled when
 it closes.
+Parsing (in :func:`start`) refuses a positional argument and a flag given twice (absl would keep the
+last silently; ``DEFINE_multi_*`` flags may repeat); ``--help`` / ``--helpshort`` exit 0.
 :func:`check_memory` and :func:`check_tolerance` are the start-up checks against the device's memory
 and the dtype's resolution.
 """
@@ -272,7 +274,8 @@ def or_fail(fn, *args, **kwargs):
         fail(e)
     except ValueError as e:  # a message naming no file while the script works on files it read: name them
         text, read = str(e), _reads()
-        fail(text if not read or any(r.split("=", 1)[-1] in text for r in read) else f"{text} (after reading {', '.join(read)})")
+        named = not read or any(r.split("=", 1)[-1] in text for r in read)
+        fail(text if named else f"{text} (after reading {', '.join(read)})")
 
 
 def _reads() -> list:
