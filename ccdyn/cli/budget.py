@@ -15,7 +15,7 @@ checked here, once, before anything is compiled or written, by :func:`check_coun
 
 A refusal is one line naming the flag that drives the estimate (:func:`ccdyn.cli.contract.driving_flag`:
 the one whose default lowers it most), the estimate, its formula and what to do. Estimates are lower
-bounds: a refused run could not have finished; an accepted one may still be long.
+bounds: a refused run could not have finished within the limit; an accepted one may still be long.
 """
 
 from __future__ import annotations
