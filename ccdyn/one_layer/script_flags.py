@@ -72,6 +72,18 @@ def define_data_flags(defaults: DataSpec = DataSpec()) -> None:
         lambda f: f["aug"] != "shift" or (f["aug_range"] >= 1 and f["aug_range"] == int(f["aug_range"])),
         "--aug_range must be an integer >= 1 for --aug=shift (the largest cyclic shift)")
     flags.register_multi_flags_validator(["m", "d"], lambda f: f["m"] <= f["d"], "--m must be <= --d")
+    flags.register_multi_flags_validator(["q", "m"], lambda f: floats(f["q"]) is None or len(f["q"]) in (1, f["m"]),
+                                         "--q must hold one value or --m values (one per pattern)")
+    flags.register_multi_flags_validator(["probs", "data", "m", "angles"], _probs_fit, "--probs must hold one value "
+                                         ">= 0 per category (--m of them; one per --angles for --data=circle), "
+                                         "summing to 1")
+
+
+def _probs_fit(f) -> bool:
+    p, angles = floats(f["probs"] or ()), floats(f["angles"]) or ()
+    n = {"latent_categorical": f["m"], "gaussian_mixture": f["m"], "circle": len(angles)}.get(f["data"])
+    return (not f["probs"] or p is None or n is None  # (the dataset's own check: 1e-6 sqrt(n))
+            or (len(p) == n and min(p) >= 0 and abs(sum(p) - 1) <= 1e-6 * n ** 0.5))
 
 
 def data_spec(values) -> DataSpec:
@@ -99,7 +111,8 @@ DYNAMICS_FLAGS = {
     "step_size": ("Initial step of the flow (> 0; --method=flow starts at most this, moving w by 0.01 rad).", {}),
     "flow_rtol": ("--method=flow: bound on each step's angular error (radians), in (0, 0.1).", {}),
     "shift": ("Power-iteration shift s: A(w) w + s w (App. B.4), >= 0.", {}),
-    "max_steps": ("Steps before a run is declared not converged.", {"lower_bound": 1}),
+    "max_steps": ("Steps before a run is declared not converged.",
+                  {"lower_bound": 1, "upper_bound": 2**31 - 1}),  # the engine's int32 step counter
     "tol": ("Relative convergence tolerance, in (0, 0.1).", {}),
 }
 RUN_FLAGS = {
@@ -149,6 +162,8 @@ def define_basins_flags(n_init: int | None = None) -> None:
     flags.register_validator("leaky_slope", lambda v: 0 <= v < 1, "--leaky_slope must lie in [0, 1)")
     flags.register_validator("tau", lambda v: v > 0, "--tau must be > 0")
     flags.register_validator("step_size", lambda v: v > 0, "--step_size must be > 0")
+    flags.register_validator("step_size", lambda v: not v > 1e30, "--step_size must be <= 1e30 (float32 holds it; "
+                             "the flow's first move is at most 0.01 rad whatever it is)")
     flags.register_validator("shift", lambda v: v >= 0, "--shift must be >= 0")
     flags.register_validator("flow_rtol", lambda v: 0 < v < 0.1, "--flow_rtol must lie in (0, 0.1)")
     flags.register_validator("tol", lambda v: 0 < v < 0.1, "--tol must lie in (0, 0.1)")

@@ -109,9 +109,11 @@ def run(cfg: Cor2ExactConfig, log=None) -> dict:
                    "profile": [float(np.linalg.norm(g)) for g in per], "w_vector": w.tolist()}
             if tau is None:  # uniform comes first: the denominator of every ratio at this w
                 rho_u_sampled = row["rho_sampled"]
-            row["ratio_sampled"] = row["rho_sampled"] / rho_u_sampled
+            # NaN when no sample point crossed the ReLU plane between w and v (a small --n_samples, a w far
+            # from the data): the sample has no finite difference to compare (the point is not resolved)
+            row["ratio_sampled"] = row["rho_sampled"] / rho_u_sampled if rho_u_sampled > 0 else float("nan")
             rows.append(row)
-            table_rows.append([row[c] if row[c] is not None else "-" for c in COLUMNS])
+            table_rows.append([row[c] if row[c] is not None and row[c] == row[c] else "-" for c in COLUMNS])
         log(f"  {name}: done ({time.time() - t0:.1f} s)")
     return {"config": dataclasses.asdict(cfg), "means": means.tolist(), "rows": rows,
             "tables": {"rows": table_rows}}
@@ -127,7 +129,8 @@ def table_key() -> list:
         "form and by the Richardson-extrapolated finite difference of Eq. 3's pairwise sum; rel_err_vector: "
         "|sampled - exact| / |exact| of the first-order change (A(v) - A(w)) w / |v - w|; r_uniform: r(w, "
         "alpha_u) of Eq. 95, the largest density on the plane; r_gaussian = z0 r_uniform (Cor. 2, Eq. 97-99); "
-        "-: does not apply.")
+        "-: does not apply (ratio_sampled: no sample point crossed the ReLU plane near that w, so uniform "
+        "alpha's sampled difference is 0; raise --n_samples).")
 
 
 def table(record: dict) -> str:
