@@ -33,7 +33,7 @@ from ccdyn import report, stats, verdicts
 from ccdyn.verdicts import claims_markdown, claims_table, verdict, verdict_word
 
 __all__ = ["verdict", "verdict_word", "check_p1", "check_relu_beats_linear", "check_infonce_beats_quadratic",
-           "check_relu_lowest_chi_minus", "check_bn_helps", "check_bn_no_difference", "check_sigma_backprop_hurts",
+           "check_relu_lowest_chi_minus", "grid_csv", "lowest_chi_minus_evidence", "check_bn_helps", "check_bn_no_difference", "check_sigma_backprop_hurts",
            "check_grids",
            "claims_table", "claims_markdown", "grid_table", "summary_markdown", "TABLE1_VARIANTS", "PAPER_TABLE1",
            "table1_cells", "table1_table", "table1_markdown", "table1_csv",
@@ -523,16 +523,63 @@ def _slug(text: str) -> str:
     return "-".join("".join(c if c.isalnum() or c == "." else " " for c in text.lower()).split())
 
 
+def grid_csv(grid: str) -> str:
+    """The results.csv (relative to the repository) of a grid named in ``claims.json`` ("fig4_infonce
+    (lr=0.002 tau=0.1)" -> results/two_layer/fig4_infonce/results.csv)."""
+    return f"results/two_layer/{grid.split(' (')[0]}/results.csv"
+
+
+def lowest_chi_minus_evidence(check: dict, csv_rows) -> dict:
+    """The evidence (:func:`ccdyn.verdicts.earned`) behind "ReLU has the lowest chi_-" on one grid, from its
+    ``results.csv`` rows (per cell: mean and std over the finite seeds): the margin of the runner-up
+    activation's mean chi_- over ReLU's (averaged over the cells, negative when ReLU is not lowest) and its
+    standard error from the per-cell stds (sqrt(sum_c (s_relu^2 + s_other^2) / n) / cells), against the
+    activation nearest to ReLU; and the scope: the claim is "lowest of all activations", so a grid that ran
+    only ReLU and linear covers a special case (ReLU below linear)."""
+    acts = sorted(check["numbers"].get("mean_chi_minus", {}))
+    if "relu" not in acts or len(acts) < 2:
+        return {}
+    loss = "quadratic" if "quadratic" in check["grid"] else "infonce"
+    cells = {}
+    for r in csv_rows:
+        if r["loss"] == loss and r["act"] in acts:
+            cells.setdefault((r["bn"], r["zeta"], r["P"], r["beta"]), {})[r["act"]] = (
+                float(r["chi_minus_mean"]), float(r["chi_minus_std"]), max(int(r["n_finite"]), 1))
+    best = None
+    for other in (a for a in acts if a != "relu"):
+        pairs = [(c[other], c["relu"]) for c in cells.values() if other in c and "relu" in c]
+        if not pairs:
+            continue
+        margin = sum(o[0] - r[0] for o, r in pairs) / len(pairs)
+        se = math.sqrt(sum(o[1] ** 2 / o[2] + r[1] ** 2 / r[2] for o, r in pairs)) / len(pairs)
+        if best is None or margin < best[1]:
+            best = (other, margin, se)
+    ev = {}
+    if best is not None:
+        ev = {"margin": best[1], "se": best[2],
+              "why": f"mean chi_- of {best[0]} (the nearest) minus ReLU's over {len(cells)} cells"}
+    if set(acts) == {"relu", "linear"}:
+        ev.update(scope="special case", why="the grid ran only ReLU and linear, the claim is lowest of all "
+                  "activations (the all-activation grid fig4_infonce has ReLU third: 0.2678 against LeakyReLU "
+                  "0.2605 and GELU 0.2666); " + ev.get("why", ""))
+    return ev
+
+
 def grid_claims(checks, *, result: str = "results/two_layer/claims.json",
-                command: str = "python scripts/two_layer_claims.py") -> list:
+                command: str = "python scripts/two_layer_claims.py", csv: dict | None = None) -> list:
     """The checks of :func:`check_grids` (or ``claims.json["checks"]``) as ledger records, one per grid and
-    claim: the verdict over seeds' means with a margin, so a sampled estimate. Readings: docs/two_layer_readings.md."""
+    claim: the verdict over seeds' means with a margin, so a sampled estimate. Readings: docs/two_layer_readings.md.
+    ``csv``: grid -> its results.csv rows, for the evidence of "ReLU has the lowest chi_-"
+    (:func:`lowest_chi_minus_evidence`)."""
     out = []
     for c in checks:
         key, where = next((k, w) for prefix, k, w in _GRID_CLAIMS if c["claim"].startswith(prefix))
+        ev = (lowest_chi_minus_evidence(c, csv[c["grid"]]) if key == "relu-lowest-chi-minus" and csv
+              and c["grid"] in csv else None)
         out.append(verdicts.claim_record(f"core-{key}-{_slug(c['grid'])}", "core", f"{where} [{c['grid']}]",
                                          c["claim"], c, c["numbers"], "sampled estimate",
-                                         reading="docs/two_layer_readings.md", result=result, command=command))
+                                         reading="docs/two_layer_readings.md", result=result, command=command,
+                                         evidence=ev))
     return out
 
 
@@ -542,9 +589,12 @@ def mnist_ledger(summary: dict, *, result: str = "results/two_layer/mnist", comm
     command = (command or summary.get("command")
                or "python scripts/mnist.py --n_seeds=10 --output_dir=results/two_layer/mnist")
     ids = ("core-appE3-smoother", "core-appE3-more-diverse", "core-appE3-more-diverse-live")
+    diverse = {"scope": "not claimed", "why": "App. E.3 says the filters of each RF capture a diverse set of "
+               "patterns (Fig. 12, without augmentation) and that augmentation makes them smoother; it does not "
+               "say augmentation makes them more diverse (issue #15's reading)"}
     return [verdicts.claim_record(i, "core", "App. E.3, Figs. 12-13", c["claim"], c, c["numbers"], "sampled estimate",
-                                  reading="docs/two_layer_readings.md (MNIST)",
-                                  result=result, command=command)
+                                  reading="docs/two_layer_readings.md (MNIST)", result=result, command=command,
+                                  evidence=diverse if "diverse" in i else None)
             for i, c in zip(ids, summary["claims"])]
 
 
