@@ -160,14 +160,20 @@ CATALOGUE = (
        "independence (Eq. 120, 138)", Records(r"core-lemma5-general", reading="docs/independent_checks.md#core-lemma-5",
                                               note="Eq. 120 for C = 2 to 5 and M = 1 to 4 (C = 2, M = 1 with Eq. 138 "
                                                    "in tests/two_layer/test_modulation.py)")),
+    _c("core-lemma5-c2", "core", "Lemma 5 (C = 2), Eq. 138", "for C = 2 the between-class term of Eq. 120 is "
+       "p0 p1 Delta Delta^T (rank 1), so V[f_1] = D + p0 p1 b b^T", Records(r"core-lemma5-c2")),
     _c("core-thm5", "core", "Thm. 5 (Eq. 15)", "w_k' under conditional independence (C = 2, M = 1)",
        Records(r"core-thm5")),
+    _c("core-eq143", "core", "Eq. 142-143 (proof of Thm. 5)", "the modulation coefficient delta_k >= 0 of Eq. 143, and "
+       "the alternative printed after it, delta_k = 1 - p0 p1 b_k^2 / (lambda - d_k)", Records(r"core-eq143(-alternative)?")),
     _c("core-fig7", "core", "Fig. 7 (Eq. 146-150)", "y' = (y + b) y: stable point -b, blow-up at t* when y(0) > 0",
        Records(r"core-fig7")),
     _c("core-eq151", "core", "Eq. 151", "dt*/db < 0: a larger b_l blows up sooner (the time-to-blow-up ordering)",
        Records(r"core-eq151", reading="docs/independent_checks.md#core-eq-151-eq-156-157")),
     _c("core-eq155", "core", "Eq. 155", "probability that component l wins, P[E_l]",
        Records(r"core-eq155", reading=READINGS + "#core-eq-155")),
+    _c("core-eq155-bounds", "core", "after Eq. 155", "positive modulation gives P[E_l] >= eps_l / 2, negative "
+       "P[E_l] <= (1/d)(1 + eps_l / 2)^d", Records(r"core-eq155-bounds")),
     _c("core-eq156-157", "core", "Eq. 156-157", "the basin probability's dependence on the modulation",
        Records(r"core-eq156-157", reading="docs/independent_checks.md#core-eq-151-eq-156-157")),
     _c("core-thm6", "core", "Thm. 6", "global modulation enlarges the attractive basin of u_l", Records(r"core-thm6")),
@@ -176,6 +182,8 @@ CATALOGUE = (
                            _TM + "test_eq15_equals_lemma4_on_the_joint_population"))),
     _c("core-cor3", "core", "Cor. 3", "with BatchNorm every RF learns at a comparable speed (d_k^bn)",
        Records(r"core-cor3")),
+    _c("core-appD-dbn", "core", "App. D (after Cor. 3)", "d_k^bn -> 1 / (1 + p0 p1 (w_k^T Delta_k / sqrt d_k)^2), "
+       "more uniform across RFs than d_k", Records(r"core-appD-dbn")),
     _c("core-lemma7-10", "core", "Lemmas 7-10 (App. B.4)", "bounds used in the proof of Thm. 3 (1 - d_t, weight "
        "difference, eigenvector expansion, Lipschitz step)", NotChecked("proof steps of Thm. 3, checked only "
                                                                         "through Thm. 3 itself")),
@@ -188,11 +196,15 @@ CATALOGUE = (
     _c("core-fig4", "core", "Fig. 4 / 9 (Sec. 5)", "P = 1: linear good at every beta, ReLU needs large beta; P > 1: "
        "ReLU beats linear and improves with beta",
        Records(r"core-(p1|relu-beats-linear)-(fig4-infonce|sensitivity-lr).*", reading="docs/two_layer_readings.md")),
+    _c("core-fig4-caption", "core", "Fig. 4 caption", "similar trends for LeakyReLU (slope 0.05) and quadratic "
+       "activations", Records(r"core-fig4-caption-.*", reading="docs/two_layer_readings.md")),
     _c("core-fig5", "core", "Fig. 5", "learned weights at P = 3, beta = 5 match the generators' tokens",
        NotChecked("a picture (results/two_layer/fig5/weights.png); no verdict is computed from it")),
     _c("core-fig6", "core", "Fig. 6", "decomposition of V[x~]", _DIAGRAM),
     _c("core-fig8", "core", "Fig. 8 (App. E.1)", "ReLU has many local maxima on the circle, linear two",
        Records(r"core-fig8")),
+    _c("core-appE1", "core", "App. E.1 (Fig. 8)", "unlike PCA directions, the ReLU local optima are not orthogonal "
+       "to each other", Records(r"core-appE1-not-orthogonal")),
     _c("core-fig9", "core", "Fig. 9", "ReLU has the lowest irrelevant-matching score chi_-",
        Records(r"core-relu-lowest-chi-minus-(fig4-infonce|sensitivity-lr).*", reading="docs/two_layer_readings.md")),
     _c("core-fig10", "core", "Fig. 10", "with the quadratic loss the same trends hold, and InfoNCE does better",
@@ -212,9 +224,18 @@ CATALOGUE = (
        Records(r"ddn-lemma1", reading=READINGS + "#ddn-lemma-1")),
     _c("ddn-thm2", "DDN", "Thm. 2 (Eq. 6)", "dL/dr_+ > 0, dL/dr_k- < 0 and their sum is 0 for the three losses",
        Tested("autodiff", (_TD + "test_operator.py::test_theorem2_and_xi_of_eq6",))),
+    _c("ddn-remark-eq2", "DDN", "remark after Eq. 2", "with unit outputs Eq. 2 is SimCLR's cosine InfoNCE "
+       "(-1/2 ||u - v||^2 = sim(u, v) - 1, e^{-1/tau} cancels)", Records(r"ddn-remark-eq2")),
     _c("ddn-lemma2", "DDN", "Lemma 2", "batch-of-one gradient as weighted pair differences", Records(r"ddn-lemma2")),
     _c("ddn-thm3", "DDN", "Thm. 3", "L_simp: the update is the covariance operator", Records(r"ddn-thm3")),
     _c("ddn-thm4", "DDN", "Thm. 4", "L_tri, L_nce: covariance operator plus a residue theta", Records(r"ddn-thm4")),
+    _c("ddn-eq59", "DDN", "Eq. 59 (proof of Thm. 4)", "eps = dL/dr_k-|_X - dL/dr_k-|_X0 is bounded: |eps| <= 1 "
+       "(L_tri), |eps| <= 2 / tau (L_nce)", Records(r"ddn-eq59")),
+    _c("ddn-eq79", "DDN", "Eq. 79 (proof of Thm. 4)", "the residue theta <= (2 M_K^2 / tau^2) {2 E[||f(x) - f(x')|| "
+       "(sqrt tr V_aug + c_0)] + 3 tr E_x V_aug} (vanishes without augmentation)",
+       NotChecked("not checked in this pass: it needs M_K = max_x ||K_l(x)|| and c_0(x) over an augmented population "
+                  "next to the residue of results/ddn/operator (whose rows do not store them); ddn-thm4 checks "
+                  "theta -> 0 as sigma_aug -> 0, the bound's consequence")),
     _c("ddn-eq7", "DDN", "Eq. 7", "L^{tau,exact}: the covariance operator without residue", Records(r"ddn-eq7")),
     _c("ddn-cor1", "DDN", "Cor. 1", "L_simp^beta: the update with (1 + beta) r_+", Records(r"ddn-cor1")),
     _c("ddn-l2norm", "DDN", "Eq. 28-30, 41, 51, 56", "the same operators with l2-normalized outputs",
@@ -238,6 +259,14 @@ CATALOGUE = (
        "enough; the remark's rho >= 63.3%, 1099 <= |N_mu| <= 1467",
        Records(r"ddn-thm5-remark", reading="docs/independent_checks.md#ddn-thm-5-remark",
                note="the remark's numbers only; the theorem's probability bound is checked through Eq. 123")),
+    _c("ddn-thm5-lucky", "DDN", "Thm. 5 (Eq. 128-130)", "with |N_mu| >= Eq. 128 nodes, with probability >= "
+       "1 - eta some node has 2 w_j^T a_mu > 0 and |s_j| >= the bound of Eq. 130",
+       NotChecked("not simulated in this pass: it needs an SB-HLTM layer with its children's selectivities s_k, "
+                  "polarities and sigma_l^2, a uniform initialization and the node statistics v_j, s_j of Eq. 130 "
+                  "over many draws of W; the remark's numbers and Eq. 123's probability bound are checked "
+                  "(ddn-thm5-remark)")),
+    _c("ddn-eq125", "DDN", "Eq. 125 (Thm. 5 remark)", "Mills-ratio bounds y/(1 + y^2) < r(y) < 1/y and "
+       "0 < e(y) < 1/y", Records(r"ddn-eq125")),
     _c("ddn-thm6", "DDN", "Thm. 6 (Eq. 179)", "activation covariance in SB-HLTM is o_mu a_mu a_mu^T",
        Tested("enumeration", (_TD + "test_hltm.py::test_theorem6_activation_covariance_on_enumerated_tree",),
               evidence={"failed_part": "the main text's o_mu = rho_0mu^2 (1 - rho_0mu^2) is not the enumerated "
@@ -268,6 +297,8 @@ CATALOGUE = (
        Records(r"simclr-prop-2\.1", reading="docs/variational.md#eq-4-and-eq-1")),
     _c("simclr-prop3.1", "SimCLR-var", "Prop. 3.1 (Eq. 7)", "the first optimality condition of Eq. 4",
        Tested("autodiff", ("tests/variational/test_sphere_configs.py::test_prop31_gradient_eq7_matches_autodiff",))),
+    _c("simclr-prop3.1-eq6", "SimCLR-var", "Prop. 3.1 (Eq. 6)", "the first optimality condition of Eq. 4 with "
+       "augmentations", Records(r"simclr-prop3\.1-eq6")),
     _c("simclr-thm3.2", "SimCLR-var", "Thm. 3.2", "symmetric discrete measures are stationary",
        Records(r"simclr-thm-3\.2", reading=READINGS + "#simclr-thm-3-2")),
     _c("simclr-fig3", "SimCLR-var", "Fig. 3, Remark 3.1", "the loss falls with the number of clusters to a plateau",
@@ -302,6 +333,8 @@ CATALOGUE = (
     _c("simclr-lemmaA2", "SimCLR-var", "Lemma A.2", "second variation > 0 when sigma > 3 K^2 tau",
        Records(r"simclr-lemma-a-2", reading=READINGS + "#simclr-lemma-a-2")),
     # --- ccdyn's own accuracy claims (docs/flow.md)
+    _c("simclr-appA1", "SimCLR-var", "App. A.1", "with an invariant map VICReg and BYOL depend on the data only "
+       "through f#mu", Records(r"simclr-appA1")),
     _c("ccdyn-flow", "ccdyn", "docs/flow.md", "the flow's basins are exact in 2-D and stable under flow_rtol / 10",
        Records(r"ccdyn-flow-.*")),
     _c("ccdyn-kinks", "ccdyn", "docs/flow.md (Kinks)", "optima certified on ReLU kinks are strict local maxima",
@@ -387,6 +420,14 @@ SOURCES = (
     Source((f"{_R}ddn/digits/digits.json",), lambda f: deep.digits_claims(f[0], command=f[0]["command"])),
     Source((f"{_R}ddn/appendix/appendix.json",), lambda f: deep.appendix_claims(f[0])),
     Source((f"{_R}ddn/figures/figures.json",), lambda f: deep.figures_claims(f[0])),
+    Source((f"{_R}theory/appendix_forms/appendix_forms.json",),
+           lambda f: two.appendix_forms_claims(f[0]["core"], command=f[0]["command"])
+           + deep.appendix_forms_claims(f[0]["ddn"], command=f[0]["command"])
+           + var.appendix_a1_claims(f[0]["simclr"], command=f[0]["command"])
+           + var.eq6_claims(f[0]["eq6"], command=f[0]["command"])),
+    Source((f"{_R}two_layer/fig4_infonce/results.json", f"{_R}two_layer/fig10_quadratic/results.json"),
+           lambda f: two.fig4_caption_claims(*f)),
+    Source((f"{_R}landscape/landscape.json",), lambda f: one.appE1_orthogonal_claims(f[0])),
     _ddn_table("table6", "paper"),
     _ddn_table("table6_authors", "authors"),
     _ddn_table("table6_nce_random_sign", "nce_random_sign",

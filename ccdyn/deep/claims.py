@@ -549,3 +549,45 @@ def figures_claims(record: dict, *, result: str = "results/ddn/figures", reading
 
 
 __all__ += ["figures_claims"]
+
+
+def appendix_forms_claims(record: dict, *, result: str = "results/theory/appendix_forms", command: str | None = None,
+                          tol: float = 1e-12) -> list:
+    """The DDN part of ``appendix_forms.json`` (:mod:`ccdyn.deep.studies.appendix_forms`) as ledger records:
+    the remark after Eq. 2, Eq. 59's bounds on eps and Eq. 125's Mills-ratio bounds."""
+    command = command or record.get("command") or "python scripts/appendix_forms.py --overwrite"
+    kw = dict(result=result, command=command, reading="docs/independent_checks.md#ddn-appendix-forms")
+    r2 = record["remark_eq2"]
+    v2 = verdict("remark after Eq. 2", {f"-1/2 ||u - v||^2 = sim(u, v) - 1 for unit vectors (abs. {tol:g})":
+                                        r2["max_abs_identity_err"] < tol,
+                                        f"Eq. 2 on r = SimCLR's cosine InfoNCE (rel. {tol:g})": r2["max_rel_loss_diff"] < tol},
+                 r2)
+    rows = record["eq59"]["rows"]
+    worst = {loss: max((r for r in rows if r["loss"] == loss), key=lambda r: r["max_abs_eps"] / r["bound"])
+             for loss in ("tri", "nce")}
+    n59 = {f"{loss}_max_abs_eps_over_bound": w["max_abs_eps"] / w["bound"] for loss, w in worst.items()}
+    n59.update(configurations=len(rows), nce_sup_over_bound=0.5,
+               derivative_within_range=all(-r["sup_abs_eps"] - 1e-12 <= r["derivative_range"][0]
+                                           and r["derivative_range"][1] <= 0 for r in rows))
+    v59 = verdict("Eq. 59", {"soft triplet: |eps| <= 1": all(r["max_abs_eps"] <= r["bound"] + 1e-12 for r in rows
+                                                             if r["loss"] == "tri"),
+                             "InfoNCE: |eps| <= 2 / tau": all(r["max_abs_eps"] <= r["bound"] + 1e-12 for r in rows
+                                                              if r["loss"] == "nce"),
+                             "dL/dr_k- in [-sup, 0] (sup 1, 1 / tau): the bounds' source": n59["derivative_within_range"]},
+                  n59)
+    ys = record["eq125"]["rows"]
+    n125 = {"ys": len(ys), "y_range": [ys[0]["y"], ys[-1]["y"]],
+            "tightest_lower": min(r["r"] / r["r_lower"] for r in ys), "tightest_upper": min(r["r_upper"] / r["r"] for r in ys)}
+    v125 = verdict("Eq. 125", {"y/(1 + y^2) < r(y) < 1/y and 0 < e(y) < 1/y at every y": all(r["holds"] for r in ys)},
+                   n125)
+    return [verdicts.claim_record("ddn-remark-eq2", "DDN", "remark after Eq. 2", "for unit outputs Eq. 2's InfoNCE on "
+                                  "r = 1/2 ||u - v||^2 is SimCLR's cosine InfoNCE (e^{-1/tau} cancels)", v2, r2,
+                                  "closed form", **kw),
+            verdicts.claim_record("ddn-eq59", "DDN", "Eq. 59 (proof of Thm. 4)", "eps = dL/dr_k-|_X - dL/dr_k-|_X0 is "
+                                  "bounded: |eps| <= 1 (L_tri), |eps| <= 2 / tau (L_nce)", v59, n59, "autodiff",
+                                  note="the InfoNCE bound is twice the sup 1 / tau", **kw),
+            verdicts.claim_record("ddn-eq125", "DDN", "Eq. 125 (Thm. 5 remark)", "Mills-ratio bounds y/(1 + y^2) < r(y) "
+                                  "< 1/y, 0 < e(y) < 1/y for y > 0", v125, n125, "closed form", **kw)]
+
+
+__all__ += ["appendix_forms_claims"]

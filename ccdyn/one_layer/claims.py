@@ -14,6 +14,8 @@ claim a committed result checks: :func:`fig8_claims`, :func:`patterns_claims`, :
 
 from __future__ import annotations
 
+import math
+
 from ccdyn import verdicts
 
 __all__ = ["theorem3_verdict", "rotation_verdict", "shift_verdict", "exact_2d_check", "rtol_check",
@@ -518,3 +520,27 @@ def barrier_tau_claims(record: dict, *, result: str = "results/saddles/tau", com
                                   verdicts.verdict("barriers vs tau", parts, numbers), numbers, "sampled estimate",
                                   reading="docs/saddles.md#barrier-studies", result=result, command=command,
                                   note=note)]
+
+
+def appE1_orthogonal_claims(record: dict, *, result: str = "results/landscape", command: str | None = None,
+                            tol: float = 1e-6) -> list:
+    """App. E.1 (Fig. 8): "unlike PCA directions, these local optima are not orthogonal to each other". Nine
+    directions in R^2 cannot be mutually orthogonal, so the statement's content is read pairwise: no two
+    ReLU maxima are orthogonal (|cos(theta_i - theta_j)| > ``tol``), by enumeration of every pair of the
+    maxima the dense grid found and refined (``landscape.json``); linear's two maxima +-phi_1 are reported.
+    The numbers give the pair nearest to orthogonal."""
+    command = _command(record, command, "python scripts/landscape.py --overwrite")
+
+    theta = record["activations"]["relu"]["maxima_theta"]
+    pairs = [(i, j, abs(math.cos(theta[i] - theta[j]))) for i in range(len(theta)) for j in range(i + 1, len(theta))]
+    i, j, low = min(pairs, key=lambda t: t[2]) if pairs else (None, None, None)
+    numbers = {"relu_maxima": len(theta), "pairs": len(pairs), "orthogonal_pairs": sum(c <= tol for *_, c in pairs),
+               "min_abs_cos": low, "nearest_pair_theta_over_pi": [theta[i] / math.pi, theta[j] / math.pi] if pairs else None}
+    v = verdicts.verdict("App. E.1", {f"no pair of ReLU maxima orthogonal (|cos| > {tol:g})":
+                                      numbers["orthogonal_pairs"] == 0} if len(pairs) else None, numbers)
+    return [verdicts.claim_record("core-appE1-not-orthogonal", "core", "App. E.1 (Fig. 8)",
+                                  "unlike PCA directions, the ReLU local maxima are not orthogonal to each other",
+                                  v, numbers, "enumeration", result=result, command=command)]
+
+
+__all__ += ["appE1_orthogonal_claims"]
