@@ -110,6 +110,11 @@ def test_verdicts_equal_the_ones_their_records_hold(rows):
     want = {tuple(v["claim"].split(": ", 1)): _word(v) for v in sim_stored}
     for c in io.read_json(ROOT / "results/simclr_var/thm42_moving/thm42_moving.json")["claims"]:
         want[(c["location"], c["statement"])] = c["verdict"]
+    forms = io.read_json(ROOT / "results/theory/appendix_forms/appendix_forms.json")["claims"]
+    for c in forms:  # the script stores its records: every one of them is a ledger row with the stored word
+        if c["paper"] == "SimCLR-var":
+            want[(c["location"], c["statement"])] = c["verdict"]
+        assert by_id[c["id"]]["record_verdict"] == c["verdict"], c["id"]
     got = {(r["location"], r["statement"]): r["record_verdict"] for r in rows
            if r["paper"] == "SimCLR-var" and r["result"] and r["result"].startswith("results/")}
     assert got == want
