@@ -260,11 +260,7 @@ CATALOGUE = (
        Records(r"ddn-thm5-remark", reading="docs/independent_checks.md#ddn-thm-5-remark",
                note="the remark's numbers only; the theorem's probability bound is checked through Eq. 123")),
     _c("ddn-thm5-lucky", "DDN", "Thm. 5 (Eq. 128-130)", "with |N_mu| >= Eq. 128 nodes, with probability >= "
-       "1 - eta some node has 2 w_j^T a_mu > 0 and |s_j| >= the bound of Eq. 130",
-       NotChecked("not simulated in this pass: it needs an SB-HLTM layer with its children's selectivities s_k, "
-                  "polarities and sigma_l^2, a uniform initialization and the node statistics v_j, s_j of Eq. 130 "
-                  "over many draws of W; the remark's numbers and Eq. 123's probability bound are checked "
-                  "(ddn-thm5-remark)")),
+       "1 - eta some node has 2 w_j^T a_mu > 0 and |s_j| >= the bound of Eq. 130", Records(r"ddn-thm5-lucky")),
     _c("ddn-eq125", "DDN", "Eq. 125 (Thm. 5 remark)", "Mills-ratio bounds y/(1 + y^2) < r(y) < 1/y and "
        "0 < e(y) < 1/y", Records(r"ddn-eq125")),
     _c("ddn-thm6", "DDN", "Thm. 6 (Eq. 179)", "activation covariance in SB-HLTM is o_mu a_mu a_mu^T",
@@ -424,7 +420,8 @@ SOURCES = (
            lambda f: two.appendix_forms_claims(f[0]["core"], command=f[0]["command"])
            + deep.appendix_forms_claims(f[0]["ddn"], command=f[0]["command"])
            + var.appendix_a1_claims(f[0]["simclr"], command=f[0]["command"])
-           + var.eq6_claims(f[0]["eq6"], command=f[0]["command"])),
+           + var.eq6_claims(f[0]["eq6"], command=f[0]["command"])
+           + deep.thm5_sim_claims(f[0]["ddn_thm5"], command=f[0]["command"])),
     Source((f"{_R}two_layer/fig4_infonce/results.json", f"{_R}two_layer/fig10_quadratic/results.json"),
            lambda f: two.fig4_caption_claims(*f)),
     Source((f"{_R}landscape/landscape.json",), lambda f: one.appE1_orthogonal_claims(f[0])),

@@ -1,6 +1,8 @@
 """ccdyn.deep.studies.appendix_forms: DDN's remark after Eq. 2, Eq. 59 and Eq. 125 against direct
 evaluation, autodiff and 40-digit quadrature."""
 
+import dataclasses
+
 import jax
 import pytest
 
@@ -31,3 +33,23 @@ def test_claims_words():
     record = dict(af.run(SMALL), command="python scripts/appendix_forms.py --overwrite")
     assert {c["id"]: c["verdict"] for c in claims.appendix_forms_claims(record)} == {
         "ddn-remark-eq2": "holds", "ddn-eq59": "holds", "ddn-eq125": "holds"}
+
+
+def test_thm5_simulation_counts_lucky_nodes():
+    """A tiny run: the layer's statistics match their definitions and the claim's word follows the counts;
+    with a polarity below Eq. 130's threshold (bracket < 0) every node with a positive gap is lucky."""
+    from ccdyn.deep import lucky
+    from ccdyn.deep.studies import thm5_sim
+
+    cfg = thm5_sim.Thm5SimConfig(n_children=8, n_z=400, trials=10, widths=("eq128", "tenth_of_eq128"))
+    r = thm5_sim.run(cfg)
+    assert 0 <= r["gamma"] < 1 and r["bracket"] > 0
+    assert r["widths"]["eq128"] == pytest.approx(lucky.width_eq128(cfg.c, r["gamma"], 2.302585092994046))
+    for row in r["rows"]:
+        assert 0 <= row["with_lucky_node"] <= row["trials"] and 0 <= row["mean_lucky_node_fraction"] <= 1
+    low = thm5_sim.run(dataclasses.replace(cfg, rho=0.5))
+    assert low["bracket"] < 0 and all(row["fraction"] == 1.0 for row in low["rows"])
+    words = claims.thm5_sim_claims(dict(r, command="python scripts/appendix_forms.py --overwrite"))
+    assert words[0]["evidence"]["scope"] == "special case"
+    fake = dict(r, rows=[dict(row, fraction=0.5, wilson95=[0.4, 0.6]) for row in r["rows"]], command="c")
+    assert claims.thm5_sim_claims(fake)[0]["verdict"] == "fails"
