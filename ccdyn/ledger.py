@@ -232,10 +232,7 @@ CATALOGUE = (
     _c("ddn-eq59", "DDN", "Eq. 59 (proof of Thm. 4)", "eps = dL/dr_k-|_X - dL/dr_k-|_X0 is bounded: |eps| <= 1 "
        "(L_tri), |eps| <= 2 / tau (L_nce)", Records(r"ddn-eq59")),
     _c("ddn-eq79", "DDN", "Eq. 79 (proof of Thm. 4)", "the residue theta <= (2 M_K^2 / tau^2) {2 E[||f(x) - f(x')|| "
-       "(sqrt tr V_aug + c_0)] + 3 tr E_x V_aug} (vanishes without augmentation)",
-       NotChecked("not checked in this pass: it needs M_K = max_x ||K_l(x)|| and c_0(x) over an augmented population "
-                  "next to the residue of results/ddn/operator (whose rows do not store them); ddn-thm4 checks "
-                  "theta -> 0 as sigma_aug -> 0, the bound's consequence")),
+       "(sqrt tr V_aug + c_0)] + 3 tr E_x V_aug} (vanishes without augmentation)", Records(r"ddn-eq79")),
     _c("ddn-eq7", "DDN", "Eq. 7", "L^{tau,exact}: the covariance operator without residue", Records(r"ddn-eq7")),
     _c("ddn-cor1", "DDN", "Cor. 1", "L_simp^beta: the update with (1 + beta) r_+", Records(r"ddn-cor1")),
     _c("ddn-l2norm", "DDN", "Eq. 28-30, 41, 51, 56", "the same operators with l2-normalized outputs",

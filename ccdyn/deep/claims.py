@@ -580,7 +580,22 @@ def appendix_forms_claims(record: dict, *, result: str = "results/theory/appendi
             "tightest_lower": min(r["r"] / r["r_lower"] for r in ys), "tightest_upper": min(r["r_upper"] / r["r"] for r in ys)}
     v125 = verdict("Eq. 125", {"y/(1 + y^2) < r(y) < 1/y and 0 < e(y) < 1/y at every y": all(r["holds"] for r in ys)},
                    n125)
-    return [verdicts.claim_record("ddn-remark-eq2", "DDN", "remark after Eq. 2", "for unit outputs Eq. 2's InfoNCE on "
+    rows79 = record["eq79"]["rows"]
+    aug = [r for r in rows79 if r["sigma"] > 0]
+    n79 = {"cases": len(rows79), "max_theta_over_bound": max(r["theta_w"] / r["bound_times_w"] for r in aug),
+           "max_theta_without_augmentation": max(r["theta_w"] for r in rows79 if r["sigma"] == 0),
+           "sigmas": sorted({r["sigma"] for r in rows79})}
+    v79 = verdict("Eq. 79", {"||theta vec W_l|| <= bound ||vec W_l|| at every sigma_aug > 0, layer and loss":
+                             all(r["theta_w"] <= r["bound_times_w"] for r in aug),
+                             f"theta = 0 without augmentation (abs. {tol:g})": n79["max_theta_without_augmentation"] < tol},
+                  n79)
+    ev79 = {"scope": "special case", "why": "checked through its consequence ||theta vec W_l|| <= bound ||vec W_l|| "
+            "(theta is a matrix; its norm is not formed), on one random network and noise populations"}
+    out79 = [verdicts.claim_record("ddn-eq79", "DDN", "Eq. 79 (proof of Thm. 4)", "the residue theta <= (2 M_K^2 / "
+                                   "tau^2) {2 E[||f(x) - f(x')|| (sqrt tr V_aug + c_0)] + 3 E tr V_aug} (1/tau for L_tri); "
+                                   "0 without augmentation", v79, n79, "autodiff", evidence=ev79,
+                                   note=f"the bound is {1 / n79['max_theta_over_bound']:.0f}x or more the residue", **kw)]
+    return out79 + [verdicts.claim_record("ddn-remark-eq2", "DDN", "remark after Eq. 2", "for unit outputs Eq. 2's InfoNCE on "
                                   "r = 1/2 ||u - v||^2 is SimCLR's cosine InfoNCE (e^{-1/tau} cancels)", v2, r2,
                                   "closed form", **kw),
             verdicts.claim_record("ddn-eq59", "DDN", "Eq. 59 (proof of Thm. 4)", "eps = dL/dr_k-|_X - dL/dr_k-|_X0 is "

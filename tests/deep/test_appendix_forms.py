@@ -29,10 +29,30 @@ def test_eq59_derivatives_stay_in_their_range_and_the_bound():
     assert nce["max_abs_eps"] > 0.9 * nce["sup_abs_eps"]  # the configurations reach the extremes
 
 
+@pytest.mark.slow
+def test_eq79_residue_is_within_its_bound_and_zero_without_augmentation():
+    cfg = af.DDNFormsConfig(eq79_sizes=(3, 4, 2), eq79_sigmas=(0.0, 0.2))
+    rows = af.eq79(cfg, jax.random.PRNGKey(2))["rows"]
+    assert len(rows) == 2 * 2 * 2
+    for r in rows:
+        if r["sigma"] == 0:
+            assert r["theta_w"] < 1e-12
+        else:
+            assert 0 < r["theta_w"] <= r["bound_times_w"]
+    nce, tri = ([r["theta_w"] for r in rows if r["loss"] == loss and r["sigma"] > 0] for loss in ("nce", "tri"))
+    assert nce == pytest.approx([2 * t for t in tri], rel=1e-9)  # r0 = 0: L_tri = tau L_nce (tau = 0.5)
+
+
 def test_claims_words():
-    record = dict(af.run(SMALL), command="python scripts/appendix_forms.py --overwrite")
-    assert {c["id"]: c["verdict"] for c in claims.appendix_forms_claims(record)} == {
-        "ddn-remark-eq2": "holds", "ddn-eq59": "holds", "ddn-eq125": "holds"}
+    key = jax.random.PRNGKey(0)
+    rows79 = [{"sigma": 0.0, "layer": 1, "loss": "nce", "theta_w": 0.0, "bound_times_w": 0.0},
+              {"sigma": 0.1, "layer": 1, "loss": "nce", "theta_w": 0.001, "bound_times_w": 1.0}]
+    record = {"remark_eq2": af.remark_eq2(SMALL, key), "eq59": af.eq59(SMALL, key), "eq125": af.eq125(SMALL),
+              "eq79": {"rows": rows79}, "command": "python scripts/appendix_forms.py --overwrite"}
+    words = {c["id"]: c["verdict"] for c in claims.appendix_forms_claims(record)}
+    assert words == {"ddn-eq79": "holds", "ddn-remark-eq2": "holds", "ddn-eq59": "holds", "ddn-eq125": "holds"}
+    broken = dict(record, eq79={"rows": [rows79[0], dict(rows79[1], theta_w=2.0)]})
+    assert {c["id"]: c["verdict"] for c in claims.appendix_forms_claims(broken)}["ddn-eq79"] == "partly"
 
 
 def test_thm5_simulation_counts_lucky_nodes():

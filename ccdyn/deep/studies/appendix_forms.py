@@ -11,6 +11,13 @@ statements of the DDN paper that had no check, each against a route that does no
 - **Eq. 125**: y/(1 + y^2) < r(y) < 1/y and 0 < e(y) < 1/y with r(y) the Mills ratio of Eq. 116 by mpmath
   quadrature of its integral (40 digits; not the erfc form) and e = 1/r - y (Eq. 117), on a log grid of y.
 
+- **Eq. 79**: the residue theta of Thm. 4 is at most (2 M_K^2 / tau^2) {2 E_{x,x'}[||f(x) - f(x')||
+  (sqrt tr V_aug[f|x] + c_0(x))] + 3 E_x tr V_aug[f|x]} for InfoNCE (1/tau for the soft triplet loss),
+  M_K = max ||K_l|| (spectral, over every view), c_0(x) = ||f(x) - E_aug f||. Checked through its
+  consequence ||theta vec W_l|| <= bound ||vec W_l||, with theta vec W_l the autodiff first-branch descent
+  minus the operator term (``ccdyn.deep.operator.residue``), on one random network and noise populations of
+  growing sigma_aug, every layer.
+
 A frozen :class:`DDNFormsConfig` in, a plain dict out (no I/O).
 """
 
@@ -34,6 +41,9 @@ class DDNFormsConfig:
     r_max: float = 50.0  # distances drawn in [0, r_max] (log-uniformly above 1e-3)
     margins: tuple = (0.0, 1.0)  # the soft triplet loss's r0
     ys: tuple = tuple(float(y) for y in np.logspace(-3, 3, 25))
+    eq79_sizes: tuple = (6, 8, 5, 3)  # the network of Eq. 79's check (as results/ddn/operator)
+    eq79_sigmas: tuple = (0.0, 0.05, 0.1, 0.2, 0.4)
+    eq79_tau: float = 0.5
     seed: int = 0
 
 
@@ -105,7 +115,37 @@ def eq125(c: DDNFormsConfig) -> dict:
     return {"rows": rows}
 
 
+def eq79(c: DDNFormsConfig, key) -> dict:
+    from ccdyn.deep import network, operator  # noqa: PLC0415
+
+    k1, k2 = jax.random.split(key)
+    ws = network.init_weights(k1, c.eq79_sizes)
+    run = jax.jit(operator.residue, static_argnames=("l", "loss", "branch"))
+    rows = []
+    for sigma in c.eq79_sigmas:
+        pop = operator.noise_population(k2, 6, c.eq79_sizes[0], 3, sigma)
+        f0 = jax.vmap(lambda x: network.output(ws, x))(pop.x0)
+        fv = jax.vmap(jax.vmap(lambda x: network.output(ws, x)))(pop.views)
+        mean = jnp.einsum("nv,nvk->nk", pop.pv, fv)
+        trv = jnp.einsum("nv,nvk->n", pop.pv, (fv - mean[:, None]) ** 2)
+        c0 = jnp.linalg.norm(f0 - mean, axis=-1)
+        dist = jnp.linalg.norm(f0[:, None] - f0[None], axis=-1)
+        braces = (2 * jnp.einsum("x,y,xy,x->", pop.p, pop.p, dist, jnp.sqrt(trv) + c0)
+                  + 3 * jnp.dot(pop.p, trv))
+        for l in range(1, len(c.eq79_sizes)):
+            kv = operator.view_connections(ws, pop, l)
+            mk = float(jnp.max(jnp.linalg.norm(kv, ord=2, axis=(-2, -1))))
+            w = network.vec(ws[l - 1])
+            for loss, scale in (("nce", 1 / c.eq79_tau ** 2), ("tri", 1 / c.eq79_tau)):
+                theta, _ = run(ws, pop, l=l, loss=loss, tau=c.eq79_tau, branch="first")
+                bound = 2 * mk ** 2 * scale * float(braces)
+                rows.append({"sigma": sigma, "layer": l, "loss": loss, "theta_w": float(jnp.linalg.norm(theta)),
+                             "bound_times_w": bound * float(jnp.linalg.norm(w)), "M_K": mk, "braces": float(braces)})
+    return {"rows": rows}
+
+
 def run(c: DDNFormsConfig = DDNFormsConfig()) -> dict:
     key = jax.random.PRNGKey(c.seed)
     k1, k2 = jax.random.split(key)
-    return {"config": dataclasses.asdict(c), "remark_eq2": remark_eq2(c, k1), "eq59": eq59(c, k2), "eq125": eq125(c)}
+    return {"config": dataclasses.asdict(c), "remark_eq2": remark_eq2(c, k1), "eq59": eq59(c, k2), "eq125": eq125(c),
+            "eq79": eq79(c, jax.random.fold_in(key, 79))}
