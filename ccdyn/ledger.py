@@ -466,7 +466,7 @@ def _judged(row: dict) -> dict:
     evidence: ``record_verdict`` keeps the measured word, ``reason`` says why the word is lower (None when it
     is not) and the note ends with "the record says <word>"."""
     word, why = verdicts.earned(row["verdict"], row["check"], row.get("evidence"))
-    out = dict(row, verdict=word, record_verdict=row["verdict"], reason=why)
+    out = dict(row, verdict=word, record_verdict=row["verdict"], reason=why, evidence=row.get("evidence") or {})
     if why:
         out["note"] = f"{why}; the record says {row['verdict']}" + (f"; {row['note']}" if row.get("note") else "")
     return out

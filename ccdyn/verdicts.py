@@ -228,7 +228,8 @@ def claim_record(claim_id: str, paper: str, location: str, statement: str, judge
 
     Returns:
       ``{"id", "paper", "location", "statement", "verdict", "note", "parts", "numbers", "check", "reading",
-      "result", "command", "evidence"}`` (``parts``: the sub-claims of a :func:`verdict` dict, else {}).
+      "result", "command"}`` and ``"evidence"`` when any is given (``parts``: the sub-claims of a
+      :func:`verdict` dict, else {}).
 
     Raises:
       ValueError: an empty id or statement, an unknown paper, verdict word, check kind or evidence key.
@@ -245,9 +246,13 @@ def claim_record(claim_id: str, paper: str, location: str, statement: str, judge
         raise ValueError(f"verdict={word!r} must be one of {WORDS}")
     if check not in CHECK_KINDS and not (check is None and word == "not checked"):
         raise ValueError(f"check={check!r} must be one of {CHECK_KINDS} (None only for 'not checked')")
-    return {"id": claim_id, "paper": paper, "location": location, "statement": statement, "verdict": word,
-            "note": note, "parts": parts, "numbers": io.as_json(numbers), "check": check, "reading": reading,
-            "result": result, "command": command, "evidence": io.as_json(_check_evidence(evidence))}
+    out = {"id": claim_id, "paper": paper, "location": location, "statement": statement, "verdict": word,
+           "note": note, "parts": parts, "numbers": io.as_json(numbers), "check": check, "reading": reading,
+           "result": result, "command": command}
+    evidence = _check_evidence(evidence)
+    if evidence:  # only where there is some: records stored before the rule keep their form
+        out["evidence"] = io.as_json(evidence)
+    return out
 
 
 def ledger_markdown(records) -> str:

@@ -17,7 +17,10 @@ def test_claim_record_words_and_fields():
     r = verdicts.claim_record("core-thm3", "core", "Thm. 3", "one line", partly, {"x": 1.23456}, "closed form",
                               reading="docs/flow.md", result="results/theory/thm3", command="python x.py")
     assert list(r) == ["id", "paper", "location", "statement", "verdict", "note", "parts", "numbers", "check",
-                       "reading", "result", "command", "evidence"]
+                       "reading", "result", "command"]
+    with_evidence = verdicts.claim_record("core-thm3", "core", "Thm. 3", "one line", partly, {}, "closed form",
+                                          evidence={"scope": "special case", "why": "one setting"})
+    assert with_evidence["evidence"] == {"scope": "special case", "why": "one setting"}
     assert r["verdict"] == "partly" and r["parts"] == {"a": True, "b": False}
     nothing = verdicts.verdict("c", None, {})
     assert verdicts.claim_record("i", "DDN", "Table 6", "s", nothing, {}, "visual")["verdict"] == "not established"
