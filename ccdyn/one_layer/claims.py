@@ -14,6 +14,8 @@ claim a committed result checks: :func:`fig8_claims`, :func:`patterns_claims`, :
 
 from __future__ import annotations
 
+import math
+
 from ccdyn import verdicts
 
 __all__ = ["theorem3_verdict", "rotation_verdict", "shift_verdict", "exact_2d_check", "rtol_check",
@@ -206,9 +208,21 @@ def thm1_claims(record: dict, *, result: str = "results/theory/roughness/table",
                "stable_without_the_condition": sum(bool(o["fd_stable"]) for o in rows if not o["thm1"])}
     v = verdicts.verdict("Thm. 1", {"every optimum with lambda_gap > rho is stable": stable == len(covered)}
                          if covered else None, numbers)
+    trivial = sum(o["rho"] == 0 for o in covered)
+    numbers["of_those_rho_zero"] = trivial
+    ev = {"scope": "by construction", "why": f"the optima are the flow's end points, stable by construction "
+          f"({stable + numbers['stable_without_the_condition']} of {len(rows)} stable, with or without the "
+          f"condition), so no optimum can contradict the theorem; {trivial} of the {len(covered)} with "
+          f"lambda_gap > rho have rho = 0, where the condition is trivial"}
     return [verdicts.claim_record("core-thm1", "core", "Thm. 1 (Sec. 3.2)",
                                   "an optimum whose eigengap exceeds the local roughness rho is stable", v, numbers,
-                                  "sampled estimate", result=result, command=command)]
+                                  "sampled estimate", result=result, command=command, evidence=ev)]
+
+
+COR2_SCOPE = {"scope": "special case", "why": "Cor. 2 states r(w*, alpha_g) = z0(alpha_g) r(w*, alpha_u) for "
+              "Thm. 2's bound quantity r; this row checks only its consequence that the roughness rho falls "
+              "(direction); the size r_g = z0 r_u is checked by neither Cor. 2 row (core-cor2-exact checks "
+              "rho_g / rho_u <= z0 for rho, not r)"}
 
 
 def cor2_claims(record: dict, *, result: str = "results/theory/cor2/roughness", command: str | None = None) -> list:
@@ -228,7 +242,7 @@ def cor2_claims(record: dict, *, result: str = "results/theory/cor2/roughness", 
     v = verdicts.verdict("Cor. 2", parts, numbers)
     return [verdicts.claim_record("core-cor2", "core", "Cor. 2", "Gaussian alpha lowers the local roughness rho "
                                   "relative to uniform alpha (direction)", v, numbers, "sampled estimate",
-                                  result=result, command=command)]
+                                  result=result, command=command, evidence=COR2_SCOPE)]
 
 
 
@@ -285,9 +299,13 @@ def augmentation_claims(record: dict, *, result: str = "results/theory/augmentat
     command = _command(record, command, "python scripts/augmentation.py --overwrite")
     rot, shift = record["verdicts"]["rotation"], record["verdicts"]["shift"]
     settings = record["shift"]["settings"]
+    by_construction = {"scope": "by construction", "why": "with the whole circle of rotations E is the average of E "
+                       "over SO(2), a constant on the circle, so no maximum can be left whatever the data (the "
+                       "check measures the discretization ripple, not the claim)"}
     return [verdicts.claim_record("core-appB5-rotation", "core", "App. B.5 (Fig. 8 data)",
                                   "rotation augmentation over the whole circle removes every prominent maximum",
-                                  _app_b5_word(rot), {"verdict": rot}, "enumeration", result=result, command=command),
+                                  _app_b5_word(rot), {"verdict": rot}, "enumeration", result=result, command=command,
+                                  evidence=by_construction),
             verdicts.claim_record("core-appB5-shift", "core", "App. B.5",
                                   "cyclic-shift augmentation (Z_d) ties the optima into complete orbits of equal "
                                   "energy and basin size", _app_b5_word(shift),
@@ -337,10 +355,14 @@ def cor2_exact_claims(record: dict, *, result: str = "results/theory/cor2/exact"
              "rho_gaussian / rho_uniform <= z0 at every w and tau":
              bool(gauss) and all(r["ratio_exact"] <= r["z0"] + 1e-12 for r in gauss)}
     v = verdicts.verdict("Cor. 2 (exact)", parts, numbers)
+    ev = dict(COR2_SCOPE, why="Cor. 2 states r(w*, alpha_g) = z0(alpha_g) r(w*, alpha_u) for Thm. 2's bound "
+              "quantity r; this row checks the roughness rho itself (rho_g / rho_u = E[phi0 h] / E[h] <= z0), "
+              "the corollary's consequence, not the equality r_g = z0 r_u, which no row checks")
     return [verdicts.claim_record("core-cor2-exact", "core", "Cor. 2 with Thm. 2 (Eq. 93-100)",
                                   "Gaussian alpha lowers the ReLU local roughness by at least z0(alpha_g) relative "
                                   "to uniform alpha (exact factor E[phi0 h] / E[h])", v, numbers, "closed form",
-                                  reading="docs/independent_checks.md#cor-2", result=result, command=command)]
+                                  reading="docs/independent_checks.md#cor-2", result=result, command=command,
+                                  evidence=ev)]
 
 
 def theorem3_exact_claims(record: dict, *, result: str = "results/theory/thm3_exact",
@@ -361,11 +383,15 @@ def theorem3_exact_claims(record: dict, *, result: str = "results/theory/thm3_ex
                "uncertified_converged": sum(bool(s["converged"]) for s in starts if s["gamma_exact"] is None)}
     v = verdicts.verdict("Thm. 3 (exact)", {"every exactly certified start: in B_gamma, c_t at rate gamma, "
                                             "converged": held == len(ok)} if ok else None, numbers)
+    ev = {"scope": "special case", "why": "the exact certificate exists only where no data hyperplane crosses "
+          "the cap B_gamma, so A(w) is constant on it (the caps are at most "
+          f"{numbers['largest_exact_cap_deg'] or 0:.1f} deg); Thm. 3 is stated for any A(w) with a Lipschitz "
+          "constant L, and where A varies on the cap the theorem is not exercised"}
     return [verdicts.claim_record("core-thm3-exact", "core", "Thm. 3 (Def. 4, Eq. 10-11, Lemma 11)",
                                   "power iteration from a start with sup omega <= gamma on B_gamma stays in B_gamma "
                                   "and converges at rate gamma (L, kappa, sup omega exact on ReLU activation regions)",
                                   v, numbers, "closed form", reading="docs/independent_checks.md#thm-3",
-                                  result=result, command=command)]
+                                  result=result, command=command, evidence=ev)]
 
 
 
@@ -494,3 +520,27 @@ def barrier_tau_claims(record: dict, *, result: str = "results/saddles/tau", com
                                   verdicts.verdict("barriers vs tau", parts, numbers), numbers, "sampled estimate",
                                   reading="docs/saddles.md#barrier-studies", result=result, command=command,
                                   note=note)]
+
+
+def appE1_orthogonal_claims(record: dict, *, result: str = "results/landscape", command: str | None = None,
+                            tol: float = 1e-6) -> list:
+    """App. E.1 (Fig. 8): "unlike PCA directions, these local optima are not orthogonal to each other". Nine
+    directions in R^2 cannot be mutually orthogonal, so the statement's content is read pairwise: no two
+    ReLU maxima are orthogonal (|cos(theta_i - theta_j)| > ``tol``), by enumeration of every pair of the
+    maxima the dense grid found and refined (``landscape.json``); linear's two maxima +-phi_1 are reported.
+    The numbers give the pair nearest to orthogonal."""
+    command = _command(record, command, "python scripts/landscape.py --overwrite")
+
+    theta = record["activations"]["relu"]["maxima_theta"]
+    pairs = [(i, j, abs(math.cos(theta[i] - theta[j]))) for i in range(len(theta)) for j in range(i + 1, len(theta))]
+    i, j, low = min(pairs, key=lambda t: t[2]) if pairs else (None, None, None)
+    numbers = {"relu_maxima": len(theta), "pairs": len(pairs), "orthogonal_pairs": sum(c <= tol for *_, c in pairs),
+               "min_abs_cos": low, "nearest_pair_theta_over_pi": [theta[i] / math.pi, theta[j] / math.pi] if pairs else None}
+    v = verdicts.verdict("App. E.1", {f"no pair of ReLU maxima orthogonal (|cos| > {tol:g})":
+                                      numbers["orthogonal_pairs"] == 0} if len(pairs) else None, numbers)
+    return [verdicts.claim_record("core-appE1-not-orthogonal", "core", "App. E.1 (Fig. 8)",
+                                  "unlike PCA directions, the ReLU local maxima are not orthogonal to each other",
+                                  v, numbers, "enumeration", result=result, command=command)]
+
+
+__all__ += ["appE1_orthogonal_claims"]

@@ -275,3 +275,55 @@ def thm42_moving_claims(record: dict, *, result: str = "results/simclr_var/thm42
                                   v, numbers, "closed form", reading="docs/independent_checks.md#simclr-var-thm-42",
                                   result=result, command=command,
                                   note=None if v["holds"] else note)]
+
+
+def appendix_a1_claims(record: dict, *, result: str = "results/theory/appendix_forms", command: str | None = None,
+                       tol: float = 1e-12) -> list:
+    """App. A.1 (``appendix_a1.run``'s record): with an invariant map, VICReg and BYOL are functions of f#mu
+    only: on two different inputs with the same latent measure each loss equals its latent form (relative
+    ``tol``); the control (a map that is not invariant) must give different values on the two inputs, or
+    the check could not tell."""
+    command = command or record.get("command") or "python scripts/appendix_forms.py --overwrite"
+    parts, numbers = {}, {}
+    for loss in ("vicreg", "byol"):
+        r = record[loss]
+        diff = max(abs(r["input_a"] - r["latent"]), abs(r["input_b"] - r["latent"])) / abs(r["latent"])
+        control = abs(r["not_invariant_a"] - r["not_invariant_b"]) / abs(r["latent"])
+        parts[f"{loss}: both inputs = the latent form (rel. {tol:g})"] = diff < tol
+        parts[f"{loss}: a map that is not invariant separates the inputs (control)"] = control > 1e3 * tol
+        numbers[loss] = {"max_rel_diff": diff, "control_rel_diff": control, "latent": r["latent"]}
+    return [verdicts.claim_record("simclr-appA1", "SimCLR-var", "App. A.1", "with an invariant map, the VICReg and "
+                                  "BYOL losses depend on the data only through f#mu (ill-posed like NT-Xent)",
+                                  verdict("App. A.1", parts, numbers), numbers, "enumeration",
+                                  reading="docs/independent_checks.md#simclr-var-app-a1", result=result,
+                                  command=command)]
+
+
+__all__ += ["appendix_a1_claims"]
+
+
+def eq6_claims(record: dict, *, result: str = "results/theory/appendix_forms", command: str | None = None,
+               tol: float = 1e-12) -> list:
+    """Prop. 3.1's Eq. 6 (``eq6.run``'s record): the printed first variation of Eq. 4 with augmentations
+    against the autodiff gradient of Eq. 4, relative to its largest entry, in three cases: random embeddings
+    with several views, invariant embeddings (every view the same) and one view (Eq. 7). The derived form
+    (G_{T',S}(y) in place of G_{T,T'}(y)) is in the numbers: it must agree everywhere, or the route is wrong."""
+    command = command or record.get("command") or "python scripts/appendix_forms.py --overwrite"
+    rows = record["rows"]
+    worst = {case: max(r["printed_rel_err"] for r in rows if r["case"] == case) for case in ("views", "invariant", "one view")}
+    derived = max(r["derived_rel_err"] for r in rows)
+    numbers = {"printed_max_rel_err": worst, "derived_max_rel_err": derived, "cases": len(rows)}
+    parts = {f"several views, f not invariant: Eq. 6 = the autodiff first variation (rel. {tol:g})": worst["views"] < tol,
+             f"invariant f: Eq. 6 = autodiff (rel. {tol:g})": worst["invariant"] < tol,
+             f"one view (Eq. 7): Eq. 6 = autodiff (rel. {tol:g})": worst["one view"] < tol,
+             f"the derived form = autodiff in every case (the route's control, rel. {tol:g})": derived < tol}
+    return [verdicts.claim_record("simclr-prop3.1-eq6", "SimCLR-var", "Prop. 3.1 (Eq. 6)", "the first optimality "
+                                  "condition of Eq. 4 with augmentations (the first variation paired with h(T x))",
+                                  verdict("Eq. 6", parts, numbers), numbers, "autodiff",
+                                  reading="docs/independent_checks.md#simclr-var-prop-31-eq-6", result=result,
+                                  command=command,
+                                  note="the printed integrand has Psi'(G_{T,T'}(y)) where the derivative of Eq. 4 has "
+                                       "Psi'(G_{T',T}(y)); they agree for one view or an invariant f")]
+
+
+__all__ += ["eq6_claims"]
