@@ -262,7 +262,7 @@ def stop_rule(cfg: BasinsConfig):
     """The stop callable of a config's stopping rule (:class:`StopRule`), or None when it has none."""
     if cfg.target_unseen is None and cfg.target_miss is None and cfg.target_halfwidth is None:
         return None
-    return StopRule(cfg, cfg.activation.odd)
+    return StopRule(cfg, cfg.activation.sign_symmetric)
 
 
 def analyze_result(cfg: BasinsConfig, ds64: Dataset, result: dict, *, log=None) -> dict:
@@ -432,7 +432,7 @@ def describe_optima(ds64: Dataset, act: Activation, pw: Pairwise, optima, counts
                **cert, "pattern": None, "overlap": None, "w": w.tolist()}
         if patterns is not None:
             cos = patterns @ w
-            score = np.abs(cos) if act.odd else cos
+            score = np.abs(cos) if act.sign_symmetric else cos
             best = int(np.argmax(score))
             row["pattern"], row["overlap"] = best, float(score[best])
         out.append(row)
@@ -487,14 +487,14 @@ def analyze(ds64: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, result:
     rows, optima, n_clusters = [], np.zeros((0, ds64.dim)), 0
     if conv.any():
         t0 = time.time()
-        first, centers = cluster(np.asarray(result["w"][conv], np.float64), cluster_tol, act.odd)
+        first, centers = cluster(np.asarray(result["w"][conv], np.float64), cluster_tol, act.sign_symmetric)
         if log is not None:
             log(f"  analysis: {int(conv.sum())} converged endpoints in {centers.shape[0]} clusters "
                 f"({time.time() - t0:.1f} s)")
         n_clusters = centers.shape[0]
         ref = refine(ds64, act, pw, dyn, centers, log=log)
         counts = np.bincount(first, minlength=centers.shape[0])
-        keep, counts, mapping = _merge(np.asarray(ref["w"]), counts, cluster_tol, act.odd)
+        keep, counts, mapping = _merge(np.asarray(ref["w"]), counts, cluster_tol, act.sign_symmetric)
         optima = np.asarray(ref["w"])[keep]
         refined = ref["status"][keep] == Status.CONVERGED
         labels[conv] = mapping[first]
@@ -601,14 +601,16 @@ def table_key(level: float = 0.95) -> list:
             "also keeps",
             "     each fraction's own 95% Wilson interval, ci95); count: the inits in its basin; energy: E(w*) "
             "(Eq. 3);",
-            "     gap: eigengap lambda1 - lambda2 of A(w*); residual: ||P^perp A(w*) w*|| after the float64 "
-            "refinement;",
+            "     gap: eigengap lambda1 - lambda2 of A(w*); stationarity: the certificate's own measure after the "
+            "float64",
+            "     refinement: off kinks ||P^perp grad E|| / ||grad E||, on kinks the KKT residual (relative to "
+            "lambda1);",
             "     kink: the ReLU hyperplanes w*^T x_i = 0 it sits on; certificate: the test behind stable (smooth: "
             "the flow's",
             "     Jacobian, Eq. 7; kink-kkt: the same on the kink ridge plus the multipliers; none: not certified);",
             "     stable: certified stable; LME: top eigenvector of A(w*) with a distinct eigenvalue (Def. 3); "
             "pattern: the",
-            "     planted u_m nearest w*; cos: their cosine (|cos| for odd activations); -: does not apply."]
+            "     planted u_m nearest w*; cos: their cosine (|cos| for odd or even activations); -: does not apply."]
 
 
 def statistics_lines(s: dict) -> list:
@@ -656,12 +658,12 @@ def table(s: dict) -> str:
     shown = [r for r in rows if r["fraction"] >= TABLE_MIN_FRACTION][:TABLE_MAX_ROWS]
     ci = lambda r: r.get("ci_simultaneous", r["ci95"])
     body = [[r["optimum"], f"{r['fraction']:.4f}", f"[{ci(r)[0]:.4f}, {ci(r)[1]:.4f}]", r["count"],
-             r["energy"], r["eigengap"], f"{r['residual']:.1e}", r.get("kink_rank", "-"),
+             r["energy"], r["eigengap"], f"{r.get('stationarity', r['residual']):.1e}", r.get("kink_rank", "-"),
              r.get("certificate", "-"), r["stable"], r["is_lme"],
              "-" if r["pattern"] is None else f"u{r['pattern']}",
              "-" if r["overlap"] is None else f"{r['overlap']:.4f}"] for r in shown]
     text = report.format_table(["optimum", "fraction", f"{_pct(level)} CI (all)" if st else "95% CI", "count",
-                                "energy", "gap", "residual", "kink", "certificate", "stable", "LME", "pattern", "cos"],
+                                "energy", "gap", "stationarity", "kink", "certificate", "stable", "LME", "pattern", "cos"],
                                body)
     rest = rows[len(shown):]  # rows are largest first, so the shown ones are a prefix
     if rest:
