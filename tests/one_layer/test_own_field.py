@@ -151,3 +151,25 @@ def test_homogeneous_certificate_keeps_its_residual_and_scale(units):
     aw = one_layer.a_matrix(units, act, w, UNIFORM) @ w
     np.testing.assert_allclose(float(cert.residual), float(jnp.linalg.norm(aw - jnp.dot(w, aw) * w)), rtol=1e-13)
     np.testing.assert_allclose(float(cert.stationarity), float(cert.residual / jnp.linalg.norm(aw)), rtol=1e-14)
+
+
+@pytest.mark.parametrize("name", ["gelu", "softplus_test"])
+def test_flow_jacobian_of_the_gradient_field_with_gaussian_alpha(units, name):
+    """J c = Q^T d/dt P^perp u(w(t)) along a geodesic (central differences), alpha moving with w: the smooth
+    certificate's second-order test differentiates the gradient field itself, not A(w) w."""
+    act, pw = ACTS[name], pairwise.get_pairwise("gaussian", 0.7)
+    w = jnp.asarray(np.random.default_rng(2).standard_normal(6))
+    w = w / jnp.linalg.norm(w)
+    jac = one_layer.field_jacobian(units, act, w, pw)
+    q = np.asarray(certify.sphere.tangent_basis(w))
+
+    def tangent_field(v):
+        u = one_layer.ascent(units, act, v[None], pw)[0]
+        return u - jnp.dot(v, u) * v
+
+    t = 1e-6
+    for c in ([1.0, 0, 0, 0, 0], [0, 0, 1.0, 0, 0], [0, 0.6, 0, 0, -0.8]):
+        v = jnp.asarray(q @ np.asarray(c))
+        fd = (tangent_field(np.cos(t) * w + np.sin(t) * v) - tangent_field(np.cos(t) * w - np.sin(t) * v)) / (2 * t)
+        # d/dt P^perp u = P^perp Du v - (v^T u) w - (w^T u) v: Q^T drops the normal terms, J c is the rest
+        np.testing.assert_allclose(np.asarray(jac) @ np.asarray(c), q.T @ np.asarray(fd), rtol=1e-5, atol=1e-8)
