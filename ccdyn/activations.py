@@ -161,7 +161,8 @@ def get_activation(name: str, slope: float = DEFAULT_LEAKY_SLOPE) -> Activation:
     """Returns the activation called ``name``.
 
     Args:
-      name: one of linear, relu, leaky_relu, quadratic (homogeneous) or tanh, gelu (not).
+      name: one of linear, relu, leaky_relu, quadratic (homogeneous) or tanh, gelu (not), a name registered
+        by ``custom_activation(..., register=True)``, or an :class:`Activation` (returned as it is).
       slope: negative slope of leaky_relu, in [0, 1); ignored otherwise.
 
     Raises:
