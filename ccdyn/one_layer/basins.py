@@ -601,8 +601,8 @@ def table_key(level: float = 0.95) -> list:
             "also keeps",
             "     each fraction's own 95% Wilson interval, ci95); count: the inits in its basin; energy: E(w*) "
             "(Eq. 3);",
-            "     gap: eigengap lambda1 - lambda2 of A(w*); stationarity: the certificate's own measure after the "
-            "float64",
+            "     gap: eigengap lambda1 - lambda2 of A(w*); stat: stationarity, the certificate's own measure after "
+            "the float64",
             "     refinement: off kinks ||P^perp grad E|| / ||grad E||, on kinks the KKT residual (relative to "
             "lambda1);",
             "     kink: the ReLU hyperplanes w*^T x_i = 0 it sits on; certificate: the test behind stable (smooth: "
@@ -663,7 +663,7 @@ def table(s: dict) -> str:
              "-" if r["pattern"] is None else f"u{r['pattern']}",
              "-" if r["overlap"] is None else f"{r['overlap']:.4f}"] for r in shown]
     text = report.format_table(["optimum", "fraction", f"{_pct(level)} CI (all)" if st else "95% CI", "count",
-                                "energy", "gap", "stationarity", "kink", "certificate", "stable", "LME", "pattern", "cos"],
+                                "energy", "gap", "stat", "kink", "certificate", "stable", "LME", "pattern", "cos"],
                                body)
     rest = rows[len(shown):]  # rows are largest first, so the shown ones are a prefix
     if rest:
