@@ -159,7 +159,7 @@ def describe_optima(ds64: Dataset, act: Activation, pw: Pairwise, optima, counts
                **cert, "pattern": None, "overlap": None, "w": w.tolist()}
         if patterns is not None:
             cos = patterns @ w
-            score = np.abs(cos) if act.odd else cos
+            score = np.abs(cos) if act.sign_symmetric else cos
             best = int(np.argmax(score))
             row["pattern"], row["overlap"] = best, float(score[best])
         out.append(row)
@@ -214,14 +214,14 @@ def analyze(ds64: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, result:
     rows, optima, n_clusters = [], np.zeros((0, ds64.dim)), 0
     if conv.any():
         t0 = time.time()
-        first, centers = cluster(np.asarray(result["w"][conv], np.float64), cluster_tol, act.odd)
+        first, centers = cluster(np.asarray(result["w"][conv], np.float64), cluster_tol, act.sign_symmetric)
         if log is not None:
             log(f"  analysis: {int(conv.sum())} converged endpoints in {centers.shape[0]} clusters "
                 f"({time.time() - t0:.1f} s)")
         n_clusters = centers.shape[0]
         ref = refine(ds64, act, pw, dyn, centers, log=log)
         counts = np.bincount(first, minlength=centers.shape[0])
-        keep, counts, mapping = _merge(np.asarray(ref["w"]), counts, cluster_tol, act.odd)
+        keep, counts, mapping = _merge(np.asarray(ref["w"]), counts, cluster_tol, act.sign_symmetric)
         optima = np.asarray(ref["w"])[keep]
         refined = ref["status"][keep] == Status.CONVERGED
         labels[conv] = mapping[first]

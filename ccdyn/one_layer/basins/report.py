@@ -149,14 +149,16 @@ def table_key(level: float = 0.95) -> list:
             "also keeps",
             "     each fraction's own 95% Wilson interval, ci95); count: the inits in its basin; energy: E(w*) "
             "(Eq. 3);",
-            "     gap: eigengap lambda1 - lambda2 of A(w*); residual: ||P^perp A(w*) w*|| after the float64 "
-            "refinement;",
+            "     gap: eigengap lambda1 - lambda2 of A(w*); stat: stationarity, the certificate's own measure after "
+            "the float64",
+            "     refinement: off kinks ||P^perp grad E|| / ||grad E||, on kinks the KKT residual (relative to "
+            "lambda1);",
             "     kink: the ReLU hyperplanes w*^T x_i = 0 it sits on; certificate: the test behind stable (smooth: "
             "the flow's",
             "     Jacobian, Eq. 7; kink-kkt: the same on the kink ridge plus the multipliers; none: not certified);",
             "     stable: certified stable; LME: top eigenvector of A(w*) with a distinct eigenvalue (Def. 3); "
             "pattern: the",
-            "     planted u_m nearest w*; cos: their cosine (|cos| for odd activations); -: does not apply."]
+            "     planted u_m nearest w*; cos: their cosine (|cos| for odd or even activations); -: does not apply."]
 
 
 def statistics_lines(s: dict) -> list:
@@ -221,12 +223,12 @@ def table(s: dict) -> str:
     shown = [r for r in rows if r["fraction"] >= TABLE_MIN_FRACTION][:TABLE_MAX_ROWS]
     ci = lambda r: r.get("ci_simultaneous", r["ci95"])
     body = [[r["optimum"], f"{r['fraction']:.4f}", f"[{ci(r)[0]:.4f}, {ci(r)[1]:.4f}]", r["count"],
-             r["energy"], r["eigengap"], f"{r['residual']:.1e}", r.get("kink_rank", "-"),
+             r["energy"], r["eigengap"], f"{r.get('stationarity', r['residual']):.1e}", r.get("kink_rank", "-"),
              r.get("certificate", "-"), r["stable"], r["is_lme"],
              "-" if r["pattern"] is None else f"u{r['pattern']}",
              "-" if r["overlap"] is None else f"{r['overlap']:.4f}"] for r in shown]
     text = report.format_table(["optimum", "fraction", f"{_pct(level)} CI (all)" if st else "95% CI", "count",
-                                "energy", "gap", "residual", "kink", "certificate", "stable", "LME", "pattern", "cos"],
+                                "energy", "gap", "stat", "kink", "certificate", "stable", "LME", "pattern", "cos"],
                                body)
     rest = rows[len(shown):]  # rows are largest first, so the shown ones are a prefix
     if rest:

@@ -146,4 +146,4 @@ def stop_rule(cfg: BasinsConfig):
     """The stop callable of a config's stopping rule (:class:`StopRule`), or None when it has none."""
     if cfg.target_unseen is None and cfg.target_miss is None and cfg.target_halfwidth is None:
         return None
-    return StopRule(cfg, cfg.activation.odd)
+    return StopRule(cfg, cfg.activation.sign_symmetric)

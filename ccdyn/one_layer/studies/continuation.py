@@ -346,7 +346,7 @@ def run(base: BasinsConfig, param: str, values, *, match_tol: float = 0.2, merge
             analyses.append(an)
             runs.append(_entry(cfg, v, an, done["timings_s"]))
             say(cfg, v, an, done["timings_s"])
-    out = follow(analyses, values, odd=base.activation.odd, match_tol=match_tol, merge_share=merge_share)
+    out = follow(analyses, values, odd=base.activation.sign_symmetric, match_tol=match_tol, merge_share=merge_share)
     level = 0.95
     for step, ci in zip(out["steps"], stats.tipping_intervals([s["overlap"] for s in out["steps"]], level)):
         step["tipping_ci"] = ci
