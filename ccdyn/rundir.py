@@ -215,7 +215,7 @@ class RunDir:
     # -- opening ---------------------------------------------------------------------------------
     @classmethod
     def open(cls, path, config: dict, *, script: str, version: str, outputs=(), overwrite: bool = False,
-             resume: bool = False, can_resume: bool = True, ignore=()) -> "RunDir":
+             resume: bool = False, can_resume: bool = True, ignore=()) -> RunDir:
         """Creates, resumes or (staged) replaces the run directory ``path`` for ``config``.
 
         Args:
@@ -442,12 +442,12 @@ class RunDir:
                 os.close(fd)
                 setattr(self, name, None)
 
-    def chunk_store(self) -> "ChunkStore":
+    def chunk_store(self) -> ChunkStore:
         """The run's :class:`ChunkStore`; its chunks are checked against this run's fingerprint."""
         return ChunkStore(self, self.fingerprint)
 
 
-def write_stamped(run: "RunDir", path, record: dict, arrays: dict | None = None) -> dict:
+def write_stamped(run: RunDir, path, record: dict, arrays: dict | None = None) -> dict:
     """Writes a per-setting record of a grid script as ``<path>.json`` with the run's fingerprint (read
     back by :func:`read_stamped`), and ``arrays`` (if any) as ``<path>.weights.npz`` first; marks the run
     started. Returns the stamped record."""

@@ -26,11 +26,19 @@ data and basins flags: :mod:`ccdyn.one_layer.script_flags`).
 """
 
 from ccdyn.cli.budget import LOOP_MAX, check_counts
-from ccdyn.cli.contract import check_memory, check_memory_of, check_tolerance, fail, sizes_of, or_fail, start
+from ccdyn.cli.contract import check_memory, check_memory_of, check_tolerance, fail, or_fail, sizes_of, start
 from ccdyn.cli.files import check_new_files, define_overwrite, read_run_json
 from ccdyn.cli.multihost import agree_processes, define_multihost_flags, open_run_of_process_0, start_processes
-from ccdyn.cli.parsing import (SEED_MAX, define_seed, floats, ints, register_numbers, register_subset, register_unique,
-                                seed_range)
+from ccdyn.cli.parsing import (
+    SEED_MAX,
+    define_seed,
+    floats,
+    ints,
+    register_numbers,
+    register_subset,
+    register_unique,
+    seed_range,
+)
 from ccdyn.cli.platforms import skip_absent_tpu
 from ccdyn.cli.progress import log, progress
 from ccdyn.cli.record import define_run_flags, finish, open_run_dir, run_record, with_run_record
