@@ -206,7 +206,7 @@ def claims_markdown(checks) -> str:
             + report.markdown_table(*claims_table(checks)) + "\n")
 
 
-def claim_record(claim_id: str, paper: str, location: str, statement: str, judged, numbers, check: str, *,
+def claim_record(claim_id: str, paper: str, location: str, statement: str, judged, numbers, check: str | None, *,
                  reading: str | None = None, result: str | None = None, command: str | None = None,
                  note: str | None = None, evidence: dict | None = None) -> dict:
     """One verdict record of the claims ledger.

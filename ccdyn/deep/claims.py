@@ -524,8 +524,13 @@ def figures_claims(record: dict, *, result: str = "results/ddn/figures", reading
     curves = {}
     for panel, settings in record["medians"][reading].items():
         for setting, latents in settings.items():
-            width = int(setting.split("=")[1]) if setting.startswith("|N_mu|") else \
-                int(re.search(r"\|N_mu\| (\d+)", panel).group(1))
+            if setting.startswith("|N_mu|"):
+                width = int(setting.split("=")[1])
+            else:
+                named = re.search(r"\|N_mu\| (\d+)", panel)
+                if named is None:
+                    raise ValueError(f"figures record: neither setting {setting!r} nor panel {panel!r} names |N_mu|")
+                width = int(named.group(1))
             fixed = dict(re.findall(r"(depth L|delta_lower) ([\d.]+)", panel))
             key = setting.split(" = ")
             fixed[key[0]] = key[1]
