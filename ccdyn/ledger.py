@@ -83,7 +83,7 @@ class Claim:
     paper: str
     location: str
     statement: str
-    cover: object
+    cover: Records | Tested | NotChecked
 
 
 def _c(cid, paper, where, statement, cover):
@@ -449,6 +449,7 @@ def cited_tests() -> list:
 
 def _tested_row(claim: Claim, outcomes: dict | None) -> dict:
     t = claim.cover
+    assert isinstance(t, Tested)  # the caller routes only Tested covers here
     got = {n: (outcomes or {}).get(n) for n in t.nodes}
     if outcomes is None or any(v is None for v in got.values()):
         word = "not established"
@@ -487,7 +488,7 @@ def collect(root, log=None) -> list:
     log(f"{len(records)} records from {sum(len(s.files) for s in SOURCES)} result files")
     outcomes = _read(root, TESTS_FILE)["outcomes"] if (root / TESTS_FILE).is_file() else None
     patterns = [(c, re.compile(c.cover.pattern)) for c in CATALOGUE if isinstance(c.cover, Records)]
-    by_claim = {c.id: [] for c in CATALOGUE}
+    by_claim: dict[str, list[dict]] = {c.id: [] for c in CATALOGUE}
     for r in records:
         hits = [c for c, p in patterns if p.fullmatch(r["id"])]
         if len(hits) != 1:

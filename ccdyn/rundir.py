@@ -36,6 +36,7 @@ import shutil
 import socket
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -54,7 +55,7 @@ _TMP = ".*.tmp"  # at every level
 NESTED = {"chunks": ("chunk_*.npz",), "runs": ("*.json", "*.weights.npz")}
 
 
-_STEADY = {"depth": 0, "deferred": None}  # see uninterrupted()
+_STEADY: dict[str, Any] = {"depth": 0, "deferred": None}  # see uninterrupted()
 
 
 @contextlib.contextmanager
