@@ -82,7 +82,7 @@ def _flag_name(arg: str):
 def _refuse_repeats(args) -> None:
     """Ends the script when one flag is given twice (absl keeps the last silently): the user meant one of
     them. Flags that take several values (``DEFINE_multi_*``) may repeat; ``--`` ends the flags."""
-    seen = {}
+    seen: dict[str, str] = {}
     for arg in args:
         if arg == "--":
             break
