@@ -10,13 +10,13 @@ import json
 import os
 import tempfile
 import zipfile
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-__all__ = ["recently_read", "atomic_write_bytes", "write_json", "read_json", "write_npz", "read_npz", "write_csv", "read_csv", "save_figure",
-           "as_json", "read_bytes"]
+__all__ = ["recently_read", "atomic_write_bytes", "write_json", "read_json", "write_npz", "read_npz", "write_csv",
+           "read_csv", "save_figure", "as_json", "read_bytes"]
 
 
 _READ: collections.deque[object] = collections.deque(maxlen=3)  # the files the reads below opened last

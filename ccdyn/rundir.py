@@ -472,7 +472,8 @@ def read_stamped(path, fp: str, setting=None) -> dict:
         raise RunDirError(f"{path} is not readable ({e.__class__.__name__}); delete it to recompute it") from None
     got = rec.get("fingerprint") if isinstance(rec, dict) else None
     if got != fp:
-        raise RunDirError(f"{path} belongs to another run (fingerprint {got}, this run {fp}); delete it to recompute it")
+        raise RunDirError(f"{path} belongs to another run (fingerprint {got}, this run {fp}); "
+                          "delete it to recompute it")
     if setting is not None and rec.get("setting") != io.as_json(setting):
         raise RunDirError(f"{path} holds the record of another setting ({rec.get('setting')!r}, expected "
                           f"{io.as_json(setting)!r}); delete it to recompute it")

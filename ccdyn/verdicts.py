@@ -24,9 +24,9 @@ import textwrap
 
 from ccdyn import io, report
 
-__all__ = ["verdict", "verdict_word", "reason", "verdict_lines", "claims_table", "claims_text", "claims_markdown", "WORDS", "CHECK_KINDS",
-           "PAPERS", "claim_record", "ledger_markdown", "SCOPES", "EVIDENCE_KEYS", "LEVEL", "earned",
-           "stronger_than_evidence"]
+__all__ = ["verdict", "verdict_word", "reason", "verdict_lines", "claims_table", "claims_text", "claims_markdown",
+           "WORDS", "CHECK_KINDS", "PAPERS", "claim_record", "ledger_markdown", "SCOPES", "EVIDENCE_KEYS", "LEVEL",
+           "earned", "stronger_than_evidence"]
 
 WORDS = ("holds", "partly", "fails", "not established", "not checked")
 CHECK_KINDS = ("autodiff", "closed form", "enumeration", "simulation against a closed form", "sampled estimate",

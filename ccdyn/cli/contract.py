@@ -39,7 +39,8 @@ from absl import app, flags
 
 from ccdyn import io, parallel, rundir
 
-__all__ = ["start", "fail", "or_fail", "check_memory", "check_memory_of", "sizes_of", "driving_flag", "check_tolerance", "interrupted", "install_signal_handlers"]
+__all__ = ["start", "fail", "or_fail", "check_memory", "check_memory_of", "sizes_of", "driving_flag", "check_tolerance",
+           "interrupted", "install_signal_handlers"]
 
 ACTIVE_RUNS: list = []  # the run directories this process opened (marked failed by start() on an error)
 INPUTS: list = []  # (flag, path) of the other runs' files this process read (cli.read_run_json), for the error line
