@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -119,7 +119,7 @@ class Activation:
         return self.name in _DEGREE
 
     @property
-    def degree(self) -> int:
+    def degree(self) -> float:
         """Homogeneity degree p (h'(x) x = p h(x)); 1 for non-homogeneous activations.
 
         With this convention ``degree * h(z)`` equals z h'(z) exactly for every homogeneous h, and
@@ -200,7 +200,7 @@ def _close(a, b, scale) -> bool:
 
 def _check_grid(h, dh):
     """(z, h(z), h'(z)) on both signs of :data:`_GRID`, float64 when enabled (ValueError on a non-finite value)."""
-    z = jnp.concatenate([-_GRID[::-1], _GRID]).astype(jnp.float64 if jax.config.jax_enable_x64 else jnp.float32)
+    z = jnp.concatenate([-_GRID[::-1], _GRID]).astype(jnp.float64 if jax.config.read("jax_enable_x64") else jnp.float32)
     hz, dz = jnp.asarray(h(z)), jnp.asarray(dh(z))
     if hz.shape != z.shape or dz.shape != z.shape:
         raise ValueError(f"h must act elementwise: h(z) has shape {hz.shape} for z of shape {z.shape}")

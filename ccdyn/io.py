@@ -11,14 +11,15 @@ import os
 import tempfile
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-__all__ = ["recently_read", "atomic_write_bytes", "write_json", "read_json", "write_npz", "read_npz", "write_csv", "read_csv", "save_figure",
-           "as_json", "read_bytes"]
+__all__ = ["recently_read", "atomic_write_bytes", "write_json", "read_json", "write_npz", "read_npz", "write_csv",
+           "read_csv", "save_figure", "as_json", "read_bytes"]
 
 
-_READ = collections.deque(maxlen=3)  # the files the reads below opened last
+_READ: collections.deque[object] = collections.deque(maxlen=3)  # the files the reads below opened last
 
 
 def recently_read(clear: bool = False) -> list:
@@ -98,7 +99,8 @@ def write_npz(path, **arrays) -> None:
     import io as _io
 
     buf = _io.BytesIO()
-    np.savez_compressed(buf, **{k: np.asarray(v) for k, v in arrays.items()})
+    named: dict[str, Any] = {k: np.asarray(v) for k, v in arrays.items()}  # (the stub's ** would take allow_pickle)
+    np.savez_compressed(buf, **named)
     atomic_write_bytes(path, buf.getvalue())
 
 

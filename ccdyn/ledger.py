@@ -83,7 +83,7 @@ class Claim:
     paper: str
     location: str
     statement: str
-    cover: object
+    cover: Records | Tested | NotChecked
 
 
 def _c(cid, paper, where, statement, cover):
@@ -165,7 +165,8 @@ CATALOGUE = (
     _c("core-thm5", "core", "Thm. 5 (Eq. 15)", "w_k' under conditional independence (C = 2, M = 1)",
        Records(r"core-thm5")),
     _c("core-eq143", "core", "Eq. 142-143 (proof of Thm. 5)", "the modulation coefficient delta_k >= 0 of Eq. 143, and "
-       "the alternative printed after it, delta_k = 1 - p0 p1 b_k^2 / (lambda - d_k)", Records(r"core-eq143(-alternative)?")),
+       "the alternative printed after it, delta_k = 1 - p0 p1 b_k^2 / (lambda - d_k)",
+       Records(r"core-eq143(-alternative)?")),
     _c("core-fig7", "core", "Fig. 7 (Eq. 146-150)", "y' = (y + b) y: stable point -b, blow-up at t* when y(0) > 0",
        Records(r"core-fig7")),
     _c("core-eq151", "core", "Eq. 151", "dt*/db < 0: a larger b_l blows up sooner (the time-to-blow-up ordering)",
@@ -449,6 +450,7 @@ def cited_tests() -> list:
 
 def _tested_row(claim: Claim, outcomes: dict | None) -> dict:
     t = claim.cover
+    assert isinstance(t, Tested)  # the caller routes only Tested covers here
     got = {n: (outcomes or {}).get(n) for n in t.nodes}
     if outcomes is None or any(v is None for v in got.values()):
         word = "not established"
@@ -487,7 +489,7 @@ def collect(root, log=None) -> list:
     log(f"{len(records)} records from {sum(len(s.files) for s in SOURCES)} result files")
     outcomes = _read(root, TESTS_FILE)["outcomes"] if (root / TESTS_FILE).is_file() else None
     patterns = [(c, re.compile(c.cover.pattern)) for c in CATALOGUE if isinstance(c.cover, Records)]
-    by_claim = {c.id: [] for c in CATALOGUE}
+    by_claim: dict[str, list[dict]] = {c.id: [] for c in CATALOGUE}
     for r in records:
         hits = [c for c, p in patterns if p.fullmatch(r["id"])]
         if len(hits) != 1:
@@ -550,12 +552,12 @@ def markdown(rows) -> str:
              "established (nothing to judge) / not checked; the note in brackets qualifies a word. A row checked "
              "only in the test suite names its test nodes as the result: its verdict is the outcome recorded by "
              f"`{TESTS_COMMAND}` in `{TESTS_FILE}` (not the test's existence). Every word is the one the rule of "
-             "`ccdyn.verdicts.earned` gives from the evidence (docs/independent_checks.md, Verdict words): a difference "
-             "within noise (p above 0.05 over the family's comparisons, a margin within 2 s.e.), a check true by "
-             "construction, an estimate of what the claim needs certified, or a claim the paper does not make "
-             "earns \"not established\"; a check of a special case of the claim's scope, or one with a part "
-             "measured false elsewhere, earns at most \"partly\"; the note then gives the reason and the "
-             "record's word. Readings where a paper is "
+             "`ccdyn.verdicts.earned` gives from the evidence (docs/independent_checks.md, Verdict words): a "
+             "difference within noise (p above 0.05 over the family's comparisons, a margin within 2 s.e.), a "
+             "check true by construction, an estimate of what the claim needs certified, or a claim the paper does not "
+             "make earns \"not established\"; a check of a special case of the claim's scope, or one with a part "
+             "measured false elsewhere, earns at most \"partly\"; the note then gives the reason and the record's "
+             "word. Readings where a paper is "
              f"ambiguous: [{READINGS}](../{READINGS}).", "",
              "Rows per paper: " + ", ".join(f"{k} {v}" for k, v in c["paper"].items()) + ". Per verdict: "
              + ", ".join(f"{k} {v}" for k, v in c["verdict"].items()) + ". Per check: "

@@ -36,6 +36,7 @@ import shutil
 import socket
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -54,7 +55,7 @@ _TMP = ".*.tmp"  # at every level
 NESTED = {"chunks": ("chunk_*.npz",), "runs": ("*.json", "*.weights.npz")}
 
 
-_STEADY = {"depth": 0, "deferred": None}  # see uninterrupted()
+_STEADY: dict[str, Any] = {"depth": 0, "deferred": None}  # see uninterrupted()
 
 
 @contextlib.contextmanager
@@ -215,7 +216,7 @@ class RunDir:
     # -- opening ---------------------------------------------------------------------------------
     @classmethod
     def open(cls, path, config: dict, *, script: str, version: str, outputs=(), overwrite: bool = False,
-             resume: bool = False, can_resume: bool = True, ignore=()) -> "RunDir":
+             resume: bool = False, can_resume: bool = True, ignore=()) -> RunDir:
         """Creates, resumes or (staged) replaces the run directory ``path`` for ``config``.
 
         Args:
@@ -442,12 +443,12 @@ class RunDir:
                 os.close(fd)
                 setattr(self, name, None)
 
-    def chunk_store(self) -> "ChunkStore":
+    def chunk_store(self) -> ChunkStore:
         """The run's :class:`ChunkStore`; its chunks are checked against this run's fingerprint."""
         return ChunkStore(self, self.fingerprint)
 
 
-def write_stamped(run: "RunDir", path, record: dict, arrays: dict | None = None) -> dict:
+def write_stamped(run: RunDir, path, record: dict, arrays: dict | None = None) -> dict:
     """Writes a per-setting record of a grid script as ``<path>.json`` with the run's fingerprint (read
     back by :func:`read_stamped`), and ``arrays`` (if any) as ``<path>.weights.npz`` first; marks the run
     started. Returns the stamped record."""
@@ -471,7 +472,8 @@ def read_stamped(path, fp: str, setting=None) -> dict:
         raise RunDirError(f"{path} is not readable ({e.__class__.__name__}); delete it to recompute it") from None
     got = rec.get("fingerprint") if isinstance(rec, dict) else None
     if got != fp:
-        raise RunDirError(f"{path} belongs to another run (fingerprint {got}, this run {fp}); delete it to recompute it")
+        raise RunDirError(f"{path} belongs to another run (fingerprint {got}, this run {fp}); "
+                          "delete it to recompute it")
     if setting is not None and rec.get("setting") != io.as_json(setting):
         raise RunDirError(f"{path} holds the record of another setting ({rec.get('setting')!r}, expected "
                           f"{io.as_json(setting)!r}); delete it to recompute it")

@@ -24,9 +24,9 @@ import textwrap
 
 from ccdyn import io, report
 
-__all__ = ["verdict", "verdict_word", "reason", "verdict_lines", "claims_table", "claims_text", "claims_markdown", "WORDS", "CHECK_KINDS",
-           "PAPERS", "claim_record", "ledger_markdown", "SCOPES", "EVIDENCE_KEYS", "LEVEL", "earned",
-           "stronger_than_evidence"]
+__all__ = ["verdict", "verdict_word", "reason", "verdict_lines", "claims_table", "claims_text", "claims_markdown",
+           "WORDS", "CHECK_KINDS", "PAPERS", "claim_record", "ledger_markdown", "SCOPES", "EVIDENCE_KEYS", "LEVEL",
+           "earned", "stronger_than_evidence"]
 
 WORDS = ("holds", "partly", "fails", "not established", "not checked")
 CHECK_KINDS = ("autodiff", "closed form", "enumeration", "simulation against a closed form", "sampled estimate",
@@ -206,7 +206,7 @@ def claims_markdown(checks) -> str:
             + report.markdown_table(*claims_table(checks)) + "\n")
 
 
-def claim_record(claim_id: str, paper: str, location: str, statement: str, judged, numbers, check: str, *,
+def claim_record(claim_id: str, paper: str, location: str, statement: str, judged, numbers, check: str | None, *,
                  reading: str | None = None, result: str | None = None, command: str | None = None,
                  note: str | None = None, evidence: dict | None = None) -> dict:
     """One verdict record of the claims ledger.

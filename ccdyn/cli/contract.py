@@ -39,7 +39,8 @@ from absl import app, flags
 
 from ccdyn import io, parallel, rundir
 
-__all__ = ["start", "fail", "or_fail", "check_memory", "check_memory_of", "sizes_of", "driving_flag", "check_tolerance", "interrupted", "install_signal_handlers"]
+__all__ = ["start", "fail", "or_fail", "check_memory", "check_memory_of", "sizes_of", "driving_flag", "check_tolerance",
+           "interrupted", "install_signal_handlers"]
 
 ACTIVE_RUNS: list = []  # the run directories this process opened (marked failed by start() on an error)
 INPUTS: list = []  # (flag, path) of the other runs' files this process read (cli.read_run_json), for the error line
@@ -82,7 +83,7 @@ def _flag_name(arg: str):
 def _refuse_repeats(args) -> None:
     """Ends the script when one flag is given twice (absl keeps the last silently): the user meant one of
     them. Flags that take several values (``DEFINE_multi_*``) may repeat; ``--`` ends the flags."""
-    seen = {}
+    seen: dict[str, str] = {}
     for arg in args:
         if arg == "--":
             break

@@ -1,7 +1,8 @@
 """List flags and their validators: :func:`floats` / :func:`ints` parse a list flag;
 :func:`register_numbers` and :func:`register_subset` register a validator whose one-line message names
 the flag and the accepted range (an empty list, or an entry listed twice, is refused unless the flag
-asks otherwise); :func:`register_unique` is that refusal alone (for lists of paths or fractions); :func:`define_seed` is every script's seed flag, bounded to [0, :data:`SEED_MAX`]."""
+asks otherwise); :func:`register_unique` is that refusal alone (for lists of paths or fractions);
+:func:`define_seed` is every script's seed flag, bounded to [0, :data:`SEED_MAX`]."""
 
 from __future__ import annotations
 

@@ -217,7 +217,7 @@ def assess_many(ds64: Dataset, act: Activation, pw: Pairwise, W, *, kink_ref: di
     kc = None
     if kink_ref is not None:
         kc = jax.device_get(kinks.kink_certificate(ds64, act, pw, kink_ref))
-        status = np.asarray(kink_ref["status"])
+        status, iterations = np.asarray(kink_ref["status"]), kink_ref["iterations"]
     tol = default_tol(ds64.x.dtype)
     rows = []
     for i in range(W.shape[0]):
@@ -254,7 +254,7 @@ def assess_many(ds64: Dataset, act: Activation, pw: Pairwise, W, *, kink_ref: di
                        jacobian_v_max=jv if np.isfinite(jv) else None,
                        stationarity=float(kc["stationarity"][i]), stationarity_measure="kkt" if rank else "gradient",
                        flat_kinks=int(kc["flat_kinks"][i]),
-                       refine_iterations=int(kink_ref["iterations"][i]))
+                       refine_iterations=int(iterations[i]))
         row.update(stable=certificate != "none", certificate=certificate, certificate_note=note)
         rows.append(row)
     return rows

@@ -106,6 +106,7 @@ def ascent(ds: Dataset, act: Activation, W, pairwise: Pairwise = UNIFORM):
     if ds.x_aug is None:
         g = act.dh(z) * ls
     else:
+        assert ds.p_aug is not None  # make_dataset sets the view probabilities with the views
         g = (act.dh(z) * ds.p_aug[None] * ls[:, :, None]).reshape(W.shape[0], -1)
     return g @ x
 

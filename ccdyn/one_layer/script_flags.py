@@ -12,6 +12,7 @@ and their start-up checks, on top of the shared script layer :mod:`ccdyn.cli`.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import jax.numpy as jnp
 from absl import flags
@@ -98,13 +99,13 @@ def data_spec(values) -> DataSpec:
 # the fields back by the same table). Fields without an entry are not 1:1 flags: the data (its own flags),
 # the dynamics (its fields are), tile and chunk_size (None: chosen by a rule, :func:`sized_by_rule`),
 # Dynamics.block and .sliding (fixed); the stopping rules are :data:`STOP_FLAGS` (scripts/basins.py only).
-CONFIG_FLAGS = {
+CONFIG_FLAGS: dict[str, tuple[str, dict]] = {
     "act": ("Activation h.", {"enum_values": activations.ACTIVATIONS}),
     "leaky_slope": ("leaky_relu negative slope, in [0, 1).", {}),
     "alpha": ("Pairwise importance alpha (Gaussian: Cor. 2).", {"enum_values": pairwise.KINDS}),
     "tau": ("Temperature of the Gaussian alpha (> 0).", {}),
 }
-DYNAMICS_FLAGS = {
+DYNAMICS_FLAGS: dict[str, tuple[str, dict]] = {
     "method": ("Power iteration (Eq. PI), the flow (Eq. 7) integrated to --flow_rtol, or euler_halving: the flow by "
                "fixed Euler steps halved on reversal (no error control; biased basins, docs/flow.md).",
                {"enum_values": list(engine.METHODS)}),
@@ -115,18 +116,19 @@ DYNAMICS_FLAGS = {
                   {"lower_bound": 1, "upper_bound": 2**31 - 1}),  # the engine's int32 step counter
     "tol": ("Relative convergence tolerance, in (0, 0.1).", {}),
 }
-RUN_FLAGS = {
+RUN_FLAGS: dict[str, tuple[str, dict]] = {
     "cluster_tol": ("Endpoints closer than this are one optimum, in (0, 1).", {}),
     "n_init": ("Number of random initializations.", {"lower_bound": 1, "upper_bound": parallel.MAX_INITS}),
     "seed": ("Seed of the initializations (init i uses fold_in(seed, i)).", {"seed": True}),
 }
-X64_FLAG = {"x64": ("Run the dynamics in float64 (certificates are always float64).", {})}
+X64_FLAG: dict[str, tuple[str, dict]] = {"x64": ("Run the dynamics in float64 (certificates are always float64).", {})}
 
 
 def _define_field(cls, name: str, help_text: str, kw: dict, default=None) -> None:
     """One flag for the dataclass field ``cls.name``: its type picks the flag kind, its default the flag's."""
     field = {f.name: f for f in dataclasses.fields(cls)}[name]
     value = field.default if default is None else default
+    assert value is not dataclasses.MISSING, f"{cls.__name__}.{name} has no default"  # every flagged field has one
     kind = getattr(field.type, "__name__", str(field.type)).split(" ")[0]  # a type, or its name ("float | None")
     kw = dict(kw)
     if kw.pop("seed", False):
@@ -134,9 +136,9 @@ def _define_field(cls, name: str, help_text: str, kw: dict, default=None) -> Non
     elif "enum_values" in kw:
         flags.DEFINE_enum(name, value, kw.pop("enum_values"), help_text, **kw)
     else:
-        define = {"str": flags.DEFINE_string, "int": flags.DEFINE_integer, "float": flags.DEFINE_float,
-                  "bool": flags.DEFINE_bool}[kind]
-        define(name, value, help_text, **kw)
+        defines: dict[str, Callable[..., object]] = {"str": flags.DEFINE_string, "int": flags.DEFINE_integer,
+                                                     "float": flags.DEFINE_float, "bool": flags.DEFINE_bool}
+        defines[kind](name, value, help_text, **kw)
 
 
 def define_basins_flags(n_init: int | None = None) -> None:
@@ -173,7 +175,7 @@ def define_basins_flags(n_init: int | None = None) -> None:
         f"--method=power needs a homogeneous --act ({', '.join(activations.HOMOGENEOUS)}); use --method=flow")
 
 
-STOP_FLAGS = {
+STOP_FLAGS: dict[str, tuple[str, dict]] = {
     "target_miss": ("Stop at the first chunk after which no optimum with a basin >= this share of the inits can have "
                     "been missed (95%): at least ccdyn.stats.inits_for_miss(this) inits, fixed before the run; in "
                     "(0, 1).", {}),

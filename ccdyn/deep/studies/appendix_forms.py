@@ -108,9 +108,11 @@ def eq125(c: DDNFormsConfig) -> dict:
     rows = []
     for y in c.ys:
         yy = mpmath.mpf(y)
-        r = mpmath.quad(lambda t: mpmath.e ** (-yy * t - t * t / 2), [0, 1 / (1 + yy), 10 / (1 + yy), mpmath.inf])
+        r = mpmath.quad(lambda t, yy=yy: mpmath.e ** (-yy * t - t * t / 2),
+                        [0, 1 / (1 + yy), 10 / (1 + yy), mpmath.inf])
         e = 1 / r - yy
-        rows.append({"y": y, "r": float(r), "e": float(e), "r_lower": float(yy / (1 + yy ** 2)), "r_upper": float(1 / yy),
+        rows.append({"y": y, "r": float(r), "e": float(e), "r_lower": float(yy / (1 + yy ** 2)),
+                     "r_upper": float(1 / yy),
                      "holds": bool(yy / (1 + yy ** 2) < r < 1 / yy and 0 < e < 1 / yy)})
     return {"rows": rows}
 

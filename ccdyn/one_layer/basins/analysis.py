@@ -50,19 +50,19 @@ def cluster(W: np.ndarray, tol: float, odd: bool = False):
     """
     n = W.shape[0]
     labels = np.full((n,), -1, np.int64)
-    centers = []
+    found: list[np.ndarray] = []
     for i in range(n):
         if labels[i] >= 0:
             continue
         free = np.flatnonzero(labels < 0)
         near = free[_odd_distance(W[free], W[i], odd) <= tol]
-        labels[near] = len(centers)
+        labels[near] = len(found)
         members = W[near]
         if odd:
             members = members * np.sign(members @ W[i])[:, None]
         c = members.mean(axis=0)
-        centers.append(c / np.linalg.norm(c))
-    centers = np.asarray(centers).reshape(-1, W.shape[1])
+        found.append(c / np.linalg.norm(c))
+    centers = np.asarray(found).reshape(-1, W.shape[1])
     order, rank = _largest_first(np.bincount(labels, minlength=len(centers)))
     return rank[labels], centers[order]
 
@@ -89,7 +89,7 @@ def _chunk_rows(k: int):
 def _chunks(fn, W, log, what: str) -> dict:
     """fn(W_chunk) -> dict of per-row arrays, over fixed-shape chunks (:func:`_chunk_rows`)."""
     out, t0, k = [], time.time(), W.shape[0]
-    for lo, hi, rows in _chunk_rows(k):
+    for _lo, hi, rows in _chunk_rows(k):
         out.append(jax.device_get(fn(W[rows])))
         if log is not None:
             log(f"  analysis: {what} {hi}/{k} ({time.time() - t0:.1f} s)")

@@ -12,7 +12,8 @@ lambda_max(M), the closed-form rho and the direction u_top of its first-order ch
 density on the plane (r(w, alpha_u), Eq. 95) and r_g = z0 r_u; and on one common sample the exact
 pairwise (A(v) - A(w)) w / ||v - w|| at v = cos(e) w + sin(e) u_top for each radius, Richardson-
 extrapolated to e -> 0 from the two smallest radii, and its norm's ratio to uniform alpha's (the
-same sample and planes for every alpha, so the sampling noise of M largely cancels in the ratio). ``scripts/cor2_exact.py`` writes the record.
+same sample and planes for every alpha, so the sampling noise of M largely cancels in the ratio).
+``scripts/cor2_exact.py`` writes the record.
 """
 
 from __future__ import annotations

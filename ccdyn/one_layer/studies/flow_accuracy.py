@@ -22,8 +22,8 @@ from ccdyn.data.registry import DataSpec, build_dataset
 from ccdyn.one_layer import basins, claims, exact2d
 from ccdyn.one_layer.engine import Status
 
-__all__ = ["random_angles", "random_cloud", "circle_sets", "degenerate_tau_set", "exact_2d_set", "exact_2d", "rtol_pairs", "SET_COLUMNS", "PAIR_COLUMNS",
-           "table_key"]
+__all__ = ["random_angles", "random_cloud", "circle_sets", "degenerate_tau_set", "exact_2d_set", "exact_2d",
+           "rtol_pairs", "SET_COLUMNS", "PAIR_COLUMNS", "table_key"]
 
 SET_COLUMNS = ("set_seed", "n_points", "maxima", "required", "found_required", "max_abs_error", "worst_over_bound",
                "mean_steps", "ok")

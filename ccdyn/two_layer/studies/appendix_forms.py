@@ -88,8 +88,8 @@ def delta_forms(p, X, P, W) -> dict:
     L = sum(p[c] * _cov(cond[c], flat, flat) for c in (0, 1))          # E_z V[x~ | z]
     blockdiag = np.zeros_like(L)
     for k in range(K):
-        s = slice(k * d, (k + 1) * d)
-        blockdiag[s, s] = L[s, s]
+        sk = slice(k * d, (k + 1) * d)
+        blockdiag[sk, sk] = L[sk, sk]
     lemma5 = np.abs(V - blockdiag - p[0] * p[1] * np.outer(delta, delta)).max() / np.abs(V).max()
     dk = np.array([W[k] @ L[k * d:(k + 1) * d, k * d:(k + 1) * d] @ W[k] for k in range(K)])
     Dk = delta.reshape(K, d)
@@ -98,15 +98,15 @@ def delta_forms(p, X, P, W) -> dict:
     lam_all, vecs = np.linalg.eigh(Vf)
     lam, s = lam_all[-1], vecs[:, -1]
     # the dynamics: w_k' = sum_k' s_k s_k' C[x~_k, x~_k'] w_k' (uniform alpha: the covariance), minus s_k^2 V[x~_k] w_k
-    true, parallel = [], []
+    coefs, parallel = [], []
     for k in range(K):
         sk = slice(k * d, (k + 1) * d)
         wdot = sum(s[k] * s[j] * V[sk, j * d:(j + 1) * d] @ W[j] for j in range(K))
         rest = wdot - s[k] ** 2 * V[sk, sk] @ W[k]
         coef = rest @ Dk[k] / (Dk[k] @ Dk[k])
         parallel.append(float(np.linalg.norm(rest - coef * Dk[k]) / max(np.linalg.norm(rest), 1e-300)))
-        true.append(coef / b[k])                                        # rest = delta_k Delta_k (Delta_k^T w_k)
-    true = np.array(true)
+        coefs.append(coef / b[k])                                       # rest = delta_k Delta_k (Delta_k^T w_k)
+    true = np.array(coefs)
     Z2 = np.sum((b / (dk - lam)) ** 2)
     eq143 = np.array([p[0] * p[1] / (Z2 * (lam - dk[k])) * sum(b[j] ** 2 / (lam - dk[j]) for j in range(K) if j != k)
                       for k in range(K)])

@@ -36,9 +36,9 @@ U = np.array([[1.0, 0.0], [0.0, 1.0], [-0.6, -0.8]])  # the latent atoms u_k
 R = np.array([0.5, 0.3, 0.2])  # their masses r_k
 
 
-def inputs(seed: int = 0) -> dict:
+def inputs(seed: int = 0) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Two inputs with the same latent measure: name -> (x (m, V, D) support points by view, p (m,), q (V,))."""
-    out = {}
+    out: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     for name, (D, per, V, s) in {"a": (4, (2, 1, 3), 2, seed), "b": (6, (1, 4, 1), 3, seed + 1)}.items():
         rng = np.random.default_rng(s)
         xs, ps = [], []
@@ -106,6 +106,7 @@ def run(c: A1Config = A1Config()) -> dict:
     byol_latent = float(sum(R[k] * np.sum((_predictor(U[k]) - U[k]) ** 2) for k in range(len(R))))
     return {"config": dataclasses.asdict(c),
             "vicreg": {"input_a": out["a"]["invariant"][0], "input_b": out["b"]["invariant"][0], "latent": vic_latent,
-                       "not_invariant_a": out["a"]["not_invariant"][0], "not_invariant_b": out["b"]["not_invariant"][0]},
+                       "not_invariant_a": out["a"]["not_invariant"][0],
+                       "not_invariant_b": out["b"]["not_invariant"][0]},
             "byol": {"input_a": out["a"]["invariant"][1], "input_b": out["b"]["invariant"][1], "latent": byol_latent,
                      "not_invariant_a": out["a"]["not_invariant"][1], "not_invariant_b": out["b"]["not_invariant"][1]}}
