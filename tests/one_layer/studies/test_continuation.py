@@ -198,7 +198,9 @@ def test_values_in_one_program_give_the_tracks_of_value_by_value(method):
     assert one["batched"] and one["sequential_reason"] is None
     assert not seq["batched"] and seq["sequential_reason"] == "batch=False"
     _same_records(one, seq)
-    assert any(s["tipping"][a, b] not in (0.0, 1.0) for s in one["steps"] for a, b in np.ndindex(s["tipping"].shape))
+    assert one["runs"][0]["n_optima"] > 1  # several basins to follow
+    if big:  # quadratic h: the top eigenvector alone once ortho_eps > 0 lifts the patterns' tie, so all tip at once
+        assert any(s["tipping"][a, b] not in (0.0, 1.0) for s in one["steps"] for a, b in np.ndindex(s["tipping"].shape))
     text = continuation.table(one)
     assert "one compiled program for every value" in text and "right at once with probability >= 95%" in text
 
