@@ -100,3 +100,24 @@ def test_bad_flags_and_inputs(tmp_path):
         (tmp_path / "notarun" / "summary.json").write_text("[1]")
         e = inprocess.main_exit(script, f"--run={tmp_path / 'notarun'}", f"--output_dir={tmp_path / 'o'}")
         assert e.startswith("error: --run:") and not (tmp_path / "o").exists()
+
+
+def test_never_writes_into_the_run_it_reads(tmp_path):
+    """An empty --output_dir goes beside the input run (its path + '-saddles'), never into it (a basins run
+    with a folder of another script inside can neither be resumed nor overwritten); an --output_dir inside
+    the input run, or the run itself, is refused with one line before any output exists."""
+    b = tmp_path / "b"
+    b.mkdir()
+    (b / "summary.json").write_text(json.dumps({"config": {}, "optima": [{"fraction": 0.5}, {"fraction": 0.5}]}))
+    (tmp_path / "c").mkdir()
+    before = sorted(p.name for p in b.iterdir())
+    with inprocess.script("saddles") as script:
+        assert script._out_dir("", str(b), "--run") == f"{b}-saddles"
+        assert script._out_dir(None, f"{b}/", "--run") == f"{b}-saddles"
+        assert script._out_dir(str(tmp_path / "elsewhere"), str(b), "--run") == str(tmp_path / "elsewhere")
+        for out in (b / "saddles", b, b / "x" / "y"):
+            e = inprocess.main_exit(script, f"--run={b}", f"--output_dir={out}")
+            assert e.startswith("error: --output_dir:") and "lies inside the run" in e, e
+        e = inprocess.main_exit(script, f"--continuation={tmp_path / 'c'}", f"--output_dir={tmp_path / 'c' / 's'}")
+        assert e.startswith("error: --output_dir:") and "--continuation" in e, e
+    assert sorted(p.name for p in b.iterdir()) == before and not (tmp_path / "c" / "s").exists()
