@@ -9,8 +9,9 @@ two maxima a and b is the point where the best path from a to b is lowest, the m
 and it is an index-1 saddle: E rises along one direction (the path, towards a and b) and falls along
 every other one. The *barrier* seen from a is E(a) - E_ab. Steps (docs/saddles.md):
 
-1. **String with a climbing image** (:func:`string`). Every pair's path is M images on the sphere,
-   started on the great circle from a to b (:func:`great_circle_paths`). Each step moves every interior
+1. **String with a climbing image** (:func:`string`). Every search's path is M images on the sphere,
+   started on the great circle from a to b (:func:`great_circle_paths`) or through a point where their
+   basins touch (:mod:`ccdyn.one_layer.saddle_paths`, :mod:`ccdyn.one_layer.saddle_seeds`). Each step moves every interior
    image along the tangent ascent field P^perp A(w) w (Lemma 3, Eq. 7) and redistributes the images at
    equal arc length along the spherical polyline (:func:`reparametrize`): the simplified string method
    (E, Ren, Vanden-Eijnden 2007) for -E on the sphere, whose fixed points are paths along which the
