@@ -117,10 +117,11 @@ def main(argv):
                                 n_bisect=FLAGS.n_bisect, region_angle=FLAGS.region_angle, max_seeds=FLAGS.max_seeds)
     if FLAGS.continuation:
         return _along(cfg, t0, FLAGS.continuation, FLAGS.output_dir, pid, n_proc, FLAGS.overwrite)
+    out_name = _out_dir(FLAGS.output_dir, FLAGS.run, "--run")
     summary = cli.read_run_json(Path(FLAGS.run) / "summary.json", script="scripts/basins.py", flag="--run",
                                 keys={"config": dict, "optima": list})
-    if not all(isinstance(r, dict) and isinstance(r.get("fraction"), (int, float)) for r in summary["optima"]):
-        cli.fail(f"--run: {FLAGS.run}/summary.json: its optima are not rows with a basin fraction (re-run scripts/basins.py)")
+    if (problem := saddles.check_summary(summary)) is not None:
+        cli.fail(f"--run: {FLAGS.run}/summary.json: {problem} (re-run scripts/basins.py)")
     k = len(saddles.optima_of(summary, cfg.min_fraction))
     if k < 2:
         cli.fail(f"--run: {FLAGS.run} has {k} optima with basin fraction >= {cfg.min_fraction} (--min_fraction); "
@@ -128,8 +129,7 @@ def main(argv):
     if FLAGS.pairs == "all" and k * (k - 1) // 2 > FLAGS.max_pairs:
         cli.fail(f"--max_pairs: {k} optima make {k * (k - 1) // 2} pairs, more than {FLAGS.max_pairs}; raise "
                  "--min_fraction or --max_pairs")
-    run = _open(pid, n_proc, _out_dir(FLAGS.output_dir, FLAGS.run, "--run"), {**dataclasses.asdict(cfg), "run": str(FLAGS.run)},
-                OUTPUTS, FLAGS.overwrite)
+    run = _open(pid, n_proc, out_name, {**dataclasses.asdict(cfg), "run": str(FLAGS.run)}, OUTPUTS, FLAGS.overwrite)
     record = cli.or_fail(saddles.run, cfg, summary, log=cli.log if pid == 0 else None, mesh=_mesh())
     if run is None:
         return

@@ -101,6 +101,16 @@ def test_bad_flags_and_inputs(tmp_path):
         (tmp_path / "notarun" / "summary.json").write_text("[1]")
         e = inprocess.main_exit(script, f"--run={tmp_path / 'notarun'}", f"--output_dir={tmp_path / 'o'}")
         assert e.startswith("error: --run:") and not (tmp_path / "o").exists()
+        # a summary.json that reads as JSON but cannot be searched: one line naming the file and the row
+        good = {"w": [1.0] + [0.0] * 9, "energy": 0.3, "fraction": 0.5, "ci95": [0.4, 0.6], "stable": True}
+        cfg = {"data": {"data": "latent_summation"}, "dynamics": {}}
+        for optima, config, want in (([good, {**good, "w": [1.0, 0.0]}], cfg, "optimum 1: w is not 10 finite"),
+                                     ([good, {k: v for k, v in good.items() if k != "w"}], cfg, "optimum 1: no w"),
+                                     ([good, good], {"data": {"data": "nope"}}, "its config is not a basins config")):
+            (tmp_path / "notarun" / "summary.json").write_text(json.dumps({"config": config, "optima": optima}))
+            e = inprocess.main_exit(script, f"--run={tmp_path / 'notarun'}", f"--output_dir={tmp_path / 'o'}")
+            assert e.startswith(f"error: --run: {tmp_path / 'notarun'}/summary.json: {want}"), e
+            assert not (tmp_path / "o").exists()
 
 
 def test_never_writes_into_the_run_it_reads(tmp_path):

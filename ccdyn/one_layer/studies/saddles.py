@@ -28,7 +28,7 @@ from ccdyn.one_layer import engine, saddle_graph, saddle_paths, saddle_seeds, sa
 from ccdyn.one_layer.basins import BasinsConfig
 from ccdyn.one_layer.studies import continuation as continuation_study
 
-__all__ = ["SaddlesConfig", "MAX_IMAGES", "MAX_SEEDS", "MAX_STEPS", "MAX_TOUCH_INITS", "MAX_PAIRS", "TABLE_WIDTH", "optima_of", "touching", "components", "compare", "run", "table", "pair_rows", "PAIR_COLUMNS", "along", "ALONG_COLUMNS", "ALONG_KEY",
+__all__ = ["SaddlesConfig", "MAX_IMAGES", "MAX_SEEDS", "check_summary", "MAX_STEPS", "MAX_TOUCH_INITS", "MAX_PAIRS", "TABLE_WIDTH", "optima_of", "touching", "components", "compare", "run", "table", "pair_rows", "PAIR_COLUMNS", "along", "ALONG_COLUMNS", "ALONG_KEY",
            "along_rows"]
 
 
@@ -80,6 +80,21 @@ class SaddlesConfig:
         for ok, msg in checks:
             if not ok:
                 raise ValueError(msg)
+
+
+def check_summary(summary: dict) -> str | None:
+    """What makes a basins ``summary.json`` unusable here (its config does not build, an optimum row lacks a
+    field the search reads or has a w of the wrong size), or None."""
+    try:
+        d = build_dataset(BasinsConfig.from_dict(summary["config"]).data, jnp.float32).dim
+    except (ValueError, TypeError, KeyError) as e:
+        return f"its config is not a basins config ({e.__class__.__name__}: {e})"
+    need = {"w": list, "energy": (int, float), "fraction": (int, float), "ci95": list, "stable": bool}
+    for k, r in enumerate(summary["optima"]):
+        bad = [f for f, t in need.items() if not isinstance(r, dict) or not isinstance(r.get(f), t)]
+        if bad or len(r["w"]) != d or not all(isinstance(v, (int, float)) and np.isfinite(v) for v in r["w"]):
+            return f"optimum {k}: " + (f"no {', '.join(bad)}" if bad else f"w is not {d} finite numbers")
+    return None
 
 
 def optima_of(summary: dict, min_fraction: float) -> list:
