@@ -277,11 +277,11 @@ def _draw_tree(ax, opt, merges, bottom, labels: bool, top_clip=None):
     x = {k: float(p) for p, k in enumerate(order)}
     top = {k: opt[k]["energy"] if top_clip is None else min(opt[k]["energy"], top_clip) for k in range(n)}
     root = list(range(n))
-    width = {k: 1.0 + 20.0 * opt[k]["fraction"] for k in range(n)}
+    width = {k: 1.0 + min(20.0 * opt[k]["fraction"], 5.0) for k in range(n)}  # a large basin does not hide the rest
     style = {k: ("-" if opt[k]["stable"] else "--", "tab:blue" if opt[k]["stable"] else "tab:red") for k in range(n)}
     for k in range(n):
         cut = top_clip is not None and opt[k]["energy"] > top_clip
-        ax.plot([x[k]], [top[k]], "^" if cut else "o", color=style[k][1], ms=5 if cut else 3)
+        ax.plot([x[k]], [top[k]], "^" if cut else "o", color="k" if cut else style[k][1], ms=6 if cut else 3, zorder=5)
         if labels:
             lo, hi = opt[k]["ci95"]
             ax.annotate(f"{_name(opt[k], k)}\n{opt[k]['fraction']:.3f}\n[{lo:.3f}, {hi:.3f}]", (x[k], top[k]),
@@ -314,7 +314,7 @@ def disconnectivity_figure(record: dict, title: str = ""):
     """Disconnectivity graph of the maxima (saddles record of :mod:`ccdyn.one_layer.studies.saddles`): the
     landscape's energy on the y-axis (E for uniform alpha, the flow's potential Psi for Gaussian alpha:
     named on the axis), one leaf per optimum at its energy (line width proportional to its basin
-    fraction, label with the 95% Wilson interval; solid blue: stable, dashed red: not), and each certified
+    fraction up to 0.25, label with the 95% Wilson interval; solid blue: stable, dashed red: not), and each certified
     saddle that first joins two groups drawn as a horizontal bar at its energy (union-find over the
     saddles in decreasing energy, as for minima with the axis reversed). Every optimum and every bar lies
     inside the left panel (with room for the labels); the right panel zooms on the band of the merges,
@@ -349,7 +349,7 @@ def disconnectivity_figure(record: dict, title: str = ""):
     handles = [Line2D([], [], color="tab:blue", marker="o", ms=3, label="stable optimum (leaf; width ~ basin)"),
                Line2D([], [], color="tab:red", ls="--", marker="o", ms=3, label="optimum not certified stable"),
                Line2D([], [], color="0.3", label="saddle: bar at its energy, joining two groups"),
-               Line2D([], [], color="tab:blue", marker="^", ls="", ms=5, label="leaf cut in the zoom")]
+               Line2D([], [], color="k", marker="^", ls="", ms=6, label="leaf cut in the zoom")]
     fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=7, frameon=False)
     fig.tight_layout(rect=(0, 0.05, 1, 1))
     return fig
