@@ -59,7 +59,8 @@ def main(argv):
            "n_init": FLAGS.n_init, "n_optima": len(rec["optima"]), "n_pairs": n_pairs, "n_images": scfg.n_images,
            "n_steps": scfg.n_steps, "basins_wall_s": t_basins, "saddles_wall_s": t_saddles,
            "saddles_stages_s": rec["timings_s"], "pairs_per_s": n_pairs / t_saddles,
-           "string_image_steps_per_s": n_pairs * scfg.n_images * scfg.n_steps / rec["timings_s"]["string"],
+           "n_searches": rec["n_searches"],
+           "string_image_steps_per_s": rec["n_searches"] * scfg.n_images * scfg.n_steps / rec["timings_s"]["string"],
            "per_pair_over_basins_run": t_saddles / n_pairs / t_basins, "n_certified": rec["n_certified"]}
     for k, v in res.items():
         print(f"{k}: {v}")

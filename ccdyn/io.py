@@ -5,16 +5,31 @@ file in :mod:`ccdyn.data.files`."""
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import tempfile
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-__all__ = ["atomic_write_bytes", "write_json", "read_json", "write_npz", "read_npz", "write_csv", "read_csv", "save_figure",
-           "as_json", "read_bytes"]
+__all__ = ["recently_read", "atomic_write_bytes", "write_json", "read_json", "write_npz", "read_npz", "write_csv",
+           "read_csv", "save_figure", "as_json", "read_bytes"]
+
+
+_READ: collections.deque[object] = collections.deque(maxlen=3)  # the files the reads below opened last
+
+
+def recently_read(clear: bool = False) -> list:
+    """The files (paths as given) that :func:`read_json`, :func:`read_csv`, :func:`read_npz` and
+    :func:`read_bytes` opened last, oldest first (at most 3): the scripts' error line of an unexpected
+    failure names them (the file a reader's failure most likely concerns). ``clear``: forget them after."""
+    out = [str(p) for p in _READ]
+    if clear:
+        _READ.clear()
+    return out
 
 
 def _umask() -> int:
@@ -74,6 +89,7 @@ def write_json(path, obj) -> None:
 
 def read_json(path):
     """The JSON in ``path`` (``OSError`` / ``ValueError`` as ``open`` and ``json`` raise them)."""
+    _READ.append(path)
     with open(path) as f:
         return json.load(f)
 
@@ -83,13 +99,15 @@ def write_npz(path, **arrays) -> None:
     import io as _io
 
     buf = _io.BytesIO()
-    np.savez_compressed(buf, **{k: np.asarray(v) for k, v in arrays.items()})
+    named: dict[str, Any] = {k: np.asarray(v) for k, v in arrays.items()}  # (the stub's ** would take allow_pickle)
+    np.savez_compressed(buf, **named)
     atomic_write_bytes(path, buf.getvalue())
 
 
 def read_npz(path) -> dict:
     """All arrays of an ``.npz`` file (no pickles), read eagerly. ``ValueError`` naming the file when it
     is missing, empty, truncated, not an ``.npz`` (e.g. a ``.npy``) or holds pickled objects."""
+    _READ.append(path)
     try:
         with open(path, "rb") as raw:
             magic = raw.read(6)
@@ -99,12 +117,32 @@ def read_npz(path) -> dict:
             raise ValueError("a single array (.npy), not an .npz archive of named arrays")
         if not magic.startswith(b"PK"):
             raise ValueError("no zip header")
+        _check_npz_sizes(path)
         f = np.load(path, allow_pickle=False)
         with f:
             return {k: f[k] for k in f.files}
-    except (OSError, EOFError, zipfile.BadZipFile, KeyError, ValueError) as e:
+    except (OSError, EOFError, zipfile.BadZipFile, KeyError, ValueError, MemoryError) as e:
         text = "empty file" if isinstance(e, EOFError) else str(e) or e.__class__.__name__
         raise ValueError(f"{path} is not a readable .npz file ({text})") from None
+
+
+def _check_npz_sizes(path) -> None:
+    """``ValueError`` when an array of the ``.npz`` at ``path`` claims in its header more bytes than its
+    member holds (a corrupt or crafted header: 10^12 rows in a small file), read before any array is
+    allocated."""
+    with zipfile.ZipFile(path) as z:
+        for info in z.infolist():
+            if not info.filename.endswith(".npy"):
+                continue
+            with z.open(info) as member:
+                version = np.lib.format.read_magic(member)
+                read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+                shape, _, dtype = read(member)
+                header = member.tell()
+            claimed = int(np.prod(shape, dtype=object)) * dtype.itemsize
+            if claimed != info.file_size - header:
+                raise ValueError(f"array {info.filename[:-4]!r} claims shape {tuple(shape)} of {dtype} "
+                                 f"({claimed:,} bytes) but its member holds {info.file_size - header:,}")
 
 
 def write_csv(path, header, rows) -> None:
@@ -119,6 +157,7 @@ def write_csv(path, header, rows) -> None:
 
 def read_csv(path) -> list:
     """The rows of a CSV file with a header line, as dicts of strings."""
+    _READ.append(path)
     import csv
 
     return list(csv.DictReader(Path(path).read_text().splitlines()))
@@ -142,6 +181,7 @@ _GZIP_MAGIC = b"\x1f\x8b"
 def read_bytes(path) -> bytes:
     """The bytes of ``path``, decompressed when the file is gzip (by its magic bytes, whatever its
     name). ``ValueError`` naming the file when it is missing, unreadable or a broken gzip stream."""
+    _READ.append(path)
     import gzip
     import zlib
 

@@ -36,6 +36,7 @@ import shutil
 import socket
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -54,7 +55,7 @@ _TMP = ".*.tmp"  # at every level
 NESTED = {"chunks": ("chunk_*.npz",), "runs": ("*.json", "*.weights.npz")}
 
 
-_STEADY = {"depth": 0, "deferred": None}  # see uninterrupted()
+_STEADY: dict[str, Any] = {"depth": 0, "deferred": None}  # see uninterrupted()
 
 
 @contextlib.contextmanager
@@ -172,6 +173,19 @@ def written_files(path) -> list:
                   and not fnmatch.fnmatchcase(p.name, _TMP))
 
 
+def _unreplaceable(path: Path) -> str:
+    """Why a staged replacement could not swap ``path`` out and delete it (its folder or one of its folders
+    read-only, immutable or on a read-only file system; ``path`` a mount point), or ""."""
+    if os.path.ismount(path):
+        return "it is a mount point (it cannot be moved aside)"
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        return f"its folder {str(path.parent)!r} is not writable"
+    for d in [path, *(p for p in path.rglob("*") if p.is_dir() and not p.is_symlink())]:
+        if not os.access(d, os.W_OK | os.X_OK):
+            return f"{str(d)!r} is not writable (read-only, immutable or on a read-only file system)"
+    return ""
+
+
 def _is_protected(path: Path) -> bool:
     """The working directory, one of its parents, the home directory or the root."""
     p, cwd = path.resolve(), Path.cwd().resolve()
@@ -202,7 +216,7 @@ class RunDir:
     # -- opening ---------------------------------------------------------------------------------
     @classmethod
     def open(cls, path, config: dict, *, script: str, version: str, outputs=(), overwrite: bool = False,
-             resume: bool = False, can_resume: bool = True, ignore=()) -> "RunDir":
+             resume: bool = False, can_resume: bool = True, ignore=()) -> RunDir:
         """Creates, resumes or (staged) replaces the run directory ``path`` for ``config``.
 
         Args:
@@ -312,6 +326,10 @@ class RunDir:
         if _is_protected(path):
             raise RunDirError(f"--overwrite refuses {str(path)!r}: it is the working directory, one of its "
                               "parents, the home directory or the root (--output_dir)")
+        why = _unreplaceable(path)
+        if why:  # found now, before the new run computes anything (it could not take the old one's place)
+            raise RunDirError(f"--overwrite cannot replace {str(path)!r}: {why}; make it writable or use another "
+                              "--output_dir (--output_dir)")
         old_fd = _lock(path)
         if old_fd is None:
             raise RunDirError(f"output_dir {str(path)!r}: a ccdyn run is in progress there (its lock is held); "
@@ -345,17 +363,25 @@ class RunDir:
     def _started(self) -> None:
         if self.is_started:
             return
-        self.is_started = True
         if self._final is None:
+            self.is_started = True
             return
         final, trash = self._final, self._final.parent / f".{self._final.name}.ccdyn-old-{secrets.token_hex(3)}"
-        os.rename(final, trash)
+        try:
+            os.rename(final, trash)
+        except OSError as e:  # (checked when opened; changed since): the old run stays, the new one goes
+            self.release()
+            shutil.rmtree(self._path, ignore_errors=True)
+            self._final = None
+            raise RunDirError(f"output_dir {str(final)!r} could not be replaced ({e.strerror or e}); it is kept as "
+                              "it was and the new run's outputs were removed (--output_dir)") from None
         try:
             os.rename(self._path, final)
         except OSError:
             os.rename(trash, final)
             raise RunDirError(f"output_dir {str(final)!r} changed while the new run replaced it; the new run is in "
                               f"{self._path}") from None
+        self.is_started = True
         self._path, self._final = final, None
         shutil.rmtree(trash, ignore_errors=True)
         os.close(self._old_lock_fd)
@@ -392,10 +418,23 @@ class RunDir:
                     shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
             else:
                 self.manifest.update(state="failed", error=str(error), files=written_files(self._path))
-                self._write_manifest()
+                try:
+                    self._write_manifest()
+                except OSError:  # a full disk: no room for a new file; the old manifest's own blocks do
+                    self._overwrite_manifest()
         except (OSError, RunDirError):
             pass
         self.release()
+
+    def _overwrite_manifest(self) -> None:
+        """Writes the manifest over the old one in place (not atomic), compact and without the file list:
+        truncating frees the old manifest's blocks, so this fits where a new file does not (a full disk)."""
+        text = json.dumps(io.as_json({k: v for k, v in self.manifest.items() if k != "files"}), separators=(",", ":"))
+        with open(self._path / MANIFEST, "r+b") as f:
+            f.truncate(0)
+            f.write(text.encode())
+            f.flush()
+            os.fsync(f.fileno())
 
     def release(self) -> None:
         for name in ("_lock_fd", "_old_lock_fd"):
@@ -404,12 +443,12 @@ class RunDir:
                 os.close(fd)
                 setattr(self, name, None)
 
-    def chunk_store(self) -> "ChunkStore":
+    def chunk_store(self) -> ChunkStore:
         """The run's :class:`ChunkStore`; its chunks are checked against this run's fingerprint."""
         return ChunkStore(self, self.fingerprint)
 
 
-def write_stamped(run: "RunDir", path, record: dict, arrays: dict | None = None) -> dict:
+def write_stamped(run: RunDir, path, record: dict, arrays: dict | None = None) -> dict:
     """Writes a per-setting record of a grid script as ``<path>.json`` with the run's fingerprint (read
     back by :func:`read_stamped`), and ``arrays`` (if any) as ``<path>.weights.npz`` first; marks the run
     started. Returns the stamped record."""
@@ -433,7 +472,8 @@ def read_stamped(path, fp: str, setting=None) -> dict:
         raise RunDirError(f"{path} is not readable ({e.__class__.__name__}); delete it to recompute it") from None
     got = rec.get("fingerprint") if isinstance(rec, dict) else None
     if got != fp:
-        raise RunDirError(f"{path} belongs to another run (fingerprint {got}, this run {fp}); delete it to recompute it")
+        raise RunDirError(f"{path} belongs to another run (fingerprint {got}, this run {fp}); "
+                          "delete it to recompute it")
     if setting is not None and rec.get("setting") != io.as_json(setting):
         raise RunDirError(f"{path} holds the record of another setting ({rec.get('setting')!r}, expected "
                           f"{io.as_json(setting)!r}); delete it to recompute it")

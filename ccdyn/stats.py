@@ -14,8 +14,9 @@ import jax.scipy.stats
 import numpy as np
 
 __all__ = ["wilson_interval", "intervals_overlap", "covering_intervals", "equal_counts_pvalue", "unseen_mass",
-           "finite_mean", "t_interval", "miss_bound", "inits_for_miss", "round_up", "miss_phrase", "simultaneous_intervals",
-           "richness", "basin_statistics", "MIN_CONVERGED_SHARE", "coverage", "tipping_intervals"]
+           "finite_mean", "t_interval", "miss_bound", "inits_for_miss", "round_up", "miss_phrase",
+           "simultaneous_intervals", "richness", "basin_statistics", "MIN_CONVERGED_SHARE", "coverage",
+           "tipping_intervals"]
 
 
 def wilson_interval(count, n, z: float = 1.959963984540054):

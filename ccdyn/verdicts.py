@@ -7,7 +7,15 @@ a list of checks.
 :func:`claim_record` is the one format every part's ``claims.py`` returns for the claims ledger: claim
 id, paper and location, the statement in one line, the verdict word (:data:`WORDS`), the numbers behind
 it, the check kind (:data:`CHECK_KINDS`), the reading taken where the paper is ambiguous (a docs/ anchor),
-the result path and the command that made it; :func:`ledger_markdown` renders a list of them."""
+the result path and the command that made it, and the evidence behind the word (:data:`EVIDENCE_KEYS`);
+:func:`ledger_markdown` renders a list of them.
+
+:func:`earned` is the one rule that turns evidence into a verdict word, applied by the ledger to every
+record: a measured word (from the parts) is lowered to the strongest word its evidence earns, by the
+check's significance (a p-value against the family's level, a margin against its standard error), by how
+much of the claim's scope the check covers (the whole, a special case, a consequence true by
+construction, or a claim the paper does not make) and by its kind (an estimate of what the claim needs
+certified). :func:`stronger_than_evidence` names a word the rule would not give."""
 
 from __future__ import annotations
 
@@ -16,14 +24,96 @@ import textwrap
 
 from ccdyn import io, report
 
-__all__ = ["verdict", "verdict_word", "reason", "verdict_lines", "claims_table", "claims_text", "claims_markdown", "WORDS", "CHECK_KINDS",
-           "PAPERS", "claim_record", "ledger_markdown"]
+__all__ = ["verdict", "verdict_word", "reason", "verdict_lines", "claims_table", "claims_text", "claims_markdown",
+           "WORDS", "CHECK_KINDS", "PAPERS", "claim_record", "ledger_markdown", "SCOPES", "EVIDENCE_KEYS", "LEVEL",
+           "earned", "stronger_than_evidence"]
 
 WORDS = ("holds", "partly", "fails", "not established", "not checked")
 CHECK_KINDS = ("autodiff", "closed form", "enumeration", "simulation against a closed form", "sampled estimate",
                "comparison with printed numbers", "visual")
 PAPERS = ("core", "DDN", "SimCLR-var", "ccdyn")  # the alpha-CL theory, Dual Deep Networks, the SimCLR variational
 # analysis, and ccdyn's own accuracy claims (docs/flow.md)
+
+
+SCOPES = ("full", "special case", "by construction", "estimate", "not claimed")
+# full: the check covers the claim's whole statement; special case: only part of its scope (one setting of
+# a "for all", a subset of the cases, the direction of a size); by construction: what it measures cannot
+# come out otherwise (the check cannot fail); estimate: it estimates what the claim needs certified;
+# not claimed: the row judges a reading the paper does not state.
+EVIDENCE_KEYS = ("scope", "why", "p_value", "family", "margin", "se", "failed_part")
+LEVEL = 0.05  # the family-wise significance level (Bonferroni over ``family`` comparisons)
+
+
+def _check_evidence(evidence) -> dict:
+    evidence = dict(evidence or {})
+    bad = sorted(set(evidence) - set(EVIDENCE_KEYS))
+    if bad:
+        raise ValueError(f"evidence keys {bad} not in {EVIDENCE_KEYS}")
+    if evidence.get("scope", "full") not in SCOPES:
+        raise ValueError(f"evidence scope={evidence['scope']!r} must be one of {SCOPES}")
+    if evidence.get("scope", "full") != "full" and not evidence.get("why"):
+        raise ValueError(f"evidence scope={evidence['scope']!r} needs its why")
+    if ("margin" in evidence) != ("se" in evidence):
+        raise ValueError("evidence gives a margin with its standard error (margin and se), or neither")
+    if int(evidence.get("family", 1)) < 1:
+        raise ValueError("evidence family (the number of comparisons) must be >= 1")
+    return evidence
+
+
+def earned(word: str, check, evidence=None) -> tuple:
+    """The strongest verdict word the evidence earns for a measured ``word``, and why it is lower (None
+    when it is not). The rule, in order (the first that lowers the word decides):
+
+    1. "not established" and "not checked" stay.
+    2. scope "not claimed": not established (the paper does not state it, so no word can judge the paper).
+    3. scope "by construction" (the check cannot fail) or "estimate" (it estimates what the claim needs
+       certified): holds / partly become not established; fails stays (a counterexample still refutes).
+    4. significance: with ``p_value`` above LEVEL / ``family`` (Bonferroni over the comparisons of one
+       family), or a ``margin`` within 2 standard errors ``se`` of zero, the measured difference is within
+       noise: any word becomes not established.
+    5. scope "special case": holds becomes partly (the claim's full scope is not covered); fails stays
+       (a counterexample inside the scope refutes a universal claim).
+    6. ``failed_part`` (a sub-claim another check measured false): holds becomes partly.
+
+    ``check`` is the check kind (:data:`CHECK_KINDS`); a "sampled estimate" or "comparison with printed
+    numbers" word is judged by the same significance rule as any other where the evidence gives one.
+    """
+    ev = _check_evidence(evidence)
+    if word in ("not established", "not checked"):
+        return word, None
+    scope, why = ev.get("scope", "full"), ev.get("why")
+    if scope == "not claimed":
+        return "not established", f"the paper does not make this claim: {why}"
+    if scope in ("by construction", "estimate") and word in ("holds", "partly"):
+        what = ("true by construction, the check cannot fail" if scope == "by construction"
+                else f"a {check or 'check'} of what the claim needs certified")
+        return "not established", f"{what}: {why}"
+    if ev.get("p_value") is not None:
+        family = int(ev.get("family", 1))
+        level = LEVEL / family
+        if float(ev["p_value"]) > level:
+            over = f" ({LEVEL:g} over {family} comparisons)" if family > 1 else ""
+            return "not established", (f"within noise: p = {float(ev['p_value']):.2g} > {level:.2g}{over}"
+                                       + (f"; {why}" if why else ""))
+    if ev.get("margin") is not None and abs(float(ev["margin"])) < 2 * float(ev["se"]):
+        return "not established", (f"within noise: margin {float(ev['margin']):.2g} < 2 s.e. "
+                                   f"({2 * float(ev['se']):.2g})" + (f"; {why}" if why else ""))
+    if scope == "special case" and word == "holds":
+        return "partly", f"holds on a special case of the claim's scope only: {why}"
+    if ev.get("failed_part") and word == "holds":
+        return "partly", f"a part fails: {ev['failed_part']}"
+    return word, None
+
+
+def stronger_than_evidence(row: dict) -> str | None:
+    """Why a ledger row's (or record's) verdict is stronger than its evidence earns, or None: the word
+    :func:`earned` gives from the measured word (``record_verdict`` where the row keeps it, else its
+    ``verdict``), the check kind and the ``evidence`` must be the row's word."""
+    measured = row.get("record_verdict") or row["verdict"]
+    word, why = earned(measured, row.get("check"), row.get("evidence"))
+    if row["verdict"] != word:
+        return f"{row.get('id', '?')}: says {row['verdict']!r}, the evidence earns {word!r} ({why or 'measured'})"
+    return None
 
 
 def verdict(claim, parts, numbers) -> dict:
@@ -116,9 +206,9 @@ def claims_markdown(checks) -> str:
             + report.markdown_table(*claims_table(checks)) + "\n")
 
 
-def claim_record(claim_id: str, paper: str, location: str, statement: str, judged, numbers, check: str, *,
+def claim_record(claim_id: str, paper: str, location: str, statement: str, judged, numbers, check: str | None, *,
                  reading: str | None = None, result: str | None = None, command: str | None = None,
-                 note: str | None = None) -> dict:
+                 note: str | None = None, evidence: dict | None = None) -> dict:
     """One verdict record of the claims ledger.
 
     Args:
@@ -133,13 +223,16 @@ def claim_record(claim_id: str, paper: str, location: str, statement: str, judge
         the command that made it.
       note: the reason that qualifies the verdict word, in a few words (e.g. "direction only, not the
         size", "the bound is 670-18 000x the measured value"); the word stays one of :data:`WORDS`.
+      evidence: what the word rests on (:data:`EVIDENCE_KEYS`: scope and why, p_value and family, margin
+        and se, failed_part), judged by :func:`earned` in the ledger; the record keeps the measured word.
 
     Returns:
       ``{"id", "paper", "location", "statement", "verdict", "note", "parts", "numbers", "check", "reading",
-      "result", "command"}`` (``parts``: the sub-claims of a :func:`verdict` dict, else {}).
+      "result", "command"}`` and ``"evidence"`` when any is given (``parts``: the sub-claims of a
+      :func:`verdict` dict, else {}).
 
     Raises:
-      ValueError: an empty id or statement, an unknown paper, verdict word or check kind.
+      ValueError: an empty id or statement, an unknown paper, verdict word, check kind or evidence key.
     """
     if not claim_id or not statement:
         raise ValueError("a claim record needs an id and a statement")
@@ -153,9 +246,13 @@ def claim_record(claim_id: str, paper: str, location: str, statement: str, judge
         raise ValueError(f"verdict={word!r} must be one of {WORDS}")
     if check not in CHECK_KINDS and not (check is None and word == "not checked"):
         raise ValueError(f"check={check!r} must be one of {CHECK_KINDS} (None only for 'not checked')")
-    return {"id": claim_id, "paper": paper, "location": location, "statement": statement, "verdict": word,
-            "note": note, "parts": parts, "numbers": io.as_json(numbers), "check": check, "reading": reading,
-            "result": result, "command": command}
+    out = {"id": claim_id, "paper": paper, "location": location, "statement": statement, "verdict": word,
+           "note": note, "parts": parts, "numbers": io.as_json(numbers), "check": check, "reading": reading,
+           "result": result, "command": command}
+    evidence = _check_evidence(evidence)
+    if evidence:  # only where there is some: records stored before the rule keep their form
+        out["evidence"] = io.as_json(evidence)
+    return out
 
 
 def ledger_markdown(records) -> str:

@@ -80,6 +80,7 @@ def main(argv):
     t_start = time.time()
     cli.check_memory_of(_memory, *cli.sizes_of(FLAGS, SIZES), "8 float64 arrays of (n_grid + tile) x 9 points x "
                         "max(views_per_circle, ripple_views) + of tile x 2^shift_m x shift_d^2")
+    cli.check_counts(FLAGS, ("max_steps",), loops=("max_steps",), formula="the engine's step counter")
     values = {f.name: FLAGS[f.name].value for f in dataclasses.fields(augmentation.AugmentationConfig)}
     values.update(ripple_views=cli.ints(FLAGS.ripple_views), shift_ranges=cli.ints(FLAGS.shift_ranges))
     try:  # the config validates every flag; its message names the flag

@@ -52,6 +52,11 @@ def main(argv):
     t0 = time.time()
     cli.check_memory_of(_memory, *cli.sizes_of(FLAGS, ("n_samples", "d")),
                         "8 float64 arrays of n_samples x d + 4 of d x d")
+    per_w = (len(FLAGS.taus) + 1) * len(FLAGS.radii)  # finite differences over the sample at each w
+    cli.check_counts(FLAGS, ("n_random_w", "n_samples", "d", "m"), steps=lambda **f: (f["--n_random_w"] + f["--m"]) * per_w,
+                     ops=lambda **f: 8 * (f["--n_random_w"] + f["--m"]) * per_w * f["--n_samples"] * f["--d"],
+                     memory=lambda **f: 1000 * (f["--n_random_w"] + f["--m"]) * per_w,
+                     formula=f"(n_random_w + m) points x {per_w} finite differences over n_samples x d; ~1 kB rows")
     cfg = cor2_exact.Cor2ExactConfig(
         d=FLAGS.d, m=FLAGS.m, ortho_eps=FLAGS.ortho_eps, std=FLAGS.std, data_seed=FLAGS.data_seed,
         taus=cli.floats(FLAGS.taus), n_random_w=FLAGS.n_random_w, n_samples=FLAGS.n_samples,

@@ -11,6 +11,7 @@ Writes thm5_remark.json (the numbers, the claim record, the command) and thm5_re
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from absl import flags
 
@@ -32,9 +33,16 @@ flags.register_validator("sigma_l", lambda v: v >= 0, "--sigma_l must be >= 0")
 def main(argv):
     del argv
     cfg = thm5_remark.Thm5RemarkConfig(c=FLAGS.c, gamma=FLAGS.gamma, sigma_l=FLAGS.sigma_l)
+    try:  # closed forms in float64, computed before the run directory exists
+        record = thm5_remark.run(cfg)
+        values = [x for v in record["values"].values() for x in (v if isinstance(v, list) else [v])]
+        if not all(math.isfinite(x) for x in values):
+            raise OverflowError("a number is not finite")
+    except (OverflowError, ZeroDivisionError) as e:
+        cli.fail(f"--c={cfg.c:.12g}, --gamma={cfg.gamma:.12g}, --sigma_l={cfg.sigma_l:.12g}: the remark's numbers "
+                 f"leave float64 ({e}); use a smaller --c or --sigma_l, or a --gamma further from 1")
     run = cli.open_run_dir(FLAGS.output_dir, dataclasses.asdict(cfg), script="scripts/ddn_thm5.py",
                            outputs=OUTPUTS, overwrite=FLAGS.overwrite, can_resume=False)
-    record = thm5_remark.run(cfg)
     saved = cli.with_run_record("scripts/ddn_thm5.py", record, omit=("rows",))
     saved["claims"] = claims.thm5_remark_claims(saved, result=str(FLAGS.output_dir))
     md = thm5_remark.markdown(record) + "\n" + verdicts.ledger_markdown(saved["claims"])

@@ -60,6 +60,13 @@ def main(argv):
         cli.check_memory(8 * FLAGS.max_points * ((1 << 18) * (1 + sq * FLAGS.max_points) + 32 * base.tile),
                          "--max_points", f"float64 4 x 2^16 grid angles x max_points{' x max_points' if sq else ''}, "
                          "32 tile x max_points in the basins run")
+        cli.check_counts(FLAGS, ("max_points", "n_init"), extra={"--set_seeds": (len(seeds), 20)},
+                         ops=lambda **f: 4 * f["--set_seeds"] * ((1 << 20) + f["--n_init"]) * f["--max_points"],
+                         seconds=lambda **f: 0.05 * f["--set_seeds"], formula="sets x (a basins run and its analysis, "
+                         ">= 0.05 s, + an exact grid of 2^20 angles + n_init inits x max_points)")
+        sets = flow_accuracy.circle_sets(seeds, FLAGS.min_points, FLAGS.max_points)
+        if sq and (problem := flow_accuracy.degenerate_tau_set(sets, base.tau, base.activation.h)):
+            cli.fail(problem)  # as scripts/basins.py refuses it, on every set
     else:
         if base.dynamics.method != "flow":
             cli.fail(f"--method={base.dynamics.method}: --check=rtol varies --flow_rtol, use --method=flow")

@@ -90,6 +90,9 @@ def main(argv):
     sizes = cli.sizes_of(FLAGS, ("depths", "widths", "n_seeds", "batch_size", "n_eval", "samples_per_epoch"))
     cli.check_memory_of(_memory, *sizes, "float32 n_seeds x (3 x the parameters + the activations of 3 batch_size + "
                         "n_eval samples + 3 words per step, samples_per_epoch / batch_size steps an epoch)")
+    cli.check_counts(FLAGS, ("epochs", "samples_per_epoch", "batch_size"), steps=lambda **f: len(cfg.settings()) *
+                     f["--epochs"] * max(1, f["--samples_per_epoch"] // f["--batch_size"]),
+                     formula="settings x epochs x samples_per_epoch / batch_size sequential SGD steps")
     settings = cfg.settings()  # process 0 alone writes; the settings are spread over the processes
     run, _ = cli.open_run_of_process_0(pid, n_proc, FLAGS.output_dir, cfg.run_config(), script="scripts/hltm.py",
                                        outputs=OUTPUTS, overwrite=FLAGS.overwrite, resume=FLAGS.resume)

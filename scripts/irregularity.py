@@ -65,6 +65,11 @@ def main(argv):
     del argv
     t0 = time.time()
     cli.check_memory_of(_memory, *cli.sizes_of(FLAGS, ("n_samples", "d")), "2 float64 arrays of n_samples x d + 4 of d x d")
+    starts = len(FLAGS.ortho_eps) * len(FLAGS.angles_deg) * FLAGS.n_patterns  # each start's trajectory is kept
+    cli.check_counts(FLAGS, ("n_steps", "d", "m"), loops=("n_steps",), steps=lambda **f: f["--n_steps"],
+                     ops=lambda **f: starts * f["--n_steps"] * 2 ** min(f["--m"], 64) * f["--d"],
+                     memory=lambda **f: 8 * starts * (f["--n_steps"] + 1) * f["--d"],
+                     formula=f"{starts} starts x n_steps steps of the 2^m-point population in d; float64 trajectories")
     cfg = theorem3.Theorem3Config(
         d=FLAGS.d, m=FLAGS.m, q=FLAGS.q, ortho_eps=cli.floats(FLAGS.ortho_eps),
         angles_deg=cli.floats(FLAGS.angles_deg), n_patterns=FLAGS.n_patterns, gammas=cli.floats(FLAGS.gammas),

@@ -78,6 +78,10 @@ def main(argv):
     cli.check_memory_of(_memory, *sizes, f"float32 n_seeds x (4 n (steps / record_every + 1) + 12 M^2 + 8 n M + 4 n^2) "
                         f"for n = {3 * _C.per_cluster} + max(small_sizes, {_C.per_cluster}) points and width M, "
                         "+ float64 24 mc_seeds x max mc_Ms")
+    runs = (len(FLAGS.dims) * 4, len(FLAGS.widths) + len(FLAGS.taus) + len(FLAGS.small_sizes))  # (Figs. 5-6, grid)
+    cli.check_counts(FLAGS, ("steps", "grid_steps", "record_every"), loops=("record_every",),
+                     steps=lambda **f: runs[0] * f["--steps"] + runs[1] * f["--grid_steps"],
+                     formula=f"{runs[0]} runs x steps + {runs[1]} grid runs x grid_steps sequential steps")
     kc = kernel.KernelConfig(mc_Ms=cli.ints(FLAGS.mc_Ms), mc_seeds=FLAGS.mc_seeds, seed=FLAGS.seed)
     cc = clusters.ClusterStudyConfig(dims=cli.ints(FLAGS.dims), steps=FLAGS.steps, record_every=FLAGS.record_every,
                                   tau=FLAGS.tau, n_seeds=FLAGS.n_seeds, grid_steps=FLAGS.grid_steps,

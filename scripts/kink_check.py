@@ -18,9 +18,8 @@ from __future__ import annotations
 import dataclasses
 import time
 
-from absl import flags
-
 import jax
+from absl import flags
 
 jax.config.update("jax_enable_x64", True)
 
@@ -70,10 +69,15 @@ def main(_argv):
     if given := [f"--{n}" for n in script_flags.DATA_FLAG_NAMES if FLAGS[n].present]:
         cli.fail(f"{', '.join(given)}: kink_check draws its own clouds (--set_seeds, --min_points, --max_points)")
     seeds = cli.or_fail(cli.seed_range, "set_seeds", FLAGS.set_seeds)
+    cli.check_counts(FLAGS, (), extra={"--set_seeds": (len(seeds), 8)}, seconds=lambda **f: 0.05 * f["--set_seeds"],
+                     formula="a basins run, its kink analysis and a probe per set, >= 0.05 s each")
     sq = base.alpha == "gaussian"  # the probe's (pairwise) features; the basins run's tiles
     cli.check_memory_of(lambda **f: 8 * f["--max_points"] * (f["--probe_dirs"] * (3 + sq * f["--max_points"])
                         + 32 * base.tile), *cli.sizes_of(FLAGS, ("max_points", "probe_dirs")), "float64 probe_dirs x "
                         f"max_points{' x max_points' if sq else ''} in the probe, 32 tile x max_points in the basins run")
+    clouds = ((s, flow_accuracy.random_cloud(s, FLAGS.min_points, FLAGS.max_points)[0]) for s in seeds)
+    if sq and (problem := flow_accuracy.degenerate_tau_set(clouds, base.tau)):
+        cli.fail(problem)  # as scripts/basins.py refuses it, on every set
     run = cli.open_run_dir(FLAGS.output_dir, {"base": dataclasses.asdict(base), "set_seeds": FLAGS.set_seeds,
                                                "min_points": FLAGS.min_points, "max_points": FLAGS.max_points,
                                                "probe_dirs": FLAGS.probe_dirs, "compare_methods": FLAGS.compare_methods},
@@ -111,7 +115,7 @@ def main(_argv):
             geo = kink_probe.extent(x, p, w, tau)  # the probe's radii and r_geo / 2 (when > 0)
             radii = RADII + ((geo["r_geo"] / 2,) if geo["r_geo"] > 0 else ())
             rises = kink_probe.probe_rises(pot, w, dirs, radii)
-            opt.append({k: r[k] for k in ("optimum", "count", "energy", "residual", "kink_rank", "certificate",
+            opt.append({k: r.get(k) for k in ("optimum", "count", "energy", "residual", "kink_rank", "certificate",
                                           "certificate_note", "stable", "multipliers")} |
                        {"w": w.tolist(), "probe_rise": max(rises), "probe_radii": radii, "probe_rise_by_radius": rises,
                         "geometry": geo, "judgement": kink_probe.judge(radii, rises, geo["r_geo"])})

@@ -43,10 +43,20 @@ def _memory(**f) -> int:  # bytes: a draw's error and rank kept in lists (a lowe
     return 64 * f["--draws"]
 
 
+def _cost(C, K, M, d, n) -> int:  # a draw's float operations: C n^K joint points, each a (K M)^2 outer product
+    return C * n ** K * ((K * M) ** 2 + K * M * d)
+
+
 def main(argv):
     del argv
     cli.check_memory_of(_memory, *cli.sizes_of(FLAGS, ("draws",)), "64 bytes (a Python float and int in lists) "
                         "per draw of --draws")
+    shapes = [_shape(s) for s in FLAGS.shapes]
+    cli.check_memory(max(8 * (4 * (K * M) ** 2 + C * K * n * d + K * M * d) for C, K, M, d, n in shapes), "--shapes",
+                     "float64 4 (K M)^2 covariances + C K n d points + K M d filters of the largest shape")
+    cost = (max(_cost(*s) for s in shapes), max(_cost(*_shape(s)) for s in FLAGS["shapes"].default))
+    cli.check_counts(FLAGS, ("draws",), extra={"--shapes": cost}, ops=lambda **f: len(shapes) * f["--draws"] * f["--shapes"],
+                     formula="shapes x draws x C n^K ((K M)^2 + K M d) of the largest shape")
     cfg = lemma5_general.Lemma5Config(shapes=tuple(_shape(s) for s in FLAGS.shapes), draws=FLAGS.draws,
                                       seed=FLAGS.seed)
     run = cli.open_run_dir(FLAGS.output_dir, dataclasses.asdict(cfg), script="scripts/lemma5_general.py",

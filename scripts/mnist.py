@@ -92,8 +92,10 @@ def _config(images, f: dict):
     n, px = images.shape[0], images[0].size  # K = 4 RFs of px / 4 pixels each, M = --n_filters per RF
     memory = lambda **s: 4 * (images.size + 2 * s["--n_seeds"] * (  # noqa: E731 -- bytes
         n * (1 + 4 * s["--n_filters"]) + 3 * s["--n_filters"] * (px + 4 * s["--d_out"]) + 4 * s["--batch_size"] * px))
-    cli.check_memory_of(memory, *cli.sizes_of(FLAGS, ("n_seeds", "n_filters", "d_out", "batch_size")),
-                        "4 B x (n H W + 2 n_seeds x (n (1 + K M) + 3 (M H W + d_out K M) + 4 batch H W))")
+    cli.check_counts(FLAGS, ("n_seeds", "n_filters", "d_out", "batch_size", "steps"), memory=memory, steps=lambda **s:
+                     s["--steps"], ops=lambda **s: 8 * s["--n_seeds"] * s["--steps"] * s["--batch_size"] * px * s["--n_filters"],
+                     formula="4 B x (n H W + 2 n_seeds x (n (1 + K M) + 3 (M H W + d_out K M) + 4 batch H W)); "
+                     "2 n_seeds x steps x 4 batch H W x M products")
     return cfg
 
 
@@ -124,7 +126,6 @@ def main(argv):
     run = cli.open_run_dir(FLAGS.output_dir, config, script="scripts/mnist.py", outputs=OUTPUTS,
                            overwrite=FLAGS.overwrite, can_resume=False)
     cli.log(f"{data}: {images.shape[0]} images {images.shape[1]}x{images.shape[2]}; {2 * cfg.n_seeds} runs")
-
     low = np.log(cfg.train.batch_size - 1) - 2 / cfg.train.tau  # unit outputs: d_ij^2 <= 2
     cli.log(f"loss: InfoNCE, Eq. 1 with eps = 0 (the positive is not in the log-sum-exp), >= log(N-1) - 2/tau = "
             f"{low:.2f} here: negative values are expected")
@@ -134,7 +135,6 @@ def main(argv):
             m = [v[np.isfinite(v)].mean() if np.isfinite(v).any() else np.nan  # over the finite runs, no warning
                  for v in np.asarray(losses).reshape(-1, 2).T]
             cli.log(f"  step {done}/{cfg.train.steps}  mean loss no_aug {m[0]:.4f}  aug {m[1]:.4f}  {time.time() - t0:.0f} s")
-
     record = mnist.run(images, cfg, block=FLAGS.block, on_block=progress)
     summary = _write(run.path, record, cfg, data)
     for c in mnist.CONDITIONS:  # one line per seed that a score leaves out, never averaged in

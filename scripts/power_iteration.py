@@ -51,6 +51,9 @@ def main(argv):
     t0 = time.time()
     cli.check_memory_of(_memory, *cli.sizes_of(FLAGS, ("d", "m", "n_steps")),
                         "float64 2^M d data + M n_steps moves + 4 M d^2 for the certificates")
+    cli.check_counts(FLAGS, ("n_steps", "d", "m"), loops=("n_steps",), steps=lambda **f: f["--n_steps"],
+                     ops=lambda **f: f["--n_steps"] * f["--m"] * 2 ** min(f["--m"], 64) * f["--d"],
+                     formula="n_steps steps of M starts over the 2^M-point population in d")
     cfg = fig1.Fig1Config(d=FLAGS.d, m=FLAGS.m, q=FLAGS.q, ortho_eps=cli.floats(FLAGS.ortho_eps), act=FLAGS.act,
                           n_steps=FLAGS.n_steps, data_seed=FLAGS.data_seed)
     run = cli.open_run_dir(FLAGS.output_dir, dataclasses.asdict(cfg), script="scripts/power_iteration.py",

@@ -5,17 +5,12 @@
     python scripts/continuation.py --param=ortho_eps --values=0,0.1,0.2,0.3 --n_init=2000 --output_dir=runs/c
     python scripts/saddles.py --continuation=runs/c --output_dir=results/saddles/ortho_eps
 
-For every pair of optima (basin fraction >= --min_fraction) whose basins touch (random probes whose end
-flips under a --touch_angle perturbation; --pairs=all: every pair): a string of --n_images images on the
-sphere with a climbing image (all pairs and images in one jitted program), the exact saddle refined from the
-climbing image (float64; on ReLU kinks by active sets), its certificate (an index-1 saddle, or why not),
-and the optima that its two sides reach under the run's own dynamics. Writes saddles.json (every pair:
-saddle, energy, the optima, certificate, path energies), barriers.csv (the minimax saddle energy between
-every two optima over the certified saddles; diagonal: the optima's energies), disconnectivity.png,
-paths.png, then prints the pair table. With --continuation (a scripts/continuation.py run) the same at
-every value of its parameter: along.json, along.csv, along.png (barriers against the parameter).
-Several hosts: one process per host with --coordinator_address=HOST:PORT --num_processes=P --process_id=I;
-the pairs and saddles are split over every device of every process, and process 0 alone writes.
+For every pair of optima (basin fraction >= --min_fraction) whose basins touch (probes; --pairs=all: every
+pair): strings with a climbing image from the great circle and from each boundary region the probes found,
+the exact saddles (float64), their certificates, the optima their sides reach. Writes saddles.json,
+barriers.csv (minimax saddle energies), disconnectivity.png, paths.png and prints the pair table; with
+--continuation, the same at every value (along.json, along.csv, along.png). Several hosts: one process per
+host (--coordinator_address, --num_processes, --process_id); process 0 alone writes. docs/saddles.md.
 """
 
 from __future__ import annotations
@@ -45,18 +40,19 @@ flags.DEFINE_integer("n_steps", D.n_steps, "String steps (the last half with a c
                      upper_bound=saddles.MAX_STEPS)
 flags.DEFINE_float("step", D.step, "String step relative to the path's largest ||A(w) w||, in (0, 1].")
 flags.DEFINE_float("min_fraction", D.min_fraction, "Only optima with at least this basin fraction, in [0, 1).")
-flags.DEFINE_float("probe_angle", D.probe_angle, "Each side of a saddle is followed from this angle (rad), in "
-                   "(0, 0.1).")
+flags.DEFINE_float("probe_angle", D.probe_angle, "Each side of a saddle is followed from this angle (rad).")
 flags.DEFINE_float("match_tol", D.match_tol, "An end within this distance of an optimum reaches it, in (0, 1).")
-flags.DEFINE_enum("pairs", D.pairs, ["touching", "all"], "Search the pairs whose basins touch (random probes whose "
-                  "end flips under a --touch_angle perturbation) or every pair.")
+flags.DEFINE_enum("pairs", D.pairs, ["touching", "all"], "The pairs whose basins touch (probes) or every pair.")
 flags.DEFINE_integer("touch_inits", D.touch_inits, "Probes of the touching test.", lower_bound=1,
                      upper_bound=saddles.MAX_TOUCH_INITS)
 flags.DEFINE_float("touch_angle", D.touch_angle, "Perturbation of the touching test (rad), in (0, 0.5).")
 flags.DEFINE_bool("check_all", False, "With --pairs=touching, also search every pair and compare the barriers.")
-flags.DEFINE_integer("max_pairs", D.max_pairs, "Refuse more pairs than this.", lower_bound=1,
-                     upper_bound=saddles.MAX_PAIRS)
-cli.define_run_flags(None, resume=False, what="Where the outputs go (default <run>/saddles).")
+flags.DEFINE_integer("max_pairs", D.max_pairs, "Refuse more pairs.", lower_bound=1, upper_bound=saddles.MAX_PAIRS)
+flags.DEFINE_integer("n_bisect", D.n_bisect, "Bisections of a flipping probe.", lower_bound=0, upper_bound=40)
+flags.DEFINE_float("region_angle", D.region_angle, "Boundary points of a pair this close (rad) are one region.",
+                   lower_bound=1e-6, upper_bound=3.14)
+flags.DEFINE_integer("max_seeds", D.max_seeds, "Regions seeded per pair.", lower_bound=0, upper_bound=saddles.MAX_SEEDS)
+cli.define_run_flags(None, resume=False, what="Where the outputs go (default: the input run's path + '-saddles').")
 cli.define_multihost_flags()
 flags.register_multi_flags_validator(["run", "continuation"], lambda f: (f["run"] is None) != (f["continuation"] is None),
                                      "give exactly one of --run and --continuation")
@@ -78,11 +74,21 @@ def _open(pid, n_proc, path, config, outputs, overwrite):
                                      overwrite=overwrite, can_resume=False)[0]
 
 
+def _out_dir(given, source: str, flag: str) -> str:
+    """--output_dir, by default beside the input run (its path + '-saddles'); refused inside the input run
+    (a folder of another run, which that run could then neither resume nor overwrite)."""
+    out = Path(given) if given else Path(str(Path(source)) + "-saddles")
+    src = Path(source).resolve()
+    if out.resolve() == src or src in out.resolve().parents:
+        cli.fail(f"--output_dir: {out} lies inside the run that {flag}={source} names; give a directory of its own")
+    return str(out)
+
+
 def _along(cfg, t0, continuation: str, output_dir, pid, n_proc, overwrite):
+    output_dir = _out_dir(output_dir, continuation, "--continuation")
     rec = cli.read_run_json(Path(continuation) / "continuation.json", script="scripts/continuation.py",
                             flag="--continuation", keys=("config", "runs"))
-    run = _open(pid, n_proc, output_dir or str(Path(continuation) / "saddles"),
-                {**dataclasses.asdict(cfg), "continuation": str(continuation)}, ALONG_OUTPUTS, overwrite)
+    run = _open(pid, n_proc, output_dir, {**dataclasses.asdict(cfg), "continuation": str(continuation)}, ALONG_OUTPUTS, overwrite)
     out = cli.or_fail(saddles.along, cfg, rec, log=cli.log if pid == 0 else None, mesh=_mesh())
     if run is None:  # another process: its share of every pair computed, nothing written
         return
@@ -92,8 +98,8 @@ def _along(cfg, t0, continuation: str, output_dir, pid, n_proc, overwrite):
     for r in out["per_value"]:  # the pairs' saddles and certificates, without their paths
         if "record" in r:
             rr = r.pop("record")
-            r.update({k: rr[k] for k in keep}, pairs=[{k: p[k] for k in ("pair", "energy", "certified", "note", "kind",
-                                                                          "reaches", "saddle")} for p in rr["pairs"]])
+            r.update({k: rr[k] for k in keep}, searches=[{k: p[k] for k in ("pair", "seed", "energy", "certified",
+                  "note", "kind", "reaches", "saddle")} for p in rr["searches"]], saddles=rr["saddles"])
     io.write_json(run.path / "along.json", {**cli.with_run_record("scripts/saddles.py", out, num_processes=n_proc), "wall_s": time.time() - t0})
     path = cli.finish(run)
     print("\n".join([report.format_table(saddles.ALONG_COLUMNS, saddles.along_rows(out)), *report.key_lines(saddles.ALONG_KEY)]))
@@ -107,13 +113,15 @@ def main(argv):
     cfg = saddles.SaddlesConfig(n_images=FLAGS.n_images, n_steps=FLAGS.n_steps, step=FLAGS.step,
                                 min_fraction=FLAGS.min_fraction, probe_angle=FLAGS.probe_angle,
                                 match_tol=FLAGS.match_tol, pairs=FLAGS.pairs, touch_inits=FLAGS.touch_inits,
-                                touch_angle=FLAGS.touch_angle, check_all=FLAGS.check_all, max_pairs=FLAGS.max_pairs)
+                                touch_angle=FLAGS.touch_angle, check_all=FLAGS.check_all, max_pairs=FLAGS.max_pairs,
+                                n_bisect=FLAGS.n_bisect, region_angle=FLAGS.region_angle, max_seeds=FLAGS.max_seeds)
     if FLAGS.continuation:
         return _along(cfg, t0, FLAGS.continuation, FLAGS.output_dir, pid, n_proc, FLAGS.overwrite)
+    out_name = _out_dir(FLAGS.output_dir, FLAGS.run, "--run")
     summary = cli.read_run_json(Path(FLAGS.run) / "summary.json", script="scripts/basins.py", flag="--run",
                                 keys={"config": dict, "optima": list})
-    if not all(isinstance(r, dict) and isinstance(r.get("fraction"), (int, float)) for r in summary["optima"]):
-        cli.fail(f"--run: {FLAGS.run}/summary.json: its optima are not rows with a basin fraction (re-run scripts/basins.py)")
+    if (problem := saddles.check_summary(summary)) is not None:
+        cli.fail(f"--run: {FLAGS.run}/summary.json: {problem} (re-run scripts/basins.py)")
     k = len(saddles.optima_of(summary, cfg.min_fraction))
     if k < 2:
         cli.fail(f"--run: {FLAGS.run} has {k} optima with basin fraction >= {cfg.min_fraction} (--min_fraction); "
@@ -121,7 +129,6 @@ def main(argv):
     if FLAGS.pairs == "all" and k * (k - 1) // 2 > FLAGS.max_pairs:
         cli.fail(f"--max_pairs: {k} optima make {k * (k - 1) // 2} pairs, more than {FLAGS.max_pairs}; raise "
                  "--min_fraction or --max_pairs")
-    out_name = FLAGS.output_dir or str(Path(FLAGS.run) / "saddles")
     run = _open(pid, n_proc, out_name, {**dataclasses.asdict(cfg), "run": str(FLAGS.run)}, OUTPUTS, FLAGS.overwrite)
     record = cli.or_fail(saddles.run, cfg, summary, log=cli.log if pid == 0 else None, mesh=_mesh())
     if run is None:
@@ -130,9 +137,8 @@ def main(argv):
     n = len(record["optima"])
     io.write_csv(out / "barriers.csv", ["optimum"] + [str(j) for j in range(n)],
                  [[i] + [f"{v:.12g}" for v in row] for i, row in enumerate(record["barrier_matrix"])])
-    title = f"{summary['config']['act']}, {summary['config']['data']['data']}: {n} optima"
-    io.save_figure(out / "disconnectivity.png", figures.disconnectivity_figure(record, title))
-    io.save_figure(out / "paths.png", figures.saddle_paths_figure(record, title))
+    for name, fig in (("disconnectivity", figures.disconnectivity_figure), ("paths", figures.saddle_paths_figure)):
+        io.save_figure(out / f"{name}.png", fig(record, f"{summary['config']['act']}, {summary['config']['data']['data']}: {n} optima"))
     io.write_json(out / "saddles.json", {**cli.with_run_record("scripts/saddles.py", record, num_processes=n_proc),
                                          "wall_s": time.time() - t0})
     out = cli.finish(run)

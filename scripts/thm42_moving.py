@@ -63,6 +63,10 @@ def _memory(**f) -> int:  # bytes: the float64 inputs X (n, D) and weights B (d,
 def main(argv):
     del argv
     cli.check_memory_of(_memory, *cli.sizes_of(FLAGS, ("n", "D", "d", "M")), "float64 D (n + d M): the inputs and weights")
+    cli.check_counts(FLAGS, ("steps", "n", "D", "d", "M"), loops=("steps",), steps=lambda **f: 3 * f["--steps"],
+                     ops=lambda **f: 3 * f["--steps"] * f["--n"] * f["--D"] * f["--d"] * f["--M"],
+                     memory=lambda **f: 8 * 3 * f["--steps"] * f["--d"] * f["--M"] * f["--D"],
+                     formula="3 cases x steps weight steps of n inputs through d x M x D weights, each step's kept")
     cfg = thm42_moving.Thm42Config(n=FLAGS.n, D=FLAGS.D, d=FLAGS.d, M=FLAGS.M, tau=FLAGS.tau, lr=FLAGS.lr,
                                    steps=FLAGS.steps, seed=FLAGS.seed)
     run = cli.open_run_dir(FLAGS.output_dir, dataclasses.asdict(cfg), script="scripts/thm42_moving.py",

@@ -90,7 +90,6 @@ def _train(cfg, s, i, n, save_weights):
         if done == steps or done % max(cfg.block, steps // 5) == 0:
             v = np.asarray(ls)[np.isfinite(ls)]
             cli.log(f"[{i + 1}/{n}] {s.tag}: step {done}/{steps}  loss {v.mean() if v.size else np.nan:.4f}  {time.time() - t1:.1f} s")
-
     r = token_grid.run_setting(s, cfg.train, n_seeds=cfg.n_seeds, seed=cfg.seed, spec=cfg.spec, d_out=cfg.d_out,
                                block=cfg.block, on_block=progress)
     for k, step in token_grid.nonfinite_seeds(r):
@@ -127,7 +126,8 @@ def main(argv):
         train=two_layer.TrainConfig(tau=FLAGS.tau, normalize=FLAGS.normalize, lr=FLAGS.lr, momentum=FLAGS.momentum,
                                     weight_decay=FLAGS.weight_decay, batch_size=FLAGS.batch_size, steps=FLAGS.steps,
                                     quadratic_form=FLAGS.quadratic_form, on_nonfinite=FLAGS.on_nonfinite))
-    cli.check_memory_of(_memory, *cli.sizes_of(FLAGS, SIZES), token_grid.memory_estimate(cfg)[2])
+    cli.check_counts(FLAGS, SIZES + ("steps",), memory=_memory, steps=lambda **f: len(cfg.settings()) * f["--steps"],
+                     formula=f"{token_grid.memory_estimate(cfg)[2]}; settings x steps sequential steps")
     settings = cfg.settings()  # process 0 alone writes; the settings are spread over the processes
     run, _ = cli.open_run_of_process_0(pid, n_proc, FLAGS.output_dir, cfg.run_config(), script="scripts/two_layer.py",
                                        outputs=OUTPUTS, overwrite=FLAGS.overwrite, resume=FLAGS.resume)

@@ -75,6 +75,8 @@ def main(argv):
     cli.check_memory_of(memory, *[{"--n_seeds": n, "--betas": max(cli.ints(b)), "--Ps": max(cli.ints(p))} for n, b, p in
                                   ((FLAGS.n_seeds, FLAGS.betas, FLAGS.Ps), (3, ["5"], ["10"]))],
                         token_grid.memory_estimate(grid)[2])
+    cli.check_counts(FLAGS, ("checkpoints",), steps=lambda **f: len(grid.settings()) * f["--checkpoints"],
+                     formula="settings x the last checkpoint's sequential steps")
     config = {**grid.run_config(), "acts": grid.acts, "betas": grid.betas, "ps": grid.ps, "loss": FLAGS.loss,
               "bn": FLAGS.bn, "checkpoints": checkpoints, "reference": FLAGS.reference}
     run = cli.open_run_dir(FLAGS.output_dir, config, script="scripts/two_layer_steps.py", outputs=OUTPUTS,

@@ -33,8 +33,9 @@ _SADDLES = {"optima": [{"energy": 0.32, "fraction": 0.5, "ci95": [0.4, 0.6], "st
                        {"energy": 0.31, "fraction": 0.3, "ci95": [0.2, 0.4], "stable": True, "pattern": 1},
                        {"energy": 0.30, "fraction": 0.2, "ci95": [0.1, 0.3], "stable": False, "pattern": None}],
             "merges": [[0.25, 0, 1, [0], [1]], [0.22, 1, 2, [0, 1], [2]]],
-            "pairs": [{"path_arc": [0.0, 0.5, 1.0], "path_energies": [0.32, 0.25, 0.31], "energy": 0.25,
-                       "certified": True, "string": {"climbing_image": 1}}]}
+            "landscape": "E_alpha",
+            "searches": [{"path_arc": [0.0, 0.5, 1.0], "path_energies": [0.32, 0.25, 0.31], "energy": 0.25,
+                          "certified": True, "string": {"climbing_image": 1}}]}
 
 CASES = {
     "landscape_figure": lambda: one_layer_figures.landscape_figure(

@@ -18,6 +18,8 @@ tear the runtime down under those threads -- raising KeyboardInterrupt there and
 what crashed (``Fatal Python error: Segmentation fault``). A signal that arrives inside a
 :func:`ccdyn.rundir.uninterrupted` section (a manifest or a staged swap being written) is handled when
 it closes.
+Parsing (in :func:`start`) refuses a positional argument and a flag given twice (absl would keep the
+last silently; ``DEFINE_multi_*`` flags may repeat); ``--help`` / ``--helpshort`` exit 0.
 :func:`check_memory` and :func:`check_tolerance` are the start-up checks against the device's memory
 and the dtype's resolution.
 """
@@ -35,24 +37,62 @@ import jax
 import numpy as np
 from absl import app, flags
 
-from ccdyn import parallel, rundir
+from ccdyn import io, parallel, rundir
 
-__all__ = ["start", "fail", "or_fail", "check_memory", "check_memory_of", "sizes_of", "driving_flag", "check_tolerance", "interrupted", "install_signal_handlers"]
+__all__ = ["start", "fail", "or_fail", "check_memory", "check_memory_of", "sizes_of", "driving_flag", "check_tolerance",
+           "interrupted", "install_signal_handlers"]
 
 ACTIVE_RUNS: list = []  # the run directories this process opened (marked failed by start() on an error)
 INPUTS: list = []  # (flag, path) of the other runs' files this process read (cli.read_run_json), for the error line
 
 
+HELP_FLAGS = ("help", "helpshort", "helpfull", "helpxml", "h", "?")  # absl's own: print help, then exit
+
+
 def _parse_flags(argv):
+    _refuse_repeats(argv[1:])
     try:
         rest = flags.FLAGS(argv)
     except flags.Error as e:
         fail(e)
+    except SystemExit as e:  # a help flag printed what was asked: success (absl exits 1)
+        sys.exit(0 if e.code == 1 else e.code)
+    if len(rest) > 1:
+        fail(f"unexpected argument {rest[1]!r}: the script takes only --flags (e.g. --name=value); "
+             "quote a value that holds spaces")
     for name in list(flags.FLAGS):
         f = flags.FLAGS[name]
         if isinstance(f.value, float) and not math.isfinite(f.value):
             fail(f"--{name}={f.value} must be a finite number")
     return rest
+
+
+def _flag_name(arg: str):
+    """The name of the flag that the command-line word ``arg`` sets (``--x=1``, ``-x``, ``--nox`` for a
+    boolean ``x``), or None (a value, or no flag of this script: parsing names that one)."""
+    if not arg.startswith("-") or arg in ("-", "--"):
+        return None
+    name = arg.lstrip("-").split("=", 1)[0]
+    if name in flags.FLAGS:
+        return name
+    if name.startswith("no") and name[2:] in flags.FLAGS and flags.FLAGS[name[2:]].boolean:
+        return name[2:]
+    return None
+
+
+def _refuse_repeats(args) -> None:
+    """Ends the script when one flag is given twice (absl keeps the last silently): the user meant one of
+    them. Flags that take several values (``DEFINE_multi_*``) may repeat; ``--`` ends the flags."""
+    seen: dict[str, str] = {}
+    for arg in args:
+        if arg == "--":
+            break
+        name = _flag_name(arg)
+        if name is None or isinstance(flags.FLAGS[name], flags.MultiFlag) or name in HELP_FLAGS:
+            continue
+        if name in seen:
+            fail(f"--{name} is given twice ({seen[name]} and {arg}); give each flag once")
+        seen[name] = arg
 
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -90,6 +130,7 @@ def start(main, argv=None) -> None:
     before = {s: signal.getsignal(s) for s in SIGNALS}
     install_signal_handlers()
     INPUTS.clear()
+    io.recently_read(clear=True)
 
     def guarded(argv):
         try:
@@ -127,7 +168,7 @@ def _one_line(e: BaseException, phase: str = "") -> str:
         return f"{e.strerror or first} ({e.filename})" if e.filename else first
     what = f"{type(e).__name__}: {first[:300]}" if first else f"{type(e).__name__} (no message)"
     where = _where(e)
-    read = ", ".join(f"{flag}={path}" for flag, path in INPUTS[-3:])  # what a reader's failure most likely concerns
+    read = ", ".join(_reads())  # what a reader's failure most likely concerns
     context = "; ".join(x for x in (f"raised at {where}" if where else "", f"after reading {read}" if read else "",
                                     phase) if x)
     return f"{what} ({context}; set CCDYN_TRACEBACK=1 for the traceback)"
@@ -230,8 +271,18 @@ def or_fail(fn, *args, **kwargs):
     one ``error:`` line (the library's errors name the flag or file)."""
     try:
         return fn(*args, **kwargs)
-    except (ValueError, OSError) as e:
+    except OSError as e:
         fail(e)
+    except ValueError as e:  # a message naming no file while the script works on files it read: name them
+        text, read = str(e), _reads()
+        named = not read or any(r.split("=", 1)[-1] in text for r in read)
+        fail(text if named else f"{text} (after reading {', '.join(read)})")
+
+
+def _reads() -> list:
+    """What the script read last: the other runs' files (``--flag=path``) or else the files :mod:`ccdyn.io`
+    read; the error line of a failure while working on them names them."""
+    return [f"{flag}={path}" for flag, path in INPUTS[-3:]] or io.recently_read()
 
 
 def fail(message) -> None:

@@ -1,7 +1,8 @@
 """List flags and their validators: :func:`floats` / :func:`ints` parse a list flag;
 :func:`register_numbers` and :func:`register_subset` register a validator whose one-line message names
 the flag and the accepted range (an empty list, or an entry listed twice, is refused unless the flag
-asks otherwise); :func:`register_unique` is that refusal alone (for lists of paths or fractions); :func:`define_seed` is every script's seed flag, bounded to [0, :data:`SEED_MAX`]."""
+asks otherwise); :func:`register_unique` is that refusal alone (for lists of paths or fractions);
+:func:`define_seed` is every script's seed flag, bounded to [0, :data:`SEED_MAX`]."""
 
 from __future__ import annotations
 
@@ -25,10 +26,14 @@ def define_seed(name: str, default: int, help_text: str) -> None:
 
 
 def seed_range(flag: str, text: str) -> range:
-    """``START:STOP`` (STOP excluded, 0 <= START < STOP) as a range; ``ValueError`` naming ``--flag``."""
+    """``START:STOP`` (STOP excluded, 0 <= START < STOP <= :data:`SEED_MAX` + 1: every seed a seed flag
+    takes) as a range; ``ValueError`` naming ``--flag``. How many seeds a run can afford is the script's
+    check (:func:`ccdyn.cli.check_counts`)."""
     parts = text.split(":")
     if len(parts) != 2 or not all(p.strip().isdigit() for p in parts) or int(parts[0]) >= int(parts[1]):
         raise ValueError(f"--{flag}={text!r} must be START:STOP with integers 0 <= START < STOP")
+    if int(parts[1]) > SEED_MAX + 1:
+        raise ValueError(f"--{flag}={text!r}: seeds lie in [0, {SEED_MAX}], so STOP must be <= {SEED_MAX + 1}")
     return range(int(parts[0]), int(parts[1]))
 
 
@@ -44,7 +49,7 @@ def _repeated(values) -> list:
 def _parse(values, kind):
     try:
         return tuple(kind(v) for v in values)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, ArithmeticError):  # ArithmeticError: Fraction("1/0"), an overflow
         return None
 
 

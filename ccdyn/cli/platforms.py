@@ -22,7 +22,8 @@ __all__ = ["skip_absent_tpu"]
 def skip_absent_tpu() -> str | None:
     """Set ``jax_platforms`` to JAX's registered platforms less ``tpu`` when no TPU can be there;
     returns the list set, or None when JAX is left as it is (see the module docstring)."""
-    if "JAX_PLATFORMS" in os.environ or jax.config.jax_platforms:
+    # jax.config.read refuses a flag with a context manager, as jax_platforms is; its attribute is made at run time
+    if "JAX_PLATFORMS" in os.environ or jax.config.jax_platforms:  # type: ignore[attr-defined]
         return None
     try:  # JAX's registry of backends has no public accessor; any change there leaves JAX's default
         from jax._src import hardware_utils, xla_bridge

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import Any
 
 from ccdyn.report import duration
 
@@ -56,7 +57,7 @@ def progress(t0: float, every_s: float = 2.0, *, max_steps: int | None = None, c
     left from the first block on (:func:`eta`; ``max_steps``: the dynamics' step limit, which bounds a
     chunk; ``chunk_size``: where each chunk starts, also after a resume; ``clock``: the time source).
     Inside a chunk the engine counts its stopped inits as done, so the chunk ends at ``done + running``."""
-    state = {"last": 0.0, "chunk_t0": t0, "end": None, "start": 0, "prev": None, "step_s": None,
+    state: dict[str, Any] = {"last": 0.0, "chunk_t0": t0, "end": None, "start": 0, "prev": None, "step_s": None,
              "done_inits": 0, "done_s": 0.0}
 
     def start_of(end: int) -> int:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from ccdyn import io
 from ccdyn.data.dataset import Dataset, make_dataset
 
@@ -32,8 +34,21 @@ def load_dataset(path, dtype=None) -> Dataset:
         raise ValueError(f"data_path {str(path)!r} has unknown arrays {unknown}; allowed: {sorted(FIELDS)}")
     try:
         return make_dataset(dtype=dtype, **fields)
-    except ValueError as e:  # a bad field (non-finite, wrong shape, ...): name the file too
-        raise ValueError(f"data_path {str(path)!r}: {e}") from None
+    except ValueError as e:  # a bad field (non-finite, wrong shape, ...): name the file too, and the first bad row
+        raise ValueError(f"data_path {str(path)!r}: {e}{_first_non_finite(fields)}") from None
+
+
+def _first_non_finite(fields) -> str:
+    """`` (the first: x row 3, column 1)``: where the first non-finite entry of the fields lies, or ""."""
+    for name in FIELDS:
+        a = fields.get(name)
+        if a is None or np.asarray(a).dtype.kind not in "fc" or np.all(np.isfinite(a)):
+            continue
+        at = np.argwhere(~np.isfinite(np.asarray(a)))[0]
+        where = f"row {at[0]}" + (f", column {at[-1]}" if len(at) == 2 else f", index {tuple(int(i) for i in at[1:])}"
+                                  if len(at) > 2 else "")
+        return f" (the first: {name} {where}, {np.asarray(a)[tuple(at)]})"
+    return ""
 
 
 def save_dataset(path, ds: Dataset) -> None:

@@ -2,17 +2,23 @@
 
 A :class:`Certificate` states, for a unit vector w*:
 
-- ``residual`` = ||P_w^perp A(w*) w*|| (zero at a critical point of Eq. 7);
+- ``residual`` = ||P_w^perp u(w*)|| for the flow's own field u (zero at a critical point of Eq. 7): u =
+  A(w*) w* for a homogeneous h (Lemma 3; p grad E), and u = grad E_{sg(alpha)}(w*) =
+  C_alpha[x h'(w*^T x), h(w*^T x)] for any other h (tanh, gelu, a user's softplus), where A(w) w is not the
+  gradient; ``field_norm`` = ||u(w*)|| and ``stationarity`` = residual / field_norm, the relative
+  Riemannian gradient ||P^perp grad E|| / ||grad E|| (invariant to the factor p);
 - ``lam1``, ``lam2``, ``gap`` = lambda_1 - lambda_2 of A(w*) and ``rayleigh`` = w*^T A(w*) w*;
 - ``alignment`` = |w*^T phi_1(w*)|;
-- ``is_lme`` (Def. 3): w* is an eigenvector (small residual) whose eigenvalue is the distinct
-  largest one (alignment ~ 1 and gap > 0);
+- ``is_lme`` (Def. 3): w* is an eigenvector of A(w*) (small ||P^perp A(w*) w*||) whose eigenvalue is the
+  distinct largest one (alignment ~ 1 and gap > 0); a statement about A(w*), which for a non-homogeneous h
+  says nothing about stationarity;
 - ``hessian_max``: the largest eigenvalue of the Riemannian Hessian of E_alpha on the unit sphere at
   w*, from autodiff through E with alpha held fixed at its value at w* (Eq. 2),
   Hess = Q^T (grad^2 E - (w*^T grad E) I) Q for an orthonormal basis Q of the tangent space;
 - ``is_stable``: critical (small residual) and ``hessian_max < 0``: a strict local maximum of E.
 
-Tolerances are relative to the scale lambda_1 (or |grad^2 E| for the Hessian), so one set works in
+Tolerances are relative to the scale lambda_1 (homogeneous h: ||A(w*) w*|| is about lambda_1 there), to
+||grad E|| (any other h), or to |grad^2 E| for the Hessian, so one set works in
 float32 (loose) and float64 (tight). Certify in float64 (``--x64``) when the numbers matter.
 For ReLU the autodiff Hessian is exact wherever no support point lies on the hyperplane
 w*^T x = 0 (then A is locally constant and E = w^T A w / 2 there).
@@ -46,7 +52,7 @@ __all__ = ["Certificate", "certify", "riemannian_hessian", "default_tol", "flow_
 
 
 class Certificate(NamedTuple):
-    residual: jax.Array
+    residual: jax.Array  # ||P^perp u(w)||, u the flow's field (A(w) w for homogeneous h, else grad E)
     lam1: jax.Array
     lam2: jax.Array
     gap: jax.Array
@@ -56,6 +62,8 @@ class Certificate(NamedTuple):
     hessian_max: jax.Array
     is_lme: jax.Array
     is_stable: jax.Array
+    field_norm: jax.Array  # ||u(w)||
+    stationarity: jax.Array  # residual / field_norm: the relative Riemannian gradient of E
 
 
 def default_tol(dtype) -> float:
@@ -100,11 +108,18 @@ def _certify(ds: Dataset, act: Activation, w, pairwise: Pairwise, tol: float):
     lam1, lam2 = evals[-1], evals[-2]
     scale = jnp.maximum(jnp.max(jnp.abs(evals)), jnp.finfo(w.dtype).tiny)
     aw = a @ w
-    residual = jnp.linalg.norm(aw - jnp.dot(w, aw) * w)
+    eigen_residual = jnp.linalg.norm(aw - jnp.dot(w, aw) * w)  # Def. 3: w an eigenvector of A(w)
     alignment = jnp.abs(jnp.dot(w, evecs[:, -1]))
     gap = lam1 - lam2
-    critical = residual <= tol * scale
-    is_lme = critical & (gap > tol * scale) & (alignment >= 1.0 - tol) & (lam1 > tol * scale)
+    is_lme = (eigen_residual <= tol * scale) & (gap > tol * scale) & (alignment >= 1.0 - tol) & (lam1 > tol * scale)
+    tiny = jnp.finfo(w.dtype).tiny
+    if act.homogeneous:  # the field is A(w) w = p grad E (Lemma 3)
+        u, residual, critical = aw, eigen_residual, eigen_residual <= tol * scale
+    else:  # the field is grad E_{sg(alpha)} = C_alpha[x h'(w^T x), h(w^T x)], not A(w) w
+        u = dynamics.ascent(ds, act, w[None], pairwise)[0]
+        residual = jnp.linalg.norm(u - jnp.dot(w, u) * w)
+        critical = residual <= tol * jnp.maximum(jnp.linalg.norm(u), tiny)
+    field_norm = jnp.linalg.norm(u)
     hess = riemannian_hessian(ds, act, w, pairwise)
     hess_max = jnp.linalg.eigvalsh(hess)[-1]
     hess_scale = jnp.maximum(jnp.max(jnp.abs(hess)), scale)
@@ -112,6 +127,7 @@ def _certify(ds: Dataset, act: Activation, w, pairwise: Pairwise, tol: float):
         residual=residual, lam1=lam1, lam2=lam2, gap=gap, rayleigh=jnp.dot(w, aw),
         alignment=alignment, energy=dynamics.energy(ds, act, w[None], pairwise)[0],
         hessian_max=hess_max, is_lme=is_lme, is_stable=critical & (hess_max < -tol * hess_scale),
+        field_norm=field_norm, stationarity=residual / jnp.maximum(field_norm, tiny),
     )
 
 
@@ -184,6 +200,14 @@ def assess_many(ds64: Dataset, act: Activation, pw: Pairwise, W, *, kink_ref: di
     - ``"none"``: not certified (``certificate_note`` says why); ``stable`` is then False. No probe
       decides stability.
 
+    ``stationarity`` is the measure the certificate itself tested (``stationarity_measure`` names it):
+    ``"gradient"``, the relative Riemannian gradient ||P^perp u|| / ||u|| of the flow's field u (A(w) w for a
+    homogeneous h, grad E otherwise; the smooth test needs it <= ``smooth_tol``, relative to lambda_1 for a
+    homogeneous h), or ``"kkt"`` on kinks, the KKT residual on the active intersection with the multipliers'
+    fit, relative to lambda_1 (:func:`ccdyn.one_layer.kinks.kink_certificate`; needs <= 1e-9).
+    ``residual`` stays ||P^perp u|| itself (on kinks: of A(w) with h'(0) = 0 on the active views, which
+    is not the sliding field and is not 0 at a kink maximum).
+
     Args:
       kink_ref: :func:`ccdyn.one_layer.kinks.refine`'s output for W (required for an activation with
         kinks); without it (smooth activations) only the smooth test applies.
@@ -193,14 +217,18 @@ def assess_many(ds64: Dataset, act: Activation, pw: Pairwise, W, *, kink_ref: di
     kc = None
     if kink_ref is not None:
         kc = jax.device_get(kinks.kink_certificate(ds64, act, pw, kink_ref))
-        status = np.asarray(kink_ref["status"])
+        status, iterations = np.asarray(kink_ref["status"]), kink_ref["iterations"]
     tol = default_tol(ds64.x.dtype)
     rows = []
     for i in range(W.shape[0]):
         scale = max(abs(float(cert.lam1[i])), 1e-300)
-        smooth = bool(cert.residual[i] <= smooth_tol * scale)
+        if act.homogeneous:
+            smooth = bool(cert.residual[i] <= smooth_tol * scale)
+        else:  # relative to ||grad E||: A(w)'s lambda_1 is not the field's scale
+            smooth = bool(cert.stationarity[i] <= smooth_tol)
         row = {"energy": float(cert.energy[i]), "eigengap": float(cert.gap[i]), "lam1": float(cert.lam1[i]),
-               "residual": float(cert.residual[i]), "smooth": smooth, "is_lme": bool(cert.is_lme[i]),
+               "residual": float(cert.residual[i]), "stationarity": float(cert.stationarity[i]),
+               "stationarity_measure": "gradient", "smooth": smooth, "is_lme": bool(cert.is_lme[i]),
                "hessian_max": float(cert.hessian_max[i]), "strict_max_fixed_alpha": bool(cert.is_stable[i]),
                "flow_jacobian_max_real": float(flow_max[i]), "kink_rank": 0}
         if kc is None:
@@ -224,8 +252,9 @@ def assess_many(ds64: Dataset, act: Activation, pw: Pairwise, W, *, kink_ref: di
                        gate_coefficients=kc["gate_coefficients"][i][msk].tolist(),
                        one_sided_max=float(kc["one_sided_max"][i]) if rank else None,
                        jacobian_v_max=jv if np.isfinite(jv) else None,
-                       stationarity=float(kc["stationarity"][i]), flat_kinks=int(kc["flat_kinks"][i]),
-                       refine_iterations=int(kink_ref["iterations"][i]))
+                       stationarity=float(kc["stationarity"][i]), stationarity_measure="kkt" if rank else "gradient",
+                       flat_kinks=int(kc["flat_kinks"][i]),
+                       refine_iterations=int(iterations[i]))
         row.update(stable=certificate != "none", certificate=certificate, certificate_note=note)
         rows.append(row)
     return rows

@@ -14,6 +14,8 @@ claim a committed result checks: :func:`fig8_claims`, :func:`patterns_claims`, :
 
 from __future__ import annotations
 
+import math
+
 from ccdyn import verdicts
 
 __all__ = ["theorem3_verdict", "rotation_verdict", "shift_verdict", "exact_2d_check", "rtol_check",
@@ -37,15 +39,17 @@ def rotation_verdict(config, per_act: dict, ripple: dict) -> str:
     """Holds when, with the whole circle (a = 1), no activation has a prominent maximum left, E is flat
     to ``min_prominence`` and the engine puts no basin mass on a prominent peak. ``config``: the study's
     ``AugmentationConfig`` (its ``min_prominence``, ``n_init`` and ``rotation_views``)."""
-    full = {name: next((r for r in d["rows"] if r["a"] == 1.0), None) for name, d in per_act.items()}
-    if any(r is None for r in full.values()):
+    found = {name: next((r for r in d["rows"] if r["a"] == 1.0), None) for name, d in per_act.items()}
+    if any(r is None for r in found.values()):
         return "rotation: no verdict (--ranges lacks 1, the whole circle)"
+    full = {name: r for name, r in found.items() if r is not None}  # every one of them, as just checked
     none = {name: next((r for r in d["rows"] if r["a"] == 0.0), None) for name, d in per_act.items()}
     holds = all(r["grid"]["n_prominent"] == 0 and r["grid"]["energy_range_rel"] < config.min_prominence
                 and r.get("basins", {"peak_mass": 0.0})["peak_mass"] == 0 for r in full.values())
     parts = []
     for name, r in full.items():
-        before = none[name]["grid"]["n_prominent"] if none[name] else "?"
+        start = none[name]
+        before = start["grid"]["n_prominent"] if start else "?"
         text = (f"{name}: {before} -> {r['grid']['n_prominent']} prominent maxima, E flat to "
                 f"{r['grid']['energy_range_rel']:.1e} of max|E| without augmentation")
         if ripple[name]["loglog_slope"] is not None and name != "linear":
@@ -80,9 +84,10 @@ def shift_verdict(records: list, d: int) -> str:
     return (f"shift verdict: App. B.5 {'HOLDS' if holds else 'FAILS'} for Z_{d} — {g['n_optima']} optima fall into "
             f"{g['n_orbits']} shift orbits of sizes {g['orbit_sizes']}, {g['n_complete']}/{g['n_orbits']} complete "
             f"(size d / #stab), energies equal within an orbit to {g['max_relative_spread']:.1e} (relative); basins "
-            f"equal within an orbit: smallest chi-square p {p_text} (Bonferroni level {level:.2g}), {covered}/{members} "
-            f"members' 95% Wilson intervals cover their orbit's mean fraction (~95% expected), intervals of "
-            f"{sum(o['wilson_overlap'] for o in multi)}/{len(multi)} orbits share a common point; {others}.")
+            f"equal within an orbit: smallest chi-square p {p_text} (Bonferroni level {level:.2g}), "
+            f"{covered}/{members} members' 95% Wilson intervals cover their orbit's mean fraction (~95% expected), "
+            f"intervals of {sum(o['wilson_overlap'] for o in multi)}/{len(multi)} orbits share a common point; "
+            f"{others}.")
 
 
 def exact_2d_check(table: list, min_fraction: float, n_init: int, method: str, flow_rtol: float) -> dict:
@@ -206,9 +211,21 @@ def thm1_claims(record: dict, *, result: str = "results/theory/roughness/table",
                "stable_without_the_condition": sum(bool(o["fd_stable"]) for o in rows if not o["thm1"])}
     v = verdicts.verdict("Thm. 1", {"every optimum with lambda_gap > rho is stable": stable == len(covered)}
                          if covered else None, numbers)
+    trivial = sum(o["rho"] == 0 for o in covered)
+    numbers["of_those_rho_zero"] = trivial
+    ev = {"scope": "by construction", "why": f"the optima are the flow's end points, stable by construction "
+          f"({stable + numbers['stable_without_the_condition']} of {len(rows)} stable, with or without the "
+          f"condition), so no optimum can contradict the theorem; {trivial} of the {len(covered)} with "
+          f"lambda_gap > rho have rho = 0, where the condition is trivial"}
     return [verdicts.claim_record("core-thm1", "core", "Thm. 1 (Sec. 3.2)",
                                   "an optimum whose eigengap exceeds the local roughness rho is stable", v, numbers,
-                                  "sampled estimate", result=result, command=command)]
+                                  "sampled estimate", result=result, command=command, evidence=ev)]
+
+
+COR2_SCOPE = {"scope": "special case", "why": "Cor. 2 states r(w*, alpha_g) = z0(alpha_g) r(w*, alpha_u) for "
+              "Thm. 2's bound quantity r; this row checks only its consequence that the roughness rho falls "
+              "(direction); the size r_g = z0 r_u is checked by neither Cor. 2 row (core-cor2-exact checks "
+              "rho_g / rho_u <= z0 for rho, not r)"}
 
 
 def cor2_claims(record: dict, *, result: str = "results/theory/cor2/roughness", command: str | None = None) -> list:
@@ -228,7 +245,7 @@ def cor2_claims(record: dict, *, result: str = "results/theory/cor2/roughness", 
     v = verdicts.verdict("Cor. 2", parts, numbers)
     return [verdicts.claim_record("core-cor2", "core", "Cor. 2", "Gaussian alpha lowers the local roughness rho "
                                   "relative to uniform alpha (direction)", v, numbers, "sampled estimate",
-                                  result=result, command=command)]
+                                  result=result, command=command, evidence=COR2_SCOPE)]
 
 
 
@@ -263,7 +280,8 @@ def kink_claims(record: dict, *, result: str = "results/basins/kink_check", comm
     if stable and all("judgement" in o for o in stable):
         judged = [o["judgement"] for o in stable]
         numbers["judgements"] = {j: judged.count(j) for j in dict.fromkeys(judged)}
-        test = {"no stable-labelled optimum is 'not a max' (probe and r_geo)": "not a max" not in judged}
+        test: dict[str, bool] | None = {"no stable-labelled optimum is 'not a max' (probe and r_geo)":
+                                        "not a max" not in judged}
     else:
         test = {"every stable-labelled optimum: probe rise < 0": max(rises) < 0} if rises else None
     v = verdicts.verdict("kinks", test, numbers)
@@ -285,9 +303,13 @@ def augmentation_claims(record: dict, *, result: str = "results/theory/augmentat
     command = _command(record, command, "python scripts/augmentation.py --overwrite")
     rot, shift = record["verdicts"]["rotation"], record["verdicts"]["shift"]
     settings = record["shift"]["settings"]
+    by_construction = {"scope": "by construction", "why": "with the whole circle of rotations E is the average of E "
+                       "over SO(2), a constant on the circle, so no maximum can be left whatever the data (the "
+                       "check measures the discretization ripple, not the claim)"}
     return [verdicts.claim_record("core-appB5-rotation", "core", "App. B.5 (Fig. 8 data)",
                                   "rotation augmentation over the whole circle removes every prominent maximum",
-                                  _app_b5_word(rot), {"verdict": rot}, "enumeration", result=result, command=command),
+                                  _app_b5_word(rot), {"verdict": rot}, "enumeration", result=result, command=command,
+                                  evidence=by_construction),
             verdicts.claim_record("core-appB5-shift", "core", "App. B.5",
                                   "cyclic-shift augmentation (Z_d) ties the optima into complete orbits of equal "
                                   "energy and basin size", _app_b5_word(shift),
@@ -337,10 +359,14 @@ def cor2_exact_claims(record: dict, *, result: str = "results/theory/cor2/exact"
              "rho_gaussian / rho_uniform <= z0 at every w and tau":
              bool(gauss) and all(r["ratio_exact"] <= r["z0"] + 1e-12 for r in gauss)}
     v = verdicts.verdict("Cor. 2 (exact)", parts, numbers)
+    ev = dict(COR2_SCOPE, why="Cor. 2 states r(w*, alpha_g) = z0(alpha_g) r(w*, alpha_u) for Thm. 2's bound "
+              "quantity r; this row checks the roughness rho itself (rho_g / rho_u = E[phi0 h] / E[h] <= z0), "
+              "the corollary's consequence, not the equality r_g = z0 r_u, which no row checks")
     return [verdicts.claim_record("core-cor2-exact", "core", "Cor. 2 with Thm. 2 (Eq. 93-100)",
                                   "Gaussian alpha lowers the ReLU local roughness by at least z0(alpha_g) relative "
                                   "to uniform alpha (exact factor E[phi0 h] / E[h])", v, numbers, "closed form",
-                                  reading="docs/independent_checks.md#cor-2", result=result, command=command)]
+                                  reading="docs/independent_checks.md#cor-2", result=result, command=command,
+                                  evidence=ev)]
 
 
 def theorem3_exact_claims(record: dict, *, result: str = "results/theory/thm3_exact",
@@ -361,11 +387,15 @@ def theorem3_exact_claims(record: dict, *, result: str = "results/theory/thm3_ex
                "uncertified_converged": sum(bool(s["converged"]) for s in starts if s["gamma_exact"] is None)}
     v = verdicts.verdict("Thm. 3 (exact)", {"every exactly certified start: in B_gamma, c_t at rate gamma, "
                                             "converged": held == len(ok)} if ok else None, numbers)
+    ev = {"scope": "special case", "why": "the exact certificate exists only where no data hyperplane crosses "
+          "the cap B_gamma, so A(w) is constant on it (the caps are at most "
+          f"{numbers['largest_exact_cap_deg'] or 0:.1f} deg); Thm. 3 is stated for any A(w) with a Lipschitz "
+          "constant L, and where A varies on the cap the theorem is not exercised"}
     return [verdicts.claim_record("core-thm3-exact", "core", "Thm. 3 (Def. 4, Eq. 10-11, Lemma 11)",
                                   "power iteration from a start with sup omega <= gamma on B_gamma stays in B_gamma "
                                   "and converges at rate gamma (L, kappa, sup omega exact on ReLU activation regions)",
                                   v, numbers, "closed form", reading="docs/independent_checks.md#thm-3",
-                                  result=result, command=command)]
+                                  result=result, command=command, evidence=ev)]
 
 
 
@@ -387,7 +417,8 @@ def kernel_lemmas_claims(record: dict, *, result: str = "results/theory/kernel_l
     n1 = {"max_abs_alpha_err": {str(t): last[t][3] for t in taus}, "min_phi": {str(t): last[t][4] for t in taus},
           "degree": {str(t): last[t][1] for t in taus}}
     v1 = verdicts.verdict("Lemma 1", {f"phi >= 0 and phi phi^T = alpha to {alpha_tol:g} at every tau":
-                                      bool(taus) and all(last[t][4] >= 0 and last[t][3] <= alpha_tol for t in taus)}, n1)
+                                      bool(taus) and all(last[t][4] >= 0 and last[t][3] <= alpha_tol
+                                                         for t in taus)}, n1)
     n2 = {"eq4_rel_diff": {str(t): last[t][5] for t in taus},
           "batch_mean_rel_err": {f"{r[0]:g} N={r[1]}": r[2] for r in batch},
           "fall_smallest_to_largest_N": {str(t): fall[t] for t in taus}}
@@ -395,7 +426,7 @@ def kernel_lemmas_claims(record: dict, *, result: str = "results/theory/kernel_l
         f"kernel sum = population pairwise form (rel. {eq4_tol:g})": bool(taus) and all(last[t][5] <= eq4_tol
                                                                                        for t in taus),
         f"batch Eq. 3 error falls >= {min_fall:g}x from the smallest to the largest N":
-        bool(taus) and all(fall[t] is not None and fall[t] >= min_fall for t in taus)}, n2)
+        bool(taus) and all(f is not None and f >= min_fall for f in (fall[t] for t in taus))}, n2)
     return [verdicts.claim_record("core-lemma1", "core", "Lemma 1 (Def. 1)", "Gaussian alpha of a function bounded "
                                   "below has kernel structure with non-negative features", v1, n1, "closed form",
                                   result=result, command=command),
@@ -452,8 +483,10 @@ def barrier_ortho_claims(record: dict, *, result: str = "results/saddles/ortho_e
     parts = {f"every value: {m} pattern optima": all(r["optima"] == m for r in rows),
              "every value: all optima joined by certified saddles": all(r["all_joined"] for r in rows),
              "every value: every barrier > 0": have and min(lows) > 0,
-             "the lowest barrier falls at every step of the overlap": have and all(b < a for a, b in zip(lows, lows[1:])),
-             "the median barrier falls at every step of the overlap": have and all(b < a for a, b in zip(meds, meds[1:]))}
+             "the lowest barrier falls at every step of the overlap":
+                 have and all(b < a for a, b in zip(lows, lows[1:])),
+             "the median barrier falls at every step of the overlap":
+                 have and all(b < a for a, b in zip(meds, meds[1:]))}
     numbers = {"param": record["param"], "per_value": rows}
     return [verdicts.claim_record("ccdyn-barriers-ortho-eps", "ccdyn", "docs/saddles.md (core Thm. 3 Eq. 11, Fig. 1)",
                                   "a larger pattern overlap ||U^T U - I|| lowers the barriers between the pattern "
@@ -478,10 +511,11 @@ def barrier_tau_claims(record: dict, *, result: str = "results/saddles/tau", com
     by_tau = sorted(rows, key=lambda r: r["value"])
     small, large = by_tau[0], by_tau[-1]
     deep = small["relative_depth_median"] is not None and large["relative_depth_median"] is not None
-    parts = {"more optima at the smallest tau than at the largest": small["optima"] > large["optima"],
-             "every value: all optima joined by certified saddles": all(r["all_joined"] for r in rows),
-             "deeper optima (median relative depth) at the smallest tau than at the largest":
-                 deep and small["relative_depth_median"] > large["relative_depth_median"]}
+    parts: dict[str, bool] | None = {
+        "more optima at the smallest tau than at the largest": small["optima"] > large["optima"],
+        "every value: all optima joined by certified saddles": all(r["all_joined"] for r in rows),
+        "deeper optima (median relative depth) at the smallest tau than at the largest":
+            deep and small["relative_depth_median"] > large["relative_depth_median"]}
     numbers = {"param": record["param"], "per_value": rows}
     note = "barriers over one string per pair: upper bounds of the true barriers"
     if not deep:  # no certified saddle joins an optimum at one end: the depth has nothing to be judged on
@@ -494,3 +528,28 @@ def barrier_tau_claims(record: dict, *, result: str = "results/saddles/tau", com
                                   verdicts.verdict("barriers vs tau", parts, numbers), numbers, "sampled estimate",
                                   reading="docs/saddles.md#barrier-studies", result=result, command=command,
                                   note=note)]
+
+
+def appE1_orthogonal_claims(record: dict, *, result: str = "results/landscape", command: str | None = None,
+                            tol: float = 1e-6) -> list:
+    """App. E.1 (Fig. 8): "unlike PCA directions, these local optima are not orthogonal to each other". Nine
+    directions in R^2 cannot be mutually orthogonal, so the statement's content is read pairwise: no two
+    ReLU maxima are orthogonal (|cos(theta_i - theta_j)| > ``tol``), by enumeration of every pair of the
+    maxima the dense grid found and refined (``landscape.json``); linear's two maxima +-phi_1 are reported.
+    The numbers give the pair nearest to orthogonal."""
+    command = _command(record, command, "python scripts/landscape.py --overwrite")
+
+    theta = record["activations"]["relu"]["maxima_theta"]
+    pairs = [(i, j, abs(math.cos(theta[i] - theta[j]))) for i in range(len(theta)) for j in range(i + 1, len(theta))]
+    i, j, low = min(pairs, key=lambda t: t[2]) if pairs else (None, None, None)
+    numbers = {"relu_maxima": len(theta), "pairs": len(pairs), "orthogonal_pairs": sum(c <= tol for *_, c in pairs),
+               "min_abs_cos": low,
+               "nearest_pair_theta_over_pi": [theta[i] / math.pi, theta[j] / math.pi] if pairs else None}
+    v = verdicts.verdict("App. E.1", {f"no pair of ReLU maxima orthogonal (|cos| > {tol:g})":
+                                      numbers["orthogonal_pairs"] == 0} if len(pairs) else None, numbers)
+    return [verdicts.claim_record("core-appE1-not-orthogonal", "core", "App. E.1 (Fig. 8)",
+                                  "unlike PCA directions, the ReLU local maxima are not orthogonal to each other",
+                                  v, numbers, "enumeration", result=result, command=command)]
+
+
+__all__ += ["appE1_orthogonal_claims"]

@@ -10,8 +10,11 @@ For a node f = h(w^T x) with a homogeneous activation of degree p (h'(x) x = p h
 - the flow dw/dt = P_w^perp A(w) w (Eq. 7) and power iteration w <- A(w) w / ||A(w) w|| (Eq. PI),
   with the shift A - lambda_min I + eps I of App. B.4 available when A(w) is not PSD.
 
-For a non-homogeneous activation (tanh, gelu) the field u(w) = C_alpha[x~^w, h(w^T x)] is the
-gradient of E_alpha (not A(w) w), so the flow is still gradient ascent; power iteration is refused.
+For a non-homogeneous activation (tanh, gelu, a user's softplus: :func:`ccdyn.activations.custom_activation`)
+the field u(w) = C_alpha[x~^w, h(w^T x)] is the gradient of E_{sg(alpha)} (not A(w) w: the two agree only
+when z h'(z) = h(z)), so the flow is still gradient ascent; power iteration is refused. Every consumer of
+"the field" (the flow's steps and stopping test, :mod:`ccdyn.one_layer.stepper`, the certificates'
+residual and flow Jacobian, :mod:`ccdyn.one_layer.certify`) uses this u, never A(w) w.
 
 Batched math: the inits are the rows of W (k, d). u(W) is two GEMMs with the init axis first,
 Z = W X^T and U = (h'(Z) o S L) X, where S holds p h(Z) and L is the population Laplacian of
@@ -93,8 +96,9 @@ def _features(ds: Dataset, fn, W):
 def ascent(ds: Dataset, act: Activation, W, pairwise: Pairwise = UNIFORM):
     """u(w) = C_alpha[x~^w, p h(w^T x)] for every row w of W (k, d) -> (k, d).
 
-    Equals A(w) w (Lemma 3) for a homogeneous activation of degree p, and grad E_alpha(w) for a
-    non-homogeneous one. Two GEMMs with the init axis first: Z = W X^T, then U = G X.
+    Equals A(w) w = p grad E_{sg(alpha)}(w) (Lemma 3) for a homogeneous activation of degree p, and
+    grad E_{sg(alpha)}(w) (alpha under stop-gradient, Eq. 2) for a non-homogeneous one. Two GEMMs with the
+    init axis first: Z = W X^T, then U = G X.
     """
     check_w(ds, W, 2, "W")
     s, z, x = _features(ds, lambda z: act.degree * act.h(z), W)
@@ -102,6 +106,7 @@ def ascent(ds: Dataset, act: Activation, W, pairwise: Pairwise = UNIFORM):
     if ds.x_aug is None:
         g = act.dh(z) * ls
     else:
+        assert ds.p_aug is not None  # make_dataset sets the view probabilities with the views
         g = (act.dh(z) * ds.p_aug[None] * ls[:, :, None]).reshape(W.shape[0], -1)
     return g @ x
 
@@ -143,11 +148,12 @@ def a_matrices(ds: Dataset, act: Activation, W, pairwise: Pairwise = UNIFORM):
 
 
 def field_jacobian(ds: Dataset, act: Activation, w, pairwise: Pairwise = UNIFORM):
-    """Jacobian of the flow field on the sphere at a fixed point w (Eq. 7), in a tangent basis Q:
+    """Jacobian of the flow field P^perp u(w) on the sphere at a fixed point w (Eq. 7), in a tangent basis Q:
 
-        J = Q^T (d/dw [A(w) w]) Q - (w^T A(w) w) I,
+        J = Q^T (d/dw u(w)) Q - (w^T u(w)) I,
 
-    with the derivative taken *through* alpha(w) as well (the flow sees alpha move with w; only its
+    with u the ascent field of :func:`ascent` (A(w) w for a homogeneous h, grad E for any other) and
+    the derivative taken *through* alpha(w) as well (the flow sees alpha move with w; only its
     update direction treats alpha as a constant). w is a linearly stable fixed point of the flow
     when every eigenvalue of J has a negative real part. For uniform alpha and an activation of
     degree p, J = p times the Riemannian Hessian of E (:mod:`ccdyn.one_layer.certify`).
@@ -155,7 +161,7 @@ def field_jacobian(ds: Dataset, act: Activation, w, pairwise: Pairwise = UNIFORM
 
     xv, pv = ds.views()
 
-    def u(v):  # A(v) v = C_alpha(v)[x~^v, p h(v^T x)], alpha differentiable in v
+    def u(v):  # u(v) = C_alpha(v)[x~^v, p h(v^T x)] (A(v) v if homogeneous), alpha differentiable in v
         s = act.degree * jnp.sum(pv * act.h(xv @ v), axis=1)
         alpha = node_alpha(ds, act, pairwise, v, stop_gradient=False)
         return gated_input(ds, act, v).T @ laplacian_apply(s, ds.p, alpha)

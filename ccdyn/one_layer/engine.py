@@ -233,7 +233,8 @@ def finish(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State,
 def result(st: State) -> dict:
     """numpy w, status (int8; RUNNING becomes NOT_CONVERGED), steps, residual of a stopped state."""
     out = {k: np.asarray(v) for k, v in st._asdict().items() if k in RESULT_FIELDS}
-    out["status"] = np.where(out["status"] == int(Status.RUNNING), int(Status.NOT_CONVERGED), out["status"]).astype(np.int8)
+    running = out["status"] == int(Status.RUNNING)
+    out["status"] = np.where(running, int(Status.NOT_CONVERGED), out["status"]).astype(np.int8)
     return out
 
 

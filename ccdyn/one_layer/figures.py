@@ -265,21 +265,27 @@ def _merge_layout(n: int, merges: list) -> list:
     return [k for g in groups.values() for k in g]
 
 
-def _draw_tree(ax, opt, merges, bottom, labels: bool):
+def _name(o, k) -> str:
+    return f"u{o['pattern']}" if o.get("pattern") is not None else f"#{k}"
+
+
+def _draw_tree(ax, opt, merges, bottom, labels: bool, top_clip=None):
+    """The merge tree on ``ax``; ``top_clip``: leaves above it are drawn up to it and marked with a caret
+    (the zoomed panel), so no optimum is left outside a panel without a mark."""
     n = len(opt)
     order = _merge_layout(n, merges)
     x = {k: float(p) for p, k in enumerate(order)}
-    top = {k: opt[k]["energy"] for k in range(n)}
+    top = {k: opt[k]["energy"] if top_clip is None else min(opt[k]["energy"], top_clip) for k in range(n)}
     root = list(range(n))
-    width = {k: 1.0 + 20.0 * opt[k]["fraction"] for k in range(n)}
+    width = {k: 1.0 + min(20.0 * opt[k]["fraction"], 5.0) for k in range(n)}  # a large basin does not hide the rest
     style = {k: ("-" if opt[k]["stable"] else "--", "tab:blue" if opt[k]["stable"] else "tab:red") for k in range(n)}
     for k in range(n):
-        ax.plot([x[k]], [top[k]], "o", color=style[k][1], ms=3)
+        cut = top_clip is not None and opt[k]["energy"] > top_clip
+        ax.plot([x[k]], [top[k]], "^" if cut else "o", color="k" if cut else style[k][1], ms=6 if cut else 3, zorder=5)
         if labels:
             lo, hi = opt[k]["ci95"]
-            name = f"u{opt[k]['pattern']}" if opt[k].get("pattern") is not None else f"#{k}"
-            ax.annotate(f"{name}\n{opt[k]['fraction']:.3f}\n[{lo:.3f}, {hi:.3f}]", (x[k], top[k]), ha="center",
-                        va="bottom", fontsize=6, xytext=(0, 3), textcoords="offset points")
+            ax.annotate(f"{_name(opt[k], k)}\n{opt[k]['fraction']:.3f}\n[{lo:.3f}, {hi:.3f}]", (x[k], top[k]),
+                        ha="center", va="bottom", fontsize=6, xytext=(0, 3), textcoords="offset points")
     for e, i, j, _, _ in merges:
         ri, rj = root[i], root[j]
         for r in (ri, rj):
@@ -291,44 +297,69 @@ def _draw_tree(ax, opt, merges, bottom, labels: bool):
         x[ri], top[ri], width[ri], style[ri] = 0.5 * (x[ri] + x[rj]), e, 1.2, ("-", "0.3")
     for r in set(root):
         ax.plot([x[r], x[r]], [top[r], bottom], style[r][0], color=style[r][1], lw=width[r])
-    names = [f"u{opt[k]['pattern']}" if opt[k].get("pattern") is not None else f"#{k}" for k in order]
+    names = [_name(opt[k], k) for k in order]
     ax.set_xticks([] if labels else range(n), [] if labels else names)
     ax.set_xlim(-0.7, n - 0.3)
 
 
+def _energy_name(record: dict) -> str:
+    """The energy a saddles record measures (its ``landscape``): E_alpha, or the flow's potential Psi."""
+    if str(record.get("landscape", "E_alpha")).startswith("potential"):
+        tau = record.get("tau")
+        return "potential Psi of the flow (Gaussian alpha" + (f", tau = {tau:g})" if tau is not None else ")")
+    return "energy E (uniform alpha)"
+
+
 def disconnectivity_figure(record: dict, title: str = ""):
-    """Disconnectivity graph of the maxima of E (saddles record of :mod:`ccdyn.one_layer.studies.saddles`):
-    energy on the y-axis, one leaf per optimum at its energy (line width proportional to its basin
-    fraction, label with the 95% Wilson interval; solid: stable, dashed red: not), and each certified
+    """Disconnectivity graph of the maxima (saddles record of :mod:`ccdyn.one_layer.studies.saddles`): the
+    landscape's energy on the y-axis (E for uniform alpha, the flow's potential Psi for Gaussian alpha:
+    named on the axis), one leaf per optimum at its energy (line width proportional to its basin
+    fraction up to 0.25, label with the 95% Wilson interval; solid blue: stable, dashed red: not), and each certified
     saddle that first joins two groups drawn as a horizontal bar at its energy (union-find over the
-    saddles in decreasing energy, as for minima with the axis reversed). The right panel zooms on the
-    band of the merges."""
+    saddles in decreasing energy, as for minima with the axis reversed). Every optimum and every bar lies
+    inside the left panel (with room for the labels); the right panel zooms on the band of the merges,
+    the leaves above it cut at its top and marked with a caret. A legend names the marks."""
+    from matplotlib.lines import Line2D  # noqa: PLC0415
+
     opt, merges = record["optima"], record["merges"]
     n = len(opt)
-    hi_e = max(o["energy"] for o in opt)
-    lows = [m[0] for m in merges] or [min(o["energy"] for o in opt)]
-    span = hi_e - min(lows)
-    bottom = min(lows) - 0.15 * max(span, 1e-12)
-    fig, (ax, az) = plt.subplots(1, 2, figsize=(max(9.0, 1.2 * n + 3.0), 5.0), gridspec_kw={"width_ratios": [3, 2]})
+    es = [o["energy"] for o in opt] + [m[0] for m in merges]
+    lo_e, hi_e = min(es), max(es)
+    span = max(hi_e - lo_e, 1e-12 * max(1.0, abs(hi_e)))
+    bottom = lo_e - 0.1 * span
+    fig, (ax, az) = plt.subplots(1, 2, figsize=(max(9.0, 1.2 * n + 3.0), 5.5), gridspec_kw={"width_ratios": [3, 2]})
     _draw_tree(ax, opt, merges, bottom, True)
-    ax.set_ylim(bottom, hi_e + 0.2 * max(span, 1e-12))
+    ax.set_ylim(bottom - 0.05 * span, hi_e + 0.35 * span)  # room above the leaves for the 3-line labels
     ax.set_xlabel("optima (label: best pattern, basin fraction, 95% Wilson interval; width ~ fraction)")
-    ax.set_ylabel("energy E (maxima on top; a bar: the saddle joining two groups)")
-    ax.set_title(title or "disconnectivity graph of the maxima of E")
-    band = (max(lows) - min(lows)) or max(span, 1e-12) * 0.05
-    _draw_tree(az, opt, merges, min(lows) - 0.3 * band, False)
-    az.set_ylim(min(lows) - 0.25 * band, max(lows) + 0.4 * band)
-    az.set_xlabel("the same, zoomed on the saddles")
-    az.set_ylabel("energy E")
-    fig.tight_layout()
+    name = _energy_name(record)
+    ax.set_ylabel(f"{name}\n(maxima on top; a bar: the saddle joining two groups)")
+    ax.set_title(title or f"disconnectivity graph of the maxima ({name})", fontsize=10)
+    lows = [m[0] for m in merges]
+    if lows:
+        band = (max(lows) - min(lows)) or 0.05 * span
+        clip = max(lows) + 0.4 * band
+        _draw_tree(az, opt, merges, min(lows) - 0.3 * band, False, top_clip=clip)
+        az.set_ylim(min(lows) - 0.25 * band, clip + 0.1 * band)
+        az.set_xlabel("zoom on the saddles (^: leaf continues up to its optimum, left)")
+    else:
+        az.text(0.5, 0.5, "no certified saddle joins two optima", ha="center", va="center", transform=az.transAxes)
+        az.set_xticks([])
+        az.set_xlabel("zoom on the saddles: none")
+    az.set_ylabel(name)
+    handles = [Line2D([], [], color="tab:blue", marker="o", ms=3, label="stable optimum (leaf; width ~ basin)"),
+               Line2D([], [], color="tab:red", ls="--", marker="o", ms=3, label="optimum not certified stable"),
+               Line2D([], [], color="0.3", label="saddle: bar at its energy, joining two groups"),
+               Line2D([], [], color="k", marker="^", ls="", ms=6, label="leaf cut in the zoom")]
+    fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=7, frameon=False)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
     return fig
 
 
 def saddle_paths_figure(record: dict, title: str = ""):
-    """E along each pair's string path (arc length from optimum i, normalized), the refined saddle's energy
-    marked at the climbing image (x: certified, o: not)."""
+    """The landscape's energy along each search's string path (arc length from optimum i, normalized), the
+    refined saddle's energy marked at the climbing image (x: certified, o: not)."""
     fig, ax = plt.subplots(figsize=(7.0, 4.5))
-    for p in record["pairs"]:
+    for p in record["searches"]:
         s = np.asarray(p["path_arc"])
         s = s / max(s[-1], 1e-300)
         e = np.asarray(p["path_energies"])
@@ -336,8 +367,8 @@ def saddle_paths_figure(record: dict, title: str = ""):
         c = p["string"]["climbing_image"]
         ax.plot([s[c]], [p["energy"]], "x" if p["certified"] else "o", color="k", ms=4)
     ax.set_xlabel("arc length along the path / its length")
-    ax.set_ylabel("energy E")
-    ax.set_title(title or "energy along the string paths (blue: saddle certified, red: not)")
+    ax.set_ylabel(_energy_name(record))
+    ax.set_title(title or "along the string paths (blue: saddle certified, red: not)")
     fig.tight_layout()
     return fig
 

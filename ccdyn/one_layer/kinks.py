@@ -43,7 +43,7 @@ import jax.numpy as jnp
 from ccdyn.activations import Activation
 from ccdyn.covariance import laplacian_apply
 from ccdyn.data.dataset import Dataset
-from ccdyn.one_layer import dynamics, sliding
+from ccdyn.one_layer import dynamics, simplex, sliding
 from ccdyn.one_layer.outcomes import Outcome
 from ccdyn.pairwise import Pairwise
 
@@ -173,68 +173,11 @@ def _newton_on_v(ds, act, pw, w, gates, pv, max_step=0.1):
 
 
 DEP_VIEWS = 32  # at most this many active views are searched for a multiplier inside [0, 1] (more: the 1/2 one)
-SIMPLEX_TOL = 1e-12
-
-
-def _pinv_psd(m, rank_tol):
-    ev, vec = jnp.linalg.eigh(0.5 * (m + m.T))
-    keep = ev > rank_tol * jnp.maximum(jnp.max(ev), jnp.finfo(m.dtype).tiny)
-    return (vec * jnp.where(keep, 1.0 / jnp.where(keep, ev, 1.0), 0.0)) @ vec.T
-
-
-def _max_margin_lp(lam0, null, msk):
-    """max m over y subject to m <= (lam0 + N y)_i <= 1 - m for the unmasked i: the dense primal simplex
-    with Bland's rule (no cycling on the degenerate vertices these problems have), fixed shapes.
-
-    Standard form with m = m0 + m' (m0 the margin of lam0, so the slack basis is feasible), y = y+ - y-:
-    rows  m' - N_i y + s_i = lam0_i - m0  and  m' + N_i y + s'_i = 1 - lam0_i - m0  (2k rows, 4k + 1
-    columns besides the slacks' identity). Returns (y (k,), whether it stopped at an optimum)."""
-    k = lam0.shape[0]
-    dt = lam0.dtype
-    lam0 = jnp.where(msk, lam0, 0.5)  # padded rows: never binding below 1/2, the largest margin there is
-    null = null * msk[:, None]
-    m0 = jnp.min(jnp.minimum(lam0, 1.0 - lam0))
-    one = jnp.ones((k, 1), dt)
-    a = jnp.block([[-null, null, one], [null, -null, one]])  # (2k, 2k + 1): y+, y-, m'
-    tab = jnp.concatenate([a, jnp.eye(2 * k, dtype=dt), jnp.concatenate([lam0 - m0, 1.0 - lam0 - m0])[:, None]],
-                          axis=1)
-    ncol = tab.shape[1] - 1
-    cost = jnp.zeros((ncol,), dt).at[2 * k].set(1.0)  # reduced costs (maximize m')
-    basis = jnp.arange(ncol - 2 * k, ncol)
-    tol = SIMPLEX_TOL * (1.0 + jnp.max(jnp.abs(null)))
-
-    def cond(st):
-        _, r, _, it, done = st
-        return ~done & (it < 8 * (ncol + 2 * k))
-
-    def body(st):
-        tab, r, basis, it, _ = st
-        enter = jnp.argmax(r > tol)  # Bland: the first improving column
-        col = tab[:, enter]
-        ok = col > tol
-        ratio = jnp.where(ok, tab[:, -1] / jnp.where(ok, col, 1.0), jnp.inf)
-        best = jnp.min(ratio)
-        # Bland's tie-break: of the rows at the least ratio, the one whose basic variable has the least index
-        tie = ok & (ratio <= best + tol * (1.0 + jnp.abs(best)))
-        row = jnp.argmin(jnp.where(tie, basis, ncol + 1))
-        prow = tab[row] / tab[row, enter]
-        tab = tab - jnp.outer(tab[:, enter], prow)
-        tab = tab.at[row].set(prow)
-        r = r - r[enter] * prow[:-1]
-        basis = basis.at[row].set(enter)
-        return tab, r, basis, it + 1, ~jnp.any(r > tol) | ~jnp.any(ok)
-
-    st = (tab, cost, basis, jnp.int32(0), ~jnp.any(cost > tol))
-    tab, r, basis, it, done = jax.lax.while_loop(cond, body, st)
-    sol = jnp.zeros((ncol,), dt).at[basis].set(tab[:, -1])
-    y = sol[:k] - sol[k:2 * k]
-    return y, done
-
-
 def _box_solution(b, t, active, rank_tol, k):
     """The solution of b lam = t (b (d, N) zero off the active views) farthest inside [0, 1]: the largest
     margin m with m <= lam_i <= 1 - m over the active views, exactly (a linear program over lam_0 + N y,
-    lam_0 the solution nearest 1/2 and N the null space of b's active columns: :func:`_max_margin_lp`).
+    lam_0 the solution nearest 1/2 and N the null space of b's active columns:
+    :func:`ccdyn.one_layer.simplex.max_margin_lp`).
     With independent views the solution is unique and returned as is; with none inside the box, the one
     least outside. Over the first k active views (fixed shapes). One eigh (of the k x k Gram matrix) gives
     both lam_0 and N. Returns (lam (N,), its margin min_i min(lam_i, 1 - lam_i) over the active views,
@@ -251,7 +194,7 @@ def _box_solution(b, t, active, rank_tol, k):
     lam0 = half + vec @ (jnp.where(keep, 1.0 / jnp.where(keep, ev, 1.0), 0.0) * (vec.T @ (bk.T @ (t - bk @ half))))
     lam0 = lam0 * msk
     null = vec * (~keep)[None]
-    y, _ = _max_margin_lp(lam0, null, msk)
+    y, _ = simplex.max_margin_lp(lam0, null, msk)
     ys = jnp.stack([lam0, (lam0 + null @ y) * msk])
     margin = jnp.min(jnp.where(msk[None], jnp.minimum(ys, 1.0 - ys), jnp.inf), axis=1)
     best = jnp.argmax(margin)  # the LP's solution unless rounding made it worse than lam_0
@@ -291,7 +234,7 @@ def _multipliers(ds, act, pw, w, active, sig, pv, rank_tol):
         lam = _box_solution(b, t, active, rank_tol, k)[0]
     else:
         half = 0.5 * active
-        lam_half = jnp.where(active, half + b.T @ (_pinv_psd(b @ b.T, rank_tol) @ (t - b @ half)), 0.0)
+        lam_half = jnp.where(active, half + b.T @ (simplex.pinv_psd(b @ b.T, rank_tol) @ (t - b @ half)), 0.0)
         # its eigh before the box solution's (a data dependence): two independent batched eigh calls under
         # vmap can wait on each other forever on XLA's CPU pool (DEVELOPERS.md)
         box, _, fits = _box_solution(_after(b, lam_half), t, active, rank_tol, k)

@@ -66,7 +66,8 @@ def bucket(tiles: int) -> int:
 def _pack(st: State, vidx, sel, live):
     """Rows ``sel`` of (``st``, ``vidx``); rows where ``live`` is False are padding (not running)."""
     packed = jax.tree.map(lambda a: a[sel], st)
-    return packed._replace(status=jnp.where(live, packed.status, int(Status.NOT_CONVERGED)).astype(jnp.int32)), vidx[sel]
+    status = jnp.where(live, packed.status, int(Status.NOT_CONVERGED)).astype(jnp.int32)
+    return packed._replace(status=status), vidx[sel]
 
 
 def _reopen(st: State, vidx, sel, live):

@@ -9,8 +9,9 @@ two maxima a and b is the point where the best path from a to b is lowest, the m
 and it is an index-1 saddle: E rises along one direction (the path, towards a and b) and falls along
 every other one. The *barrier* seen from a is E(a) - E_ab. Steps (docs/saddles.md):
 
-1. **String with a climbing image** (:func:`string`). Every pair's path is M images on the sphere,
-   started on the great circle from a to b (:func:`great_circle_paths`). Each step moves every interior
+1. **String with a climbing image** (:func:`string`). Every search's path is M images on the sphere,
+   started on the great circle from a to b (:func:`great_circle_paths`) or through a point where their
+   basins touch (:mod:`ccdyn.one_layer.saddle_paths`, :mod:`ccdyn.one_layer.saddle_seeds`). Each step moves every interior
    image along the tangent ascent field P^perp A(w) w (Lemma 3, Eq. 7) and redistributes the images at
    equal arc length along the spherical polyline (:func:`reparametrize`): the simplified string method
    (E, Ren, Vanden-Eijnden 2007) for -E on the sphere, whose fixed points are paths along which the
@@ -37,9 +38,10 @@ every other one. The *barrier* seen from a is E(a) - E_ab. Steps (docs/saddles.m
    (c_i > 0, lam_i in (0, 1): E rises on both sides). The index (directions along which E rises) is
    the Jacobian's positive count plus the valleys; an index-1 saddle has index 1 with no zero
    eigenvalue and no multiplier at 0 or 1. Anything else is reported as not certified, with the reason.
-4. **Graph** (:func:`barrier_matrix`): union-find over the certified saddles in decreasing energy
-   (Kruskal; pele's disconnectivity graphs) gives, for every pair of optima, the minimax energy over
-   paths through the saddles found, and the merge tree drawn as the disconnectivity graph.
+4. **Graph** (:mod:`ccdyn.one_layer.saddle_graph`, re-exported here): the distinct certified saddles,
+   union-find over them in decreasing energy (Kruskal; pele's disconnectivity graphs) gives, for every
+   pair of optima, the minimax energy over paths through the saddles found, and the merge tree drawn as
+   the disconnectivity graph.
 
 On 2-D data the only paths between neighbouring maxima are the arcs, so the saddle is the minimum of
 E(theta) on the arc between them: tests/one_layer/test_saddles.py checks it to 1e-8 in angle and energy
@@ -62,62 +64,13 @@ from ccdyn.activations import Activation
 from ccdyn.covariance import laplacian_apply
 from ccdyn.data.dataset import Dataset
 from ccdyn.one_layer import dynamics, kinks, sliding
+from ccdyn.one_layer.saddle_paths import _angle, great_circle_paths, reparametrize  # noqa: F401 (step 1's paths)
+from ccdyn.one_layer.saddle_graph import barrier_matrix, classify_kind, merge_tree  # noqa: F401 (the graph, step 4)
 from ccdyn.one_layer.outcomes import Outcome
 from ccdyn.pairwise import Pairwise
 
 __all__ = ["landscape", "on_mesh", "StringResult", "great_circle_paths", "reparametrize", "string", "refine",
            "certificate", "SaddleStatus", "barrier_matrix", "merge_tree", "classify_kind"]
-
-
-# --------------------------------------------------------------------------------------------- paths
-def great_circle_paths(A, B, n_images: int, *, direction=None, angle=None):
-    """(P, M, d) paths of M images along great circles, from the rows of A to the rows of B.
-
-    By default the shorter arc (B's component orthogonal to A gives the direction; antipodal pairs
-    take the first tangent basis vector of A). ``direction`` (P, d) unit tangents at A and ``angle``
-    (P,) arc lengths give any other arc (e.g. the long way round on the circle).
-    """
-    A = sphere.normalize(jnp.asarray(A))
-    if direction is None:
-        B = sphere.normalize(jnp.asarray(B, A.dtype))
-        fallback = jax.vmap(lambda a: sphere.tangent_basis(a)[:, 0])(A)
-        direction = sphere.normalize(sphere.tangent(A, B), fallback)
-        angle = _angle(A, B)
-    t = jnp.linspace(0.0, 1.0, int(n_images), dtype=A.dtype)
-    ang = jnp.asarray(angle, A.dtype)[:, None, None] * t[None, :, None]
-    return jnp.cos(ang) * A[:, None] + jnp.sin(ang) * jnp.asarray(direction, A.dtype)[:, None]
-
-
-def _angle(a, b):
-    """Angle between unit vectors along the last axis, accurate near 0 and pi: 2 atan2(|a-b|, |a+b|)."""
-    return 2.0 * jnp.arctan2(jnp.linalg.norm(a - b, axis=-1), jnp.linalg.norm(a + b, axis=-1))
-
-
-def _slerp(a, b, f):
-    """Points at fraction f (..., 1) of the great-circle arc from unit a to unit b."""
-    om = _angle(a, b)[..., None]
-    small = om < 1e-7
-    s = jnp.where(small, 1.0, jnp.sin(om))
-    ca = jnp.where(small, 1.0 - f, jnp.sin((1.0 - f) * om) / s)
-    cb = jnp.where(small, f, jnp.sin(f * om) / s)
-    return sphere.normalize(ca * a + cb * b)
-
-
-def reparametrize(path):
-    """Images redistributed at equal arc length along each spherical polyline (P, M, d); ends kept."""
-    seg = _angle(path[:, 1:], path[:, :-1])  # (P, M-1)
-    s = jnp.concatenate([jnp.zeros_like(seg[:, :1]), jnp.cumsum(seg, axis=1)], axis=1)
-    m = path.shape[1]
-    target = s[:, -1:] * jnp.linspace(0.0, 1.0, m, dtype=path.dtype)[None]
-    idx = jax.vmap(lambda si, ti: jnp.searchsorted(si, ti, side="right"))(s, target) - 1
-    idx = jnp.clip(idx, 0, m - 2)
-    s0 = jnp.take_along_axis(s, idx, axis=1)
-    sg = jnp.take_along_axis(seg, idx, axis=1)
-    f = jnp.clip((target - s0) / jnp.where(sg > 0, sg, 1.0), 0.0, 1.0)
-    a = jnp.take_along_axis(path, idx[..., None], axis=1)
-    b = jnp.take_along_axis(path, idx[..., None] + 1, axis=1)
-    out = _slerp(a, b, f[..., None])
-    return out.at[:, 0].set(path[:, 0]).at[:, -1].set(path[:, -1])
 
 
 # --------------------------------------------------------------------------------------------- sharding
@@ -275,12 +228,14 @@ def _moving_field(ds, act, pw, v, gates=None):
 
 
 class SaddleStatus(Outcome):
-    """Codes of the saddle refinement's ``status`` (per row), with ``.key`` and ``.text``."""
+    """How a saddle refinement ended (:func:`refine`'s ``status``), with ``.key`` and ``.text``: CONVERGED;
+    NO_ACTIVE_SET: no candidate active set gives a stationary point in its region's closure with multipliers
+    in [0, 1]; NONFINITE; NOT_CONVERGED: Newton (smooth activations) left a residual above its tolerance."""
 
     CONVERGED = 0, "converged"
-    NO_STATIONARY = 1, "no active set gives a stationary point in its region's closure"
+    NO_ACTIVE_SET = 1, "no active set gives a stationary point in its region's closure"
     NONFINITE = 2, "non-finite"
-    NEWTON_FAILED = 3, "Newton did not converge"
+    NOT_CONVERGED = 3, "Newton did not converge"
 
 
 def _nearest_on_v(a, pv, w0):
@@ -344,7 +299,8 @@ def _refine_kinks(ds, act, pw, W, *, n_near, n_fixed, cand_tol, z_tol, lam_tol, 
         best = jnp.argmin(jnp.where(ok, dist, jnp.inf))
         found = jnp.any(ok)
         w = jnp.where(found, v[best], w0)
-        status = jnp.where(~jnp.all(jnp.isfinite(w)), 2, jnp.where(found, 0, 1))
+        status = jnp.where(~jnp.all(jnp.isfinite(w)), SaddleStatus.NONFINITE,
+                           jnp.where(found, SaddleStatus.CONVERGED, SaddleStatus.NO_ACTIVE_SET))
         return {"w": w, "status": status.astype(jnp.int32), "kink_rank": jnp.where(found, rank[best], 0),
                 "active": active[best] & found, "gates": gates[best], "moved": dist[best]}
 
@@ -375,7 +331,8 @@ def _refine_smooth(ds, act, pw, W, *, n_iter, tol):
 
         w = jax.lax.fori_loop(0, n_iter, body, w0 / jnp.linalg.norm(w0))
         res = jnp.linalg.norm(sphere.tangent(w, u(w))) / (jnp.linalg.norm(u(w)) + jnp.finfo(w.dtype).tiny)
-        status = jnp.where(~jnp.all(jnp.isfinite(w)), 2, jnp.where(res <= tol, 0, 3))
+        status = jnp.where(~jnp.all(jnp.isfinite(w)), SaddleStatus.NONFINITE,
+                           jnp.where(res <= tol, SaddleStatus.CONVERGED, SaddleStatus.NOT_CONVERGED))
         n = sliding.flat_views(ds)[0].shape[0]
         return {"w": w, "status": status.astype(jnp.int32), "kink_rank": jnp.int32(0),
                 "active": jnp.zeros((n,), bool), "gates": jnp.ones((n,), bool), "moved": jnp.linalg.norm(w - w0)}
@@ -490,7 +447,7 @@ def certificate(ds64: Dataset, act: Activation, pw: Pairwise, ref: dict, *, tol:
         lam_a = np.asarray(g["multipliers"])[act_idx]
         margin = float(np.min(np.minimum(lam_a, 1.0 - lam_a))) if act_idx.size else None
         note = ""
-        if status[i] != 0:
+        if status[i] != SaddleStatus.CONVERGED:
             note = f"refinement: {SaddleStatus(int(status[i])).text}"
         elif not np.isfinite(g["energy"]) or not np.isfinite(g["residual"]):
             note = "non-finite"
@@ -517,53 +474,3 @@ def certificate(ds64: Dataset, act: Activation, pw: Pairwise, ref: dict, *, tol:
                      "scale": float(g["scale"]), "tangent_dim": int(g["tangent_dim"]), "unstable_direction": np.asarray(g["unstable_direction"]),
                      "moved": float(np.asarray(ref["moved"])[i]), "multiplier_margin": margin})
     return rows
-
-
-# --------------------------------------------------------------------------------------------- graph
-def classify_kind(ends, pair) -> str:
-    """How a saddle found for ``pair`` (i, j) joins optima: ``ends`` the optima its two descending
-    (here: ascending) sides reach (-1: none matched)."""
-    a, b = sorted(int(e) for e in ends)
-    if a < 0:
-        return "an end reaches no known optimum"
-    if a == b:
-        return "both ends reach the same optimum"
-    return "direct" if {a, b} == set(int(p) for p in pair) else "joins another pair"
-
-
-def merge_tree(n: int, edges) -> list:
-    """Union-find over ``edges`` [(energy, i, j)] in decreasing energy (Kruskal, maximum spanning forest):
-    the merges [(energy, i, j, members of i's group, members of j's group)] that join two groups."""
-    parent = list(range(n))
-    members = {i: [i] for i in range(n)}
-
-    def find(i):
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    merges = []
-    for e, i, j in sorted(edges, key=lambda t: -t[0]):
-        ri, rj = find(i), find(j)
-        if ri == rj:
-            continue
-        merges.append((float(e), int(i), int(j), list(members[ri]), list(members[rj])))
-        parent[rj] = ri
-        members[ri] = members[ri] + members.pop(rj)
-    return merges
-
-
-def barrier_matrix(energies, edges) -> np.ndarray:
-    """(n, n) minimax saddle energy between every two optima over paths through the saddles ``edges``
-    [(energy, i, j)]: the largest e such that i and j are joined by saddles all at energy >= e (NaN: not
-    joined by the saddles found); diagonal: the optima's energies. Barrier from i: E_i - B[i, j]."""
-    e = np.asarray(energies, np.float64)
-    n = e.size
-    b = np.full((n, n), np.nan)
-    np.fill_diagonal(b, e)
-    for en, _, _, gi, gj in merge_tree(n, edges):
-        for a in gi:
-            for c in gj:
-                b[a, c] = b[c, a] = en
-    return b

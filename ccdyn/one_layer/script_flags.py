@@ -12,6 +12,7 @@ and their start-up checks, on top of the shared script layer :mod:`ccdyn.cli`.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import jax.numpy as jnp
 from absl import flags
@@ -72,6 +73,18 @@ def define_data_flags(defaults: DataSpec = DataSpec()) -> None:
         lambda f: f["aug"] != "shift" or (f["aug_range"] >= 1 and f["aug_range"] == int(f["aug_range"])),
         "--aug_range must be an integer >= 1 for --aug=shift (the largest cyclic shift)")
     flags.register_multi_flags_validator(["m", "d"], lambda f: f["m"] <= f["d"], "--m must be <= --d")
+    flags.register_multi_flags_validator(["q", "m"], lambda f: floats(f["q"]) is None or len(f["q"]) in (1, f["m"]),
+                                         "--q must hold one value or --m values (one per pattern)")
+    flags.register_multi_flags_validator(["probs", "data", "m", "angles"], _probs_fit, "--probs must hold one value "
+                                         ">= 0 per category (--m of them; one per --angles for --data=circle), "
+                                         "summing to 1")
+
+
+def _probs_fit(f) -> bool:
+    p, angles = floats(f["probs"] or ()), floats(f["angles"]) or ()
+    n = {"latent_categorical": f["m"], "gaussian_mixture": f["m"], "circle": len(angles)}.get(f["data"])
+    return (not f["probs"] or p is None or n is None  # (the dataset's own check: 1e-6 sqrt(n))
+            or (len(p) == n and min(p) >= 0 and abs(sum(p) - 1) <= 1e-6 * n ** 0.5))
 
 
 def data_spec(values) -> DataSpec:
@@ -86,13 +99,13 @@ def data_spec(values) -> DataSpec:
 # the fields back by the same table). Fields without an entry are not 1:1 flags: the data (its own flags),
 # the dynamics (its fields are), tile and chunk_size (None: chosen by a rule, :func:`sized_by_rule`),
 # Dynamics.block and .sliding (fixed); the stopping rules are :data:`STOP_FLAGS` (scripts/basins.py only).
-CONFIG_FLAGS = {
+CONFIG_FLAGS: dict[str, tuple[str, dict]] = {
     "act": ("Activation h.", {"enum_values": activations.ACTIVATIONS}),
     "leaky_slope": ("leaky_relu negative slope, in [0, 1).", {}),
     "alpha": ("Pairwise importance alpha (Gaussian: Cor. 2).", {"enum_values": pairwise.KINDS}),
     "tau": ("Temperature of the Gaussian alpha (> 0).", {}),
 }
-DYNAMICS_FLAGS = {
+DYNAMICS_FLAGS: dict[str, tuple[str, dict]] = {
     "method": ("Power iteration (Eq. PI), the flow (Eq. 7) integrated to --flow_rtol, euler_halving: the flow by "
                "fixed Euler steps halved on reversal (no error control; biased basins, docs/flow.md), or auto: power "
                "iteration, and the sliding flow for the inits that circle a ReLU kink (docs/flow.md).",
@@ -100,21 +113,23 @@ DYNAMICS_FLAGS = {
     "step_size": ("Initial step of the flow (> 0; --method=flow starts at most this, moving w by 0.01 rad).", {}),
     "flow_rtol": ("--method=flow: bound on each step's angular error (radians), in (0, 0.1).", {}),
     "shift": ("Power-iteration shift s: A(w) w + s w (App. B.4), >= 0.", {}),
-    "max_steps": ("Steps before a run is declared not converged.", {"lower_bound": 1}),
+    "max_steps": ("Steps before a run is declared not converged.",
+                  {"lower_bound": 1, "upper_bound": 2**31 - 1}),  # the engine's int32 step counter
     "tol": ("Relative convergence tolerance, in (0, 0.1).", {}),
 }
-RUN_FLAGS = {
+RUN_FLAGS: dict[str, tuple[str, dict]] = {
     "cluster_tol": ("Endpoints closer than this are one optimum, in (0, 1).", {}),
     "n_init": ("Number of random initializations.", {"lower_bound": 1, "upper_bound": parallel.MAX_INITS}),
     "seed": ("Seed of the initializations (init i uses fold_in(seed, i)).", {"seed": True}),
 }
-X64_FLAG = {"x64": ("Run the dynamics in float64 (certificates are always float64).", {})}
+X64_FLAG: dict[str, tuple[str, dict]] = {"x64": ("Run the dynamics in float64 (certificates are always float64).", {})}
 
 
 def _define_field(cls, name: str, help_text: str, kw: dict, default=None) -> None:
     """One flag for the dataclass field ``cls.name``: its type picks the flag kind, its default the flag's."""
     field = {f.name: f for f in dataclasses.fields(cls)}[name]
     value = field.default if default is None else default
+    assert value is not dataclasses.MISSING, f"{cls.__name__}.{name} has no default"  # every flagged field has one
     kind = getattr(field.type, "__name__", str(field.type)).split(" ")[0]  # a type, or its name ("float | None")
     kw = dict(kw)
     if kw.pop("seed", False):
@@ -122,9 +137,9 @@ def _define_field(cls, name: str, help_text: str, kw: dict, default=None) -> Non
     elif "enum_values" in kw:
         flags.DEFINE_enum(name, value, kw.pop("enum_values"), help_text, **kw)
     else:
-        define = {"str": flags.DEFINE_string, "int": flags.DEFINE_integer, "float": flags.DEFINE_float,
-                  "bool": flags.DEFINE_bool}[kind]
-        define(name, value, help_text, **kw)
+        defines: dict[str, Callable[..., object]] = {"str": flags.DEFINE_string, "int": flags.DEFINE_integer,
+                                                     "float": flags.DEFINE_float, "bool": flags.DEFINE_bool}
+        defines[kind](name, value, help_text, **kw)
 
 
 def define_basins_flags(n_init: int | None = None) -> None:
@@ -150,6 +165,8 @@ def define_basins_flags(n_init: int | None = None) -> None:
     flags.register_validator("leaky_slope", lambda v: 0 <= v < 1, "--leaky_slope must lie in [0, 1)")
     flags.register_validator("tau", lambda v: v > 0, "--tau must be > 0")
     flags.register_validator("step_size", lambda v: v > 0, "--step_size must be > 0")
+    flags.register_validator("step_size", lambda v: not v > 1e30, "--step_size must be <= 1e30 (float32 holds it; "
+                             "the flow's first move is at most 0.01 rad whatever it is)")
     flags.register_validator("shift", lambda v: v >= 0, "--shift must be >= 0")
     flags.register_validator("flow_rtol", lambda v: 0 < v < 0.1, "--flow_rtol must lie in (0, 0.1)")
     flags.register_validator("tol", lambda v: 0 < v < 0.1, "--tol must lie in (0, 0.1)")
@@ -159,7 +176,7 @@ def define_basins_flags(n_init: int | None = None) -> None:
         f"--method=power needs a homogeneous --act ({', '.join(activations.HOMOGENEOUS)}); use --method=flow")
 
 
-STOP_FLAGS = {
+STOP_FLAGS: dict[str, tuple[str, dict]] = {
     "target_miss": ("Stop at the first chunk after which no optimum with a basin >= this share of the inits can have "
                     "been missed (95%): at least ccdyn.stats.inits_for_miss(this) inits, fixed before the run; in "
                     "(0, 1).", {}),

@@ -72,7 +72,8 @@ PAIRS = {p.name: p for p in (BS32, HEUN_EULER)}
 
 
 def field(ds, act, pw, W):
-    """(u, t): the ascent u = A(w) w (:func:`dynamics.ascent`) and the flow's field t = P^perp_w u."""
+    """(u, t): the ascent u (:func:`dynamics.ascent`: A(w) w for a homogeneous h, grad E_{sg(alpha)} for any
+    other, e.g. tanh, gelu or a user's softplus) and the flow's field t = P^perp_w u."""
     u = dynamics.ascent(ds, act, W, pw)
     return u, sphere.tangent(W, u)
 

@@ -106,8 +106,8 @@ def kernel_verdicts(r: dict) -> list:
     order, thm45, deltas = r["thm45"]["order"], r["thm45"]["rel_err"], r["thm45"]["deltas"]
     cor, cor_Ms, cor_slope = r["cor46"]["rel_err"], r["cor46"]["Ms"], r["cor46"]["slope"]
     return [
-        verdict("Prop. 4.3: the explicit kernel is the network's NTK", {"max |K - autodiff| < 1e-12": worst_ntk < 1e-12},
-                {"max_abs_diff": worst_ntk}),
+        verdict("Prop. 4.3: the explicit kernel is the network's NTK",
+                {"max |K - autodiff| < 1e-12": worst_ntk < 1e-12}, {"max_abs_diff": worst_ntk}),
         verdict("Prop. 4.1: the function-space flow is J(-grad_w L)", {"max diff < 1e-12": max(flow.values()) < 1e-12},
                 {"max_abs_diff": max(flow.values())}),
         verdict("Prop. 4.4: the width-M kernel tends to the arccos limit at rate M^{-1/2}",
@@ -165,7 +165,7 @@ def cluster_verdicts(c, summaries, grid) -> list:
     ``share``). A claim about an iteration the runs did not reach is "not established" (:func:`_in_horizon`)."""
     out = []
     for dim in c.dims:
-        S = lambda name: summaries[f"{dim}-D {name}"]  # noqa: E731
+        S = lambda name, dim=dim: summaries[f"{dim}-D {name}"]  # noqa: E731
         rnd = S("points (start: random)")
         for net_name, gd_name, fig in (("net1", "points (start: net1)", "Fig. 5"),
                                        ("net1 signed", "points (start: net1 signed)", "Fig. 5 (signed A)"),
@@ -181,12 +181,16 @@ def cluster_verdicts(c, summaries, grid) -> list:
                                 f"kept at 200 in >= {c.share:.0%} of seeds": cl.kept_share(net, 200) >= c.share},
                                {"kept_share": {t: cl.kept_share(net, t) for t in c.at},
                                 "ratio_mean": {t: cl.at_iteration(net, t)["ratio"]["mean"] for t in c.at},
-                                "median_t_off": net["median_t_off"], "kept_to_end": f"{net['kept_to_end']}/{net['n']}"})))
+                                "median_t_off": net["median_t_off"],
+                                "kept_to_end": f"{net['kept_to_end']}/{net['n']}"})))
             out.append(_in_horizon(1000, net, gd)(_judged(
                                f"{dim}-D {fig}: plain GD from {net_name}'s start spreads the clusters by ~1000",
-                               {f"not kept at 1000 in >= {c.share:.0%} of seeds": 1 - cl.kept_share(gd, 1000) >= c.share,
-                                "ratio at 1000 below its start's": _below(g1000["mean"], cl.at_iteration(gd, 0)["ratio"]["mean"]),
-                                f"ratio at 1000 below {net_name}'s (95% intervals apart)": _below(_end(g1000, 1), _end(n1000, 0))},
+                               {f"not kept at 1000 in >= {c.share:.0%} of seeds":
+                                    1 - cl.kept_share(gd, 1000) >= c.share,
+                                "ratio at 1000 below its start's":
+                                    _below(g1000["mean"], cl.at_iteration(gd, 0)["ratio"]["mean"]),
+                                f"ratio at 1000 below {net_name}'s (95% intervals apart)":
+                                    _below(_end(g1000, 1), _end(n1000, 0))},
                                {"kept_share": {t: cl.kept_share(gd, t) for t in c.at},
                                 "ratio_mean": {t: cl.at_iteration(gd, t)["ratio"]["mean"] for t in c.at},
                                 "network_ratio_at_1000": n1000["mean"]})))
@@ -201,8 +205,10 @@ def cluster_verdicts(c, summaries, grid) -> list:
         out.append(_judged("Remark 4.4: with a small cluster the network keeps the clusters less (end of the grid run)",
                            {"fewer seeds keep all clusters (95% Wilson intervals apart)":
                                 stats.wilson_interval(kt, n)[1] < stats.wilson_interval(kb, n)[0],
-                            "the small cluster's silhouette is below the same cluster's at equal sizes (95% intervals apart)":
-                                _below(_end(tiny["cluster_x1_silhouette_end"], 1), _end(big["cluster_x1_silhouette_end"], 0))},
+                            "the small cluster's silhouette is below the same cluster's at equal sizes "
+                            "(95% intervals apart)":
+                                _below(_end(tiny["cluster_x1_silhouette_end"], 1),
+                                       _end(big["cluster_x1_silhouette_end"], 0))},
                            {"sizes": [g["value"] for g in small], "kept_at_end": [g["kept_at_end"] for g in small],
                             "cluster_x1_silhouette_end": [g["cluster_x1_silhouette_end"]["mean"] for g in small],
                             "others_silhouette_end": [g["other_clusters_silhouette_end"]["mean"] for g in small]}))
@@ -228,6 +234,7 @@ def ledger(sphere: dict | None = None, kernel: dict | None = None, clusters: dic
     sphere_cmd = (sphere or {}).get("command") or "python scripts/ntxent_sphere.py --overwrite"
     kernel_cmd = (kernel or {}).get("command") or "python scripts/kernel_dynamics.py --overwrite"
     for key, where, kind in (_SPHERE if sphere else ()):
+        assert sphere is not None  # (the loop runs only with the sphere record)
         v = sphere[key]["verdict"]
         statement = v["claim"].split(": ", 1)[1]
         out.append(verdicts.claim_record(_id(where), "SimCLR-var", where, statement, v, v["numbers"], kind,
@@ -257,7 +264,8 @@ def thm42_moving_claims(record: dict, *, result: str = "results/simclr_var/thm42
     parts = {
         f"T x = c x (normalized map): grad_w f invariant and the gap < {tol:g} at every step while the points move":
             a["jacobian_gap"] < tol and max(a["gaps"]) < tol and a["moved"] > 1e3 * tol,
-        f"T x = x + s n (B n = 0, n generic): gap > {min_gap:g} after one step, = Eq. 15 closed form (rel. {rel_tol:g})":
+        f"T x = x + s n (B n = 0, n generic): gap > {min_gap:g} after one step, "
+        f"= Eq. 15 closed form (rel. {rel_tol:g})":
             b["gap_start"] < tol and b["gap_one_step"] > min_gap and b["gate_flips_one_step"] == 0
             and b["eq15_abs_diff"] <= rel_tol * b["gap_one_step"],
         "the condition is necessary (no case keeps invariance with grad_w f not invariant)":
@@ -275,3 +283,57 @@ def thm42_moving_claims(record: dict, *, result: str = "results/simclr_var/thm42
                                   v, numbers, "closed form", reading="docs/independent_checks.md#simclr-var-thm-42",
                                   result=result, command=command,
                                   note=None if v["holds"] else note)]
+
+
+def appendix_a1_claims(record: dict, *, result: str = "results/theory/appendix_forms", command: str | None = None,
+                       tol: float = 1e-12) -> list:
+    """App. A.1 (``appendix_a1.run``'s record): with an invariant map, VICReg and BYOL are functions of f#mu
+    only: on two different inputs with the same latent measure each loss equals its latent form (relative
+    ``tol``); the control (a map that is not invariant) must give different values on the two inputs, or
+    the check could not tell."""
+    command = command or record.get("command") or "python scripts/appendix_forms.py --overwrite"
+    parts, numbers = {}, {}
+    for loss in ("vicreg", "byol"):
+        r = record[loss]
+        diff = max(abs(r["input_a"] - r["latent"]), abs(r["input_b"] - r["latent"])) / abs(r["latent"])
+        control = abs(r["not_invariant_a"] - r["not_invariant_b"]) / abs(r["latent"])
+        parts[f"{loss}: both inputs = the latent form (rel. {tol:g})"] = diff < tol
+        parts[f"{loss}: a map that is not invariant separates the inputs (control)"] = control > 1e3 * tol
+        numbers[loss] = {"max_rel_diff": diff, "control_rel_diff": control, "latent": r["latent"]}
+    return [verdicts.claim_record("simclr-appA1", "SimCLR-var", "App. A.1", "with an invariant map, the VICReg and "
+                                  "BYOL losses depend on the data only through f#mu (ill-posed like NT-Xent)",
+                                  verdict("App. A.1", parts, numbers), numbers, "enumeration",
+                                  reading="docs/independent_checks.md#simclr-var-app-a1", result=result,
+                                  command=command)]
+
+
+__all__ += ["appendix_a1_claims"]
+
+
+def eq6_claims(record: dict, *, result: str = "results/theory/appendix_forms", command: str | None = None,
+               tol: float = 1e-12) -> list:
+    """Prop. 3.1's Eq. 6 (``eq6.run``'s record): the printed first variation of Eq. 4 with augmentations
+    against the autodiff gradient of Eq. 4, relative to its largest entry, in three cases: random embeddings
+    with several views, invariant embeddings (every view the same) and one view (Eq. 7). The derived form
+    (G_{T',S}(y) in place of G_{T,T'}(y)) is in the numbers: it must agree everywhere, or the route is wrong."""
+    command = command or record.get("command") or "python scripts/appendix_forms.py --overwrite"
+    rows = record["rows"]
+    worst = {case: max(r["printed_rel_err"] for r in rows if r["case"] == case)
+             for case in ("views", "invariant", "one view")}
+    derived = max(r["derived_rel_err"] for r in rows)
+    numbers = {"printed_max_rel_err": worst, "derived_max_rel_err": derived, "cases": len(rows)}
+    parts = {f"several views, f not invariant: Eq. 6 = the autodiff first variation (rel. {tol:g})":
+                 worst["views"] < tol,
+             f"invariant f: Eq. 6 = autodiff (rel. {tol:g})": worst["invariant"] < tol,
+             f"one view (Eq. 7): Eq. 6 = autodiff (rel. {tol:g})": worst["one view"] < tol,
+             f"the derived form = autodiff in every case (the route's control, rel. {tol:g})": derived < tol}
+    return [verdicts.claim_record("simclr-prop3.1-eq6", "SimCLR-var", "Prop. 3.1 (Eq. 6)", "the first optimality "
+                                  "condition of Eq. 4 with augmentations (the first variation paired with h(T x))",
+                                  verdict("Eq. 6", parts, numbers), numbers, "autodiff",
+                                  reading="docs/independent_checks.md#simclr-var-prop-31-eq-6", result=result,
+                                  command=command,
+                                  note="the printed integrand has Psi'(G_{T,T'}(y)) where the derivative of Eq. 4 has "
+                                       "Psi'(G_{T',T}(y)); they agree for one view or an invariant f")]
+
+
+__all__ += ["eq6_claims"]

@@ -8,14 +8,17 @@ empirical measure, ``p = 1/n``); augmentations are ``V`` views per support point
 ``q``, i.e. ``z`` of shape (n, V, d) holds f(T_v(x_i)).
 
 Pairwise squared distances come in two forms, argument ``dists`` (docs/variational.md):
-  "gemm": |a|^2 + |b|^2 - 2 a b^T, one GEMM, no (n, m, d) tensor: for throughput. Its error is absolute,
-          about eps (|a|^2 + |b|^2), so values are fine at moderate tau, but derivatives are not: the
-          self term x = y (distance 0, weight O(1)) passes O(1) cotangents through |a|^2, |b|^2 and the
-          GEMM that cancel only to eps, swamping the interactions exp(-||a - b||^2 / 2 tau) of distinct
-          points (1e-87 at tau = 0.01 for antipodal points) in the Hessian.
-  "diff": sum_k (a_ik - b_jk)^2 over the differences: relative accuracy, exactly 0 with exactly zero
-          derivatives for x = y, so every second derivative of Eq. 4 keeps relative accuracy at any tau.
-          Used where exactness matters (Hessians, Lemma A.2); it forms an (n, m, d) tensor.
+  "gemm" (default): |a|^2 + |b|^2 - 2 a b^T, one GEMM, no (n, m, d) tensor for the values. Its value error
+          is absolute, about eps (|a|^2 + |b|^2), fine at moderate tau. Its derivatives are exact: a custom
+          JVP writes the tangent over the differences, 2 (a_i - b_j) . (da_i - db_j), and the rule calls
+          the GEMM form again for its primal, so every order of derivative goes through it. Naive autodiff
+          of the GEMM would pass the self term's (x = y, distance 0, weight O(1)) cotangents through
+          |a|^2, |b|^2 and the GEMM, where they cancel only to eps and swamp the interactions
+          exp(-||a - b||^2 / 2 tau) of distinct points (1e-87 at tau = 0.01 for antipodal points) in the
+          Hessian; the tangent over the differences is exactly 0 for x = y. Derivatives form an (n, m, d)
+          tensor.
+  "diff": sum_k (a_ik - b_jk)^2 over the differences: relative accuracy for the values too, exactly 0
+          for x = y; it forms an (n, m, d) tensor for the values as well.
 
 Readings (docs/variational.md): Eq. 4 keeps the y = x term (the paper drops the indicator); Eq. 1's
 1_{x != y} is applied in one of three ways, ``exclude``:
@@ -40,18 +43,34 @@ EXCLUDE = ("none", "self", "atom")
 DISTS = ("gemm", "diff")
 
 
-def sq_dists(a, b=None):
-    """||a_i - b_j||^2 as one GEMM (shapes (n, d), (m, d) -> (n, m)): the throughput form. Absolute error
-    about eps (|a_i|^2 + |b_j|^2), and its derivatives do not keep relative accuracy (module docstring):
-    use it for values at moderate tau, :func:`sq_dists_diff` for derivatives that must be exact."""
-    b = a if b is None else b
+@jax.custom_jvp
+def _gemm_sq_dists(a, b):
     return jnp.sum(a * a, -1)[:, None] + jnp.sum(b * b, -1)[None, :] - 2.0 * a @ b.T
+
+
+@_gemm_sq_dists.defjvp
+def _gemm_sq_dists_jvp(primals, tangents):
+    a, b = primals
+    da, db = tangents
+    # the primal through the custom function again, so that a derivative of this rule (second and
+    # higher orders) uses the rule too; the tangent over the differences: exactly 0 where a_i = b_j
+    out = _gemm_sq_dists(a, b)
+    diff = a[:, None, :] - b[None, :, :]
+    return out, 2.0 * jnp.sum(diff * (da[:, None, :] - db[None, :, :]), -1)
+
+
+def sq_dists(a, b=None):
+    """||a_i - b_j||^2 (shapes (n, d), (m, d) -> (n, m)): the value as one GEMM (absolute error about
+    eps (|a_i|^2 + |b_j|^2)), every derivative exact (a custom JVP over the differences a_i - b_j, module
+    docstring): tangents are exactly 0 for the pairs a_i = b_j, so Hessians of Eq. 4 keep relative
+    accuracy at any tau. Use :func:`sq_dists_diff` where the values themselves need relative accuracy."""
+    return _gemm_sq_dists(a, a if b is None else b)
 
 
 def sq_dists_diff(a, b=None):
     """||a_i - b_j||^2 summed over the coordinates of the difference (an (n, m, d) tensor): relative
-    accuracy (d + 1) eps, exactly 0 with exactly zero first and second derivatives when a_i and b_j are
-    the same entry. The form for Hessians of Eq. 4 at small tau."""
+    accuracy (d + 1) eps for the values too, exactly 0 with exactly zero first and second derivatives when
+    a_i and b_j are the same entry."""
     b = a if b is None else b
     diff = a[:, None, :] - b[None, :, :]
     return jnp.sum(diff * diff, -1)
@@ -95,7 +114,8 @@ def eq4_loss(z, p, tau: float = 0.5, psi=log1p_psi, eta=None, dists: str = "gemm
       z: (n, d) embedded support points (on S^{d-1} for the constraint set C of Sec. 2, or anywhere).
       p: (n,) probabilities.
       tau: temperature of the default eta (ignored when ``eta`` is given).
-      dists: "gemm" (throughput, values) or "diff" (derivatives keep relative accuracy; module docstring).
+      dists: "gemm" (values by one GEMM, exact derivatives of every order) or "diff" (values by the
+        differences too; module docstring).
     """
     chex.assert_rank(z, 2)
     chex.assert_shape(p, (z.shape[0],))

@@ -125,3 +125,11 @@ def test_fig13_14_verdict_counts_each_curve_once():
     (c,) = claims.figures_claims(rec)
     assert c["verdict"] == "partly" and c["numbers"]["width_10"]["up"] == "2/2"
     assert c["numbers"]["width_2"]["not_up"] == ["L=5 d=0.8 w=2 s0"]
+
+
+def test_fig13_14_panel_without_width_is_refused():
+    up = {"epochs": [0, 50], "median": [0.001, 0.4]}
+    rec = {"command": "python scripts/ddn_figures.py", "medians": {"paper": {
+        "depth L (delta_lower 0.8)": {"depth L = 5": {"s0": up}}}}}
+    with pytest.raises(ValueError, match="names \\|N_mu\\|"):
+        claims.figures_claims(rec)

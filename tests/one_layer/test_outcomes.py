@@ -14,7 +14,7 @@ def test_refinement_codes_keep_their_values_and_gain_key_and_text():
     assert kinks.RefineStatus.TOO_MANY_ACTIVE.key == "too_many_active"
     assert kinks.RefineStatus.CYCLE.text.startswith("active set cycles")
     assert [int(s) for s in saddles.SaddleStatus] == [0, 1, 2, 3]
-    assert saddles.SaddleStatus(2).text == "non-finite" and saddles.SaddleStatus.NEWTON_FAILED.key == "newton_failed"
+    assert saddles.SaddleStatus(2).text == "non-finite" and saddles.SaddleStatus.NOT_CONVERGED.key == "not_converged"
     for vocabulary in (kinks.RefineStatus, saddles.SaddleStatus, engine.Status):
         assert all(isinstance(s.key, str) and isinstance(s.text, str) and s.text for s in vocabulary)
 

@@ -152,3 +152,23 @@ def test_second_pass_runs_kink_limit_inits_on_to_maxima():
         D /= np.linalg.norm(D, axis=1, keepdims=True)
         for r in (1e-4, 1e-3, 1e-2):
             assert _energy(x, np.cos(r) * w + np.sin(r) * D).max() <= e + 1e-12 * e, (w, r)
+
+
+@pytest.mark.slow  # ~60 s on 2 busy cores (the wide block compiled for the values axis); fast: test_runner.py
+def test_the_values_axis_runs_the_second_pass_as_the_plain_runner():
+    """The 5-views-per-hyperplane cloud of the test above as the second of two values (the first: the same
+    base scaled by other factors, one shape): with the values axis the KINK_LIMIT inits get the second pass
+    (batched.ValuesRunner had none) and every init of the cloud equals the plain runner's, bit for bit."""
+    rng = np.random.default_rng(1)
+    base = rng.standard_normal((6, 3))
+    clouds = [data.make_dataset(x=np.concatenate([s * base for s in scales]), dtype=jnp.float64)
+              for scales in ((0.6, 0.8, 1.1, 1.3, 1.7), (0.5, 0.75, 1.0, 1.25, 1.5))]
+    dyn = engine.Dynamics(method="flow")
+    key = jax.random.PRNGKey(0)
+    plain = engine.ChunkRunner(clouds[1], RELU, UNIFORM, dyn, tile=64).run(key, 0, 128, jnp.float64)
+    both = engine.ChunkRunner(clouds, RELU, UNIFORM, dyn, tile=64).run(key, 0, 128, jnp.float64)
+    # the test above: without the second pass >= 30 of these 128 inits end KINK_LIMIT
+    assert not np.any(both["status"] == engine.Status.KINK_LIMIT)
+    for k in ("w", "status", "steps", "residual"):
+        np.testing.assert_array_equal(both[k][:, 1], plain[k], err_msg=k)
+

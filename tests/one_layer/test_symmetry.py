@@ -77,6 +77,22 @@ def test_shift_orbits_and_orbit_summary(key):
     assert partial[0]["size"] == 3 and not partial[0]["complete"]
 
 
+def test_sign_symmetric_orbits_take_w_and_minus_w_as_one_optimum(key):
+    """For an odd or even h basins keeps one of w, -w (either sign): a shift orbit then holds S^s w or -S^s w,
+    and the alternating signal (S w = -w) is an orbit of one."""
+    w = np.array(jax.random.normal(key, (8,)))
+    w /= np.linalg.norm(w)
+    alt = np.tile([1.0, -1.0], 4) / np.sqrt(8)
+    signs = np.array([1, -1, 1, 1, -1, -1, 1, -1])[:, None]
+    optima = np.concatenate([signs * symmetry.cyclic_shifts(w), [-alt]])
+    assert symmetry.shift_orbits(optima, 1e-2, sign_symmetric=True).tolist() == [0] * 8 + [1]
+    assert symmetry.shift_orbits(optima, 1e-2).tolist() == [0, 1, 0, 0, 1, 1, 0, 1, 2]  # signs split them
+    assert symmetry.shift_stabilizer(alt, 1e-9, sign_symmetric=True) == 8 and symmetry.shift_stabilizer(alt, 1e-9) == 4
+    rows = [{"count": 10, "energy": 0.3 if i < 8 else 0.2, "stable": True} for i in range(9)]
+    orbits = symmetry.orbit_summary(rows, optima, 1000, 1e-2, sign_symmetric=True)
+    assert [(o["size"], o["expected_size"], o["complete"]) for o in orbits] == [(8, 8, True), (1, 1, True)]
+
+
 def test_equal_counts_pvalue_against_scipy_and_wilson_helpers():
     for counts in ([100, 100, 100], [120, 95, 88, 101], [10, 100]):
         assert stats.equal_counts_pvalue(counts) == pytest.approx(scipy.stats.chisquare(counts).pvalue, rel=1e-6)

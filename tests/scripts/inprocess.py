@@ -12,6 +12,7 @@ import ccdyn.cli  # noqa: F401 -- so do the flags of the scripts' shared layer
 
 ROOT = Path(__file__).resolve().parents[2]
 FLAGS = flags.FLAGS
+app.define_help_flags()  # (app.run defines them on first use; a script's exit must not take them away)
 
 
 @contextlib.contextmanager

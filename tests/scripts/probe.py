@@ -46,6 +46,7 @@ import tempfile
 import threading
 import time
 import warnings
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -58,10 +59,11 @@ SIZE_FLAGS = ("n_init n_seeds n_grid n_dirs n_mc n_samples d m widths depths bat
               "hidden d_in n_points x_points ds shift_n_init shift_d shift_m views_per_circle n_eval samples_per_epoch "
               "n_views sizes n_random n_radii n_images max_pairs probe_dirs max_points ripple_views n_patterns "
               "eps_dims "
-              "n_batches draws min_views measure_samples").split()
+              "n_batches draws min_views measure_samples "
+              "steps n_steps grid_steps epochs checkpoints n_random_w max_steps").split()  # and counts (issue 38)
 GRANULARITY = ("chunk_size",)  # how the work is cut, not how much there is
 TAU_FLAGS = ("tau", "taus", "lemma_taus")
-NOT_SEEDS = ("set_seeds",)
+NOT_SEEDS = ("set_seeds",)  # START:STOP ranges of seeds: their own cases
 # Inputs every run of a script needs (absolute paths into the checkout {R}); the output flag when it is
 # not --output_dir.
 BASE = {
@@ -171,11 +173,20 @@ def cases(root: Path = ROOT, only=()) -> list:
         run = base + ((o_flag,) if o_flag else ())
 
         def add(name, args, **kw):
-            out.append(Case(s, name, tuple(run) + tuple(args), **kw))
+            out.append(Case(s, name, _merged(run, args), **kw))
 
         if s != "claims":  # the ledger's tool re-reads the whole repository; its own tests run it
             add("smoke", [], expect="succeed", timeout=600)
         add("unknown flag", ["--no_such_flag=1"], names="no_such_flag")
+        add("positional argument", ["stray"], names="stray")  # (issue 38) was accepted
+        twice = next((f for f, v in sorted(fl.items()) if isinstance(v, int) and not isinstance(v, bool)), None)
+        if twice:  # an integer flag given twice: absl keeps the last silently
+            add("a flag given twice", [f"--{twice}={fl[twice]}", f"--{twice}={fl[twice]}"], names=f"--{twice}")
+        add("--helpshort", ["--helpshort"], expect="succeed")  # exited 1
+        if "set_seeds" in fl:
+            sets = ["--check=exact_2d"] if s == "flow_accuracy" else []  # (its --check=rtol draws no sets)
+            add("--set_seeds beyond 2^32", sets + ["--set_seeds=4294967290:4294967300"], names="--set_seeds")
+            add("--set_seeds=0:10^8", sets + ["--set_seeds=0:100000000"], names="--set_seeds", timeout=60)
         if o_flag:
             what = o_flag.split("=")[0] + "|{o}"  # the flag or the path
             ow = ["--overwrite"] if "overwrite" in fl else []
@@ -187,6 +198,8 @@ def cases(root: Path = ROOT, only=()) -> list:
             if run_dir:
                 add(f"output live {' '.join(ow)}", ow, names=what, setup="live")
                 add(f"finished run + user's files in subfolders {' '.join(ow)}", ow, names=what, setup="finished")
+                if ow:  # (issue 38) was computed in full, then "Operation not permitted" and a staged folder left
+                    add("finished run read-only --overwrite", ow, names=what, setup="finished_readonly")
         for f, default in sorted(fl.items()):
             if f.endswith("seed") and f not in NOT_SEEDS and isinstance(default, int):
                 for v in ("-1", "4294967296"):
@@ -212,7 +225,7 @@ def cases(root: Path = ROOT, only=()) -> list:
         if s in DATA_SCRIPTS or s == "landscape":
             pre = ["--data=file"] if s != "landscape" else []
             suffix = "_2d" if s == "landscape" else ""
-            for f in ("absent", "empty", "garbage", "strings", "nan"):
+            for f in ("absent", "empty", "garbage", "strings", "nan", "header1e12"):
                 add(f"--data_path {f}", pre + [f"--data_path={{d}}/{f}{suffix}.npz"],
                     names=f"--data_path|{f}{suffix}.npz")
             for scale in ("big200", "tiny200"):
@@ -226,13 +239,20 @@ def cases(root: Path = ROOT, only=()) -> list:
     return out
 
 
+def _merged(base, args) -> tuple:
+    """``base`` then ``args``, without the flags of ``base`` that ``args`` sets (a flag given twice is refused)."""
+    name = lambda a: a.split("=", 1)[0] if a.startswith("--") else None  # noqa: E731
+    given = {name(a) for a in args} - {None}
+    return tuple(a for a in base if name(a) not in given) + tuple(args)
+
+
 def _issue_cases() -> list:
-    """The cases issue #24 names one by one (those the generic ones do not already hold)."""
+    """The cases issues #24 and #38 name one by one (those the generic ones do not already hold)."""
     c = []
 
-    def add(script, name, args, **kw):
+    def add(script, name, args, issue=24, **kw):
         o = OUT_FLAG.get(script, "--output_dir={o}")
-        c.append(Case(script, f"#24 {name}", tuple(BASE.get(script, ())) + ((o,) if o else ()) + tuple(args), **kw))
+        c.append(Case(script, f"#{issue} {name}", _merged(tuple(BASE.get(script, ())) + ((o,) if o else ()), args), **kw))
 
     for name, args, flag in [("hltm", "--widths=10000000", "--widths"), ("hltm", "--depths=40", "--depths"),
                              ("hltm", "--n_seeds=100000000", "--n_seeds"),
@@ -251,6 +271,19 @@ def _issue_cases() -> list:
                              ("ddn_operator", "--tau=1e-10", "--tau")]:
         add(name, args, args.split(), names=flag, timeout=60)
     add("mnist", "--lr=10000", ["--lr=10000"], expect="either", names="--lr", timeout=600)
+    for name, args, flag in [  # issue 38's cases one by one
+            ("augmentation", "--ranges=1/0", "--ranges"), ("kink_check", "--alpha=gaussian --tau=1e-12", "--tau"),
+            ("flow_accuracy", "--check=exact_2d --alpha=gaussian --tau=1e-12", "--tau"),
+            ("basins", "--method=flow --step_size=1e300", "--step_size"), ("kernel_dynamics", "--at=0,10 --at=20", "--at"),
+            ("thm3_exact", "--n_steps=1000000000000", "--n_steps"), ("thm42_moving", "--steps=1000000000000", "--steps"),
+            ("cor2_exact", "--n_random_w=1000000000000", "--n_random_w"), ("ddn_thm5", "--c=1e300", "--c"),
+            ("ddn_thm5", "--gamma=0.9999999999", "--gamma"), ("lemma5_general", "--shapes=2x1x1x1000000000000x1", "--shapes"),
+            ("basins", "--q=0.5,0.5", "--q"), ("basins", "--data=latent_categorical --probs=0.7,0.7", "--probs"),
+            ("basins", "--data=file --data_path={d}/nan.npz", "row 1")]:  # the file and the row
+        add(name, args, args.split(), 38, names=flag, timeout=60)
+    for name, args in [("cor2_exact", "--n_samples=1000"), ("cor2_exact", "--n_samples=5000 --taus=8,2"),
+                       ("kink_check", "--method=power")]:  # valid settings that crashed
+        add(name, args, args.split(), 38, expect="succeed", timeout=600)
     add("kernel_dynamics", "--tau=1e-10", ["--tau=1e-10"], expect="either", names="--tau", timeout=600)
     add("basins_table", "--output_prefix=notes over a user's notes.md", [], names="--output_prefix", setup="file")
     add("simclr_var_claims", "--output=o/claims.csv", ["--output={o}/claims.csv"], names="--output")
@@ -271,6 +304,10 @@ def make_data(d: Path) -> None:
         np.savez(d / f"nan{suffix}.npz", x=np.where(arr > 1.5, np.nan, arr))
         (d / f"empty{suffix}.npz").write_bytes(b"")
         (d / f"garbage{suffix}.npz").write_text("not an npz\n")
+        buf = io.BytesIO()  # an .npz whose header claims 10^12 rows (8 numbers held)
+        np.lib.format.write_array_header_1_0(buf, {"descr": "<f8", "fortran_order": False, "shape": (10**12, 2)})
+        with zipfile.ZipFile(d / f"header1e12{suffix}.npz", "w") as z:
+            z.writestr("x.npy", buf.getvalue() + np.ones(8).tobytes())
     parts = mnist_pickle.splits(np.random.default_rng(1))
     (d / "mnist_ok.pkl.gz").write_bytes(mnist_pickle.gz(mnist_pickle.py2_pickle(parts)))
     (d / "garbage.json").write_text("{not json")
@@ -309,7 +346,7 @@ def _prepare(case: Case, t: Path, o: Path, root: Path) -> tuple:
         o.mkdir()
         (o / "notes.txt").write_text(MINE)
         planted.append(o / "notes.txt")
-    elif case.setup in ("live", "finished"):
+    elif case.setup in ("live", "finished", "finished_readonly"):
         run = rundir.RunDir.open(o, {"probe": 1}, script=f"scripts/{case.script}.py", version="0",
                                  outputs=("chunks", "runs", "sub", "summary.json"))
         io.write_json(run.path / "summary.json", {"probe": 1})
@@ -319,6 +356,16 @@ def _prepare(case: Case, t: Path, o: Path, root: Path) -> tuple:
                 (o / sub / "notes.txt").write_text(MINE)
                 planted.append(o / sub / "notes.txt")
             run.finish()
+        elif case.setup == "finished_readonly":  # immutable (root) or 0555: it cannot be swapped out or deleted
+            run.finish()
+            (o / "summary.json").write_text(MINE)
+            planted.append(o / "summary.json")
+            hold = contextlib.ExitStack()
+            if subprocess.run(["chattr", "+i", str(o)], capture_output=True).returncode == 0:
+                hold.callback(subprocess.run, ["chattr", "-i", str(o)], capture_output=True)
+            else:
+                o.chmod(0o555)
+                hold.callback(o.chmod, 0o755)
         else:  # held open (its lock taken) by this process while the case runs
             hold = contextlib.ExitStack()
             hold.callback(run.release)
@@ -356,12 +403,13 @@ def flag_stage(case: Case, root: Path, data: Path, work: Path) -> dict | None:
     """The row of a case whose flags ``cli.start`` refuses at parsing (``ccdyn.cli.contract``'s parser: the
     line it prints, before any JAX work), judged in this process; None for a case that gets past parsing
     (it runs in a process of its own). Not thread-safe (absl's FLAGS): call from one thread."""
-    from absl import flags
+    from absl import app, flags
 
     from ccdyn.cli import contract
 
     if case.setup:
         return None
+    app.define_help_flags()  # as app.run does before parsing (--helpshort)
     t, o = work / "flag-stage", work / "flag-stage" / "out"
     cmd = _command(case, t, o, root, data)
     err = io.StringIO()
@@ -369,7 +417,7 @@ def flag_stage(case: Case, root: Path, data: Path, work: Path) -> dict | None:
     spec = importlib.util.spec_from_file_location(f"_probe_flags_{case.script}", cmd[1])
     try:
         spec.loader.exec_module(importlib.util.module_from_spec(spec))
-        with contextlib.redirect_stderr(err):
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):  # (--helpshort's text)
             contract._parse_flags(cmd[1:])
         return None
     except SystemExit as e:
@@ -384,7 +432,7 @@ def flag_stage(case: Case, root: Path, data: Path, work: Path) -> dict | None:
             "why": why + " (at parsing)", "rc": rc, "error": (errors[0] if errors else "")[:300], "wall_s": 0.0}
 
 
-IN_PROCESS = ("file", "foreign", "live", "finished", "summary")  # refused when the output is opened
+IN_PROCESS = ("file", "foreign", "live", "finished", "finished_readonly", "summary")  # refused when the output is opened
 
 
 def in_process(case: Case, root: Path, data: Path, work: Path) -> dict:

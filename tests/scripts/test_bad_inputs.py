@@ -29,6 +29,7 @@ def files(tmp_path_factory):
     io.write_npz(d / "ok.npz", x=x)
     (d / "trunc.npz").write_bytes((d / "ok.npz").read_bytes()[:100])
     (d / "plain_file").write_text("x")
+    _npz_claiming(d / "huge_header.npz", (10**12, 4))
     (d / "strings").mkdir()  # a "basins run" whose summary holds strings where the config and optima go
     (d / "strings" / "summary.json").write_text('{"config": "x", "optima": "o", "command": "python scripts/basins.py"}')
     from ccdyn.data import mnist  # MNIST folders: a wrong magic number, fewer labels than images, a good one
@@ -45,6 +46,18 @@ def files(tmp_path_factory):
     (d / "mnist_evil.pkl.gz").write_bytes(mnist_pickle.gz(pickle.dumps(_Touch(d / "ran"), protocol=2)))
     (d / "mnist_nomember.whl").write_bytes(mnist_pickle.wheel(b"", member="mnist/other"))
     return d
+
+
+def _npz_claiming(path, shape):
+    """An .npz whose array x claims ``shape`` in its header but holds 8 float64 numbers."""
+    import io as _io
+    import zipfile
+
+    buf = _io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": "<f8", "fortran_order": False, "shape": shape})
+    buf.write(np.ones(8).tobytes())
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("x.npy", buf.getvalue())
 
 
 class _Touch:
@@ -72,7 +85,16 @@ BASINS = [
     ("--data=file --data_path={d}/trunc.npz", "trunc.npz is not a readable .npz file"),
     ("--data=file --data_path={d}/missing.npz", "missing.npz' is not a file"),
     ("--data=file --data_path={d}/d1.npz", "need d >= 2 (--d / --data_path)"),
-    ("--data=file --data_path={d}/nan.npz", "nan.npz': x has 1 non-finite entries"),
+    ("--data=file --data_path={d}/nan.npz", "nan.npz': x has 1 non-finite entries (NaN or inf); all must be finite "
+                                            "(the first: x row 1, column 1, nan)"),  # names the row
+    ("--data=file --data_path={d}/huge_header.npz", "huge_header.npz is not a readable .npz file (array 'x' claims shape "
+                                                    "(1000000000000, 4) of float64"),  # was an unnamed out-of-memory
+    ("--method=flow --step_size=1e300", "--step_size must be <= 1e30"),  # ran on, float32 overflow warnings
+    ("--q=0.5,0.5", "--q must hold one value or --m values (one per pattern)"),  # the data model's "q must ..."
+    ("--data=latent_categorical --m=2 --d=2 --probs=0.7,0.7", "--probs must hold one value >= 0 per category"),
+    ("--data=circle --probs=0.5,0.5", "--probs must hold one value >= 0 per category"),  # 9 angles
+    ("stray", "unexpected argument 'stray': the script takes only --flags"),  # was accepted
+    ("--seed=1 --seed=2", "--seed is given twice (--seed=1 and --seed=2); give each flag once"),  # the last won
     ("--data_seed=4294967296", "--data_seed=4294967296: 4294967296 is not an integer in the range [0, 4294967295]"),
     ("--data=file --data_path={d}/small.npz", "which is 0 in float32: use --x64 or rescale the data"),
     ("--data=file --data_path={d}/big.npz", "beyond float32's range: use --x64 or rescale the data"),
@@ -181,6 +203,32 @@ OTHERS = [
     ("mnist", "--mnist_dir={d}/mnist_ok --batch_size=5", "--batch_size=5 exceeds the 3 images of the data"),
     ("mnist", "--mnist_dir={d}/mnist_ok --batch_size=2 --n_seeds=10000000", "--n_seeds needs about"),
     ("mnist", "--steps=0", "--steps=0: 0 is not"),
+    # issue 38: counts checked before any work (cli.check_counts): a compiled loop's int32, the time, the memory
+    ("thm3_exact", "--n_steps=1000000000000", "--n_steps=1000000000000 is more than a compiled loop counts"),  # aborted
+    ("irregularity", "--n_steps=1000000000000", "--n_steps=1000000000000 is more than a compiled loop counts"),
+    ("power_iteration", "--n_steps=3000000000", "--n_steps"),
+    ("thm42_moving", "--steps=1000000000000", "--steps=1000000000000 is more than a compiled loop counts"),  # aborted
+    ("cor2_exact", "--n_random_w=1000000000000", "--n_random_w=1000000000000 needs at least"),  # grew until killed
+    ("kink_check", "--set_seeds=0:1000000000000", "--set_seeds='0:1000000000000': seeds lie in [0, 4294967295]"),
+    ("kink_check", "--set_seeds=4294967290:4294967297", "so STOP must be <= 4294967296"),  # was accepted
+    ("kink_check", "--set_seeds=0:100000000", "--set_seeds (100,000,000) needs at least"),
+    ("flow_accuracy", "--check=exact_2d --set_seeds=0:4294967297", "so STOP must be <= 4294967296"),
+    ("flow_accuracy", "--check=exact_2d --set_seeds=0:100000000", "--set_seeds (100,000,000) needs at least"),
+    ("kink_check", "--alpha=gaussian --tau=1e-12", "--tau=1e-12 makes the Gaussian alpha 0 or 1 in float64 at most w "
+                                                   "on set 1000"),  # was run, verdict "fails"
+    ("flow_accuracy", "--check=exact_2d --alpha=gaussian --tau=1e-12", "--tau=1e-12 makes the Gaussian alpha 0 or 1"),
+    ("mnist", "--steps=1000000000000", "--steps=1000000000000 needs at least"),
+    ("two_layer", "--steps=1000000000000", "--steps=1000000000000 needs at least"),
+    ("two_layer_steps", "--checkpoints=1000000000000", "--checkpoints=1000000000000 needs at least"),
+    ("hltm", "--depths=3 --epochs=1000000000000", "--epochs=1000000000000 needs at least"),
+    ("ddn_digits", "--checkpoints=0,10000000000", "--checkpoints=10000000000 is more than a compiled loop counts"),
+    ("augmentation", "--max_steps=1000000000000", "--max_steps=1000000000000 is more than a compiled loop counts"),
+    ("lemma5_general", "--shapes=2x1x1x1000000000000x1", "--shapes needs about"),  # an unnamed out-of-memory
+    ("ddn_thm5", "--c=1e300", "--c=1e+300, --gamma=0.2, --sigma_l=0: the remark's numbers leave float64"),  # OverflowError
+    ("ddn_thm5", "--gamma=0.9999999999", "--gamma=0.9999999999, --sigma_l=0: the remark's numbers leave float64"),
+    ("augmentation", "--ranges=1/0", "--ranges must be numbers or fractions in [0, 1]"),  # was a raw traceback
+    ("kernel_dynamics", "--at=0,10 --at=20", "--at is given twice (--at=0,10 and --at=20)"),  # the last won; ran on
+    ("cor2_exact", "stray", "unexpected argument 'stray'"),
     ("mnist", "--tau=inf", "--tau=inf must be a finite number"),
     ("mnist", "--bn=batch", "--bn=batch"),
 ]
@@ -285,7 +333,8 @@ def test_flag_errors_name_the_flag(name, args, message):
 
 @pytest.mark.parametrize("name, args", [("mnist", "--scale=0.5,0.5"), ("mnist", "--ratio=1,1"), ("ddn_operator", "--sizes=4,4,4"),
                                         ("augmentation", "--basin_acts="),
-                                        ("basins", "--data=latent_categorical --probs=0.5,0.5"), ("basins", "--q=0.5,0.5")])
+                                        ("basins", "--data=latent_categorical --m=2 --probs=0.5,0.5"),
+                                        ("basins", "--m=2 --q=0.5,0.5")])
 def test_lists_whose_entries_may_repeat(name, args):
     with inprocess.script(name) as script:
         assert inprocess.flag_error(script, *args.split()) is None

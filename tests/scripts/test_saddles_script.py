@@ -29,7 +29,8 @@ def test_saddles_script_on_a_basins_run(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "certified index-1 saddles" in r.stdout
     s = json.loads((tmp_path / "s" / "saddles.json").read_text())
-    assert s["command"].startswith("python scripts/saddles.py --run=b") and s["n_pairs"] == len(s["pairs"]) >= 1
+    assert s["command"].startswith("python scripts/saddles.py --run=b") and len(s["pairs"]) >= s["n_pairs"] >= 1
+    assert s["n_searches"] == len(s["searches"]) >= s["n_pairs"]
     k = len(s["optima"])
     rows = list(csv.reader((tmp_path / "s" / "barriers.csv").open()))
     assert len(rows) == k + 1 and len(rows[0]) == k + 1
@@ -70,8 +71,8 @@ def test_two_processes_match_one(tmp_path):
     assert "certified index-1 saddles" in outs[0][0] and "certified" not in outs[1][0] and not (tmp_path / "p1").exists()
     one, two = (json.loads((tmp_path / d / "saddles.json").read_text()) for d in ("single", "p0"))
     assert two["num_processes"] == 2 and len(two["devices"]) == 4 and one["num_processes"] == 1
-    assert [p["pair"] for p in one["pairs"]] == [p["pair"] for p in two["pairs"]] and one["n_pairs"] >= 2
-    for a, b in zip(one["pairs"], two["pairs"]):
+    assert [p["pair"] for p in one["searches"]] == [p["pair"] for p in two["searches"]] and one["n_pairs"] >= 2
+    for a, b in zip(one["searches"], two["searches"]):
         np.testing.assert_allclose(b["saddle"], a["saddle"], atol=1e-12)
         np.testing.assert_allclose(b["energy"], a["energy"], atol=1e-14)
         assert (a["certified"], a["note"], a["reaches"], a["kind"]) == (b["certified"], b["note"], b["reaches"], b["kind"])
@@ -100,3 +101,34 @@ def test_bad_flags_and_inputs(tmp_path):
         (tmp_path / "notarun" / "summary.json").write_text("[1]")
         e = inprocess.main_exit(script, f"--run={tmp_path / 'notarun'}", f"--output_dir={tmp_path / 'o'}")
         assert e.startswith("error: --run:") and not (tmp_path / "o").exists()
+        # a summary.json that reads as JSON but cannot be searched: one line naming the file and the row
+        good = {"w": [1.0] + [0.0] * 9, "energy": 0.3, "fraction": 0.5, "ci95": [0.4, 0.6], "stable": True}
+        cfg = {"data": {"data": "latent_summation"}, "dynamics": {}}
+        for optima, config, want in (([good, {**good, "w": [1.0, 0.0]}], cfg, "optimum 1: w is not 10 finite"),
+                                     ([good, {k: v for k, v in good.items() if k != "w"}], cfg, "optimum 1: no w"),
+                                     ([good, good], {"data": {"data": "nope"}}, "its config is not a basins config")):
+            (tmp_path / "notarun" / "summary.json").write_text(json.dumps({"config": config, "optima": optima}))
+            e = inprocess.main_exit(script, f"--run={tmp_path / 'notarun'}", f"--output_dir={tmp_path / 'o'}")
+            assert e.startswith(f"error: --run: {tmp_path / 'notarun'}/summary.json: {want}"), e
+            assert not (tmp_path / "o").exists()
+
+
+def test_never_writes_into_the_run_it_reads(tmp_path):
+    """An empty --output_dir goes beside the input run (its path + '-saddles'), never into it (a basins run
+    with a folder of another script inside can neither be resumed nor overwritten); an --output_dir inside
+    the input run, or the run itself, is refused with one line before any output exists."""
+    b = tmp_path / "b"
+    b.mkdir()
+    (b / "summary.json").write_text(json.dumps({"config": {}, "optima": [{"fraction": 0.5}, {"fraction": 0.5}]}))
+    (tmp_path / "c").mkdir()
+    before = sorted(p.name for p in b.iterdir())
+    with inprocess.script("saddles") as script:
+        assert script._out_dir("", str(b), "--run") == f"{b}-saddles"
+        assert script._out_dir(None, f"{b}/", "--run") == f"{b}-saddles"
+        assert script._out_dir(str(tmp_path / "elsewhere"), str(b), "--run") == str(tmp_path / "elsewhere")
+        for out in (b / "saddles", b, b / "x" / "y"):
+            e = inprocess.main_exit(script, f"--run={b}", f"--output_dir={out}")
+            assert e.startswith("error: --output_dir:") and "lies inside the run" in e, e
+        e = inprocess.main_exit(script, f"--continuation={tmp_path / 'c'}", f"--output_dir={tmp_path / 'c' / 's'}")
+        assert e.startswith("error: --output_dir:") and "--continuation" in e, e
+    assert sorted(p.name for p in b.iterdir()) == before and not (tmp_path / "c" / "s").exists()

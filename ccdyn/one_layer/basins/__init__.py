@@ -16,14 +16,37 @@ role, every public name re-exported here (``basins.run``, ``basins.BasinsConfig`
   words, the hints per final status and the cost warning (naming flags), the comparison of several runs.
 """
 
-from ccdyn.one_layer.basins.analysis import (ANALYSIS_CHUNK, KINK_MARGIN, analyze, basin_mass_on_patterns, cluster,
-                                             describe_optima, greedy_labels, merge_duplicates, refine)
+from ccdyn.one_layer.basins.analysis import (
+    ANALYSIS_CHUNK,
+    KINK_MARGIN,
+    analyze,
+    basin_mass_on_patterns,
+    cluster,
+    describe_optima,
+    greedy_labels,
+    merge_duplicates,
+    refine,
+)
 from ccdyn.one_layer.basins.config import BasinsConfig, cost_estimate, memory_estimate, sized, sizing
 from ccdyn.one_layer.basins.job import OUTPUTS, SCRIPT, analyze_result, library_record, open_options, run, run_job
-from ccdyn.one_layer.basins.report import (COMPARISON_COLUMNS, COST_RATIO_WARN, COST_WARN_S, STATISTICS_COLUMNS,
-                                           STATUS_HINTS, comparison_rows, cost_warning, read_summary, statistics,
-                                           statistics_lines, summary, table, table_key, uncertified_lines,
-                                           warning_line, write_summary)
+from ccdyn.one_layer.basins.report import (
+    COMPARISON_COLUMNS,
+    COST_RATIO_WARN,
+    COST_WARN_S,
+    STATISTICS_COLUMNS,
+    STATUS_HINTS,
+    comparison_rows,
+    cost_warning,
+    read_summary,
+    statistics,
+    statistics_lines,
+    summary,
+    table,
+    table_key,
+    uncertified_lines,
+    warning_line,
+    write_summary,
+)
 from ccdyn.one_layer.basins.stopping import IncrementalClusters, StopRule, precise_enough, stop_plan, stop_rule
 
 __all__ = ["BasinsConfig", "memory_estimate", "sized", "sizing", "cost_estimate", "cost_warning", "COST_RATIO_WARN",

@@ -50,19 +50,19 @@ def cluster(W: np.ndarray, tol: float, odd: bool = False):
     """
     n = W.shape[0]
     labels = np.full((n,), -1, np.int64)
-    centers = []
+    found: list[np.ndarray] = []
     for i in range(n):
         if labels[i] >= 0:
             continue
         free = np.flatnonzero(labels < 0)
         near = free[_odd_distance(W[free], W[i], odd) <= tol]
-        labels[near] = len(centers)
+        labels[near] = len(found)
         members = W[near]
         if odd:
             members = members * np.sign(members @ W[i])[:, None]
         c = members.mean(axis=0)
-        centers.append(c / np.linalg.norm(c))
-    centers = np.asarray(centers).reshape(-1, W.shape[1])
+        found.append(c / np.linalg.norm(c))
+    centers = np.asarray(found).reshape(-1, W.shape[1])
     order, rank = _largest_first(np.bincount(labels, minlength=len(centers)))
     return rank[labels], centers[order]
 
@@ -89,7 +89,7 @@ def _chunk_rows(k: int):
 def _chunks(fn, W, log, what: str) -> dict:
     """fn(W_chunk) -> dict of per-row arrays, over fixed-shape chunks (:func:`_chunk_rows`)."""
     out, t0, k = [], time.time(), W.shape[0]
-    for lo, hi, rows in _chunk_rows(k):
+    for _lo, hi, rows in _chunk_rows(k):
         out.append(jax.device_get(fn(W[rows])))
         if log is not None:
             log(f"  analysis: {what} {hi}/{k} ({time.time() - t0:.1f} s)")
@@ -161,7 +161,7 @@ def describe_optima(ds64: Dataset, act: Activation, pw: Pairwise, optima, counts
                **cert, "pattern": None, "overlap": None, "w": w.tolist()}
         if patterns is not None:
             cos = patterns @ w
-            score = np.abs(cos) if act.odd else cos
+            score = np.abs(cos) if act.sign_symmetric else cos
             best = int(np.argmax(score))
             row["pattern"], row["overlap"] = best, float(score[best])
         out.append(row)
@@ -216,14 +216,14 @@ def analyze(ds64: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, result:
     rows, optima, n_clusters = [], np.zeros((0, ds64.dim)), 0
     if conv.any():
         t0 = time.time()
-        first, centers = cluster(np.asarray(result["w"][conv], np.float64), cluster_tol, act.odd)
+        first, centers = cluster(np.asarray(result["w"][conv], np.float64), cluster_tol, act.sign_symmetric)
         if log is not None:
             log(f"  analysis: {int(conv.sum())} converged endpoints in {centers.shape[0]} clusters "
                 f"({time.time() - t0:.1f} s)")
         n_clusters = centers.shape[0]
         ref = refine(ds64, act, pw, dyn, centers, log=log)
         counts = np.bincount(first, minlength=centers.shape[0])
-        keep, counts, mapping = _merge(np.asarray(ref["w"]), counts, cluster_tol, act.odd)
+        keep, counts, mapping = _merge(np.asarray(ref["w"]), counts, cluster_tol, act.sign_symmetric)
         optima = np.asarray(ref["w"])[keep]
         refined = ref["status"][keep] == Status.CONVERGED
         labels[conv] = mapping[first]

@@ -63,7 +63,7 @@ class BasinsConfig:
         return jnp.float64 if self.x64 else jnp.float32
 
     @classmethod
-    def from_dict(cls, fields: dict) -> "BasinsConfig":
+    def from_dict(cls, fields: dict) -> BasinsConfig:
         """The config as saved in ``config.json`` / ``summary.json`` (lists back to tuples)."""
         fields = dict(fields)
         fields["data"] = spec_from_dict(fields["data"])

@@ -36,7 +36,7 @@ def open_options(*, overwrite: bool = False, resume: bool = False) -> dict:
     return {"script": SCRIPT, "outputs": OUTPUTS, "overwrite": overwrite, "resume": resume, "ignore": ("chunk_size",)}
 
 
-def analyze_result(cfg: BasinsConfig, ds64: Dataset, result: dict, *, log=None) -> dict:
+def analyze_result(cfg: BasinsConfig, ds64: Dataset, result: dict, *, log=None) -> tuple[dict, dict]:
     """The host part of :func:`run` on an engine result: DEAD inits rechecked in float64, then
     :func:`analyze` (on the host CPU, as in :func:`run`); returns (result, analysis)."""
     host = parallel.host_device()

@@ -85,8 +85,9 @@ def summary(an: dict, result: dict, *, config: dict, record: dict, timings_s: di
     """The ``summary.json`` of a basins run: its config, per-status counts (``n_<status>``), the optima
     rows of :func:`analyze` (each with ``ci_simultaneous``, its interval of :func:`statistics`), the
     basin mass of optima not found (:func:`ccdyn.stats.unseen_mass`), ``statistics`` (:func:`statistics`:
-    the per-basin miss bound, how the intervals were made, the number of optima), and the run record (``command``, ``versions``, ``devices``: see
-    :func:`ccdyn.cli.run_record`), and ``sizing`` (:func:`sizing`) when given."""
+    the per-basin miss bound, how the intervals were made, the number of optima), and the run record
+    (``command``, ``versions``, ``devices``: see :func:`ccdyn.cli.run_record`), and ``sizing``
+    (:func:`sizing`) when given."""
     rows, counts = an["rows"], an["status_counts"]
     order = engine.FINAL_STATUSES  # every final status, those the engine adds included
     stats = statistics([r["count"] for r in rows], int(result["status"].shape[0]), config)
@@ -149,14 +150,16 @@ def table_key(level: float = 0.95) -> list:
             "also keeps",
             "     each fraction's own 95% Wilson interval, ci95); count: the inits in its basin; energy: E(w*) "
             "(Eq. 3);",
-            "     gap: eigengap lambda1 - lambda2 of A(w*); residual: ||P^perp A(w*) w*|| after the float64 "
-            "refinement;",
+            "     gap: eigengap lambda1 - lambda2 of A(w*); stat: stationarity, the certificate's own measure after "
+            "the float64",
+            "     refinement: off kinks ||P^perp grad E|| / ||grad E||, on kinks the KKT residual (relative to "
+            "lambda1);",
             "     kink: the ReLU hyperplanes w*^T x_i = 0 it sits on; certificate: the test behind stable (smooth: "
             "the flow's",
             "     Jacobian, Eq. 7; kink-kkt: the same on the kink ridge plus the multipliers; none: not certified);",
             "     stable: certified stable; LME: top eigenvector of A(w*) with a distinct eigenvalue (Def. 3); "
             "pattern: the",
-            "     planted u_m nearest w*; cos: their cosine (|cos| for odd activations); -: does not apply."]
+            "     planted u_m nearest w*; cos: their cosine (|cos| for odd or even activations); -: does not apply."]
 
 
 def statistics_lines(s: dict) -> list:
@@ -202,9 +205,9 @@ def statistics_lines(s: dict) -> list:
         cap = s["config"]["n_init"]
         lines.append(f"{what}: " + (f"met after {n} of at most {cap} inits" if met else f"not met in {n} inits"))
         if plan["data_dependent"]:
-            lines.append(f"     the stop depended on the counts: intervals at {_pct(st['interval_confidence'])} each of "
-                         f"{plan['checkpoints']} checkpoints ({_pct(plan['confidence'])} together), and the miss "
-                         f"claim is that of the first checkpoint ({plan['first_checkpoint']} inits)")
+            lines.append(f"     the stop depended on the counts: intervals at {_pct(st['interval_confidence'])} "
+                         f"each of {plan['checkpoints']} checkpoints ({_pct(plan['confidence'])} together), "
+                         f"and the miss claim is that of the first checkpoint ({plan['first_checkpoint']} inits)")
     return lines
 
 
@@ -221,12 +224,12 @@ def table(s: dict) -> str:
     shown = [r for r in rows if r["fraction"] >= TABLE_MIN_FRACTION][:TABLE_MAX_ROWS]
     ci = lambda r: r.get("ci_simultaneous", r["ci95"])
     body = [[r["optimum"], f"{r['fraction']:.4f}", f"[{ci(r)[0]:.4f}, {ci(r)[1]:.4f}]", r["count"],
-             r["energy"], r["eigengap"], f"{r['residual']:.1e}", r.get("kink_rank", "-"),
+             r["energy"], r["eigengap"], f"{r.get('stationarity', r['residual']):.1e}", r.get("kink_rank", "-"),
              r.get("certificate", "-"), r["stable"], r["is_lme"],
              "-" if r["pattern"] is None else f"u{r['pattern']}",
              "-" if r["overlap"] is None else f"{r['overlap']:.4f}"] for r in shown]
     text = report.format_table(["optimum", "fraction", f"{_pct(level)} CI (all)" if st else "95% CI", "count",
-                                "energy", "gap", "residual", "kink", "certificate", "stable", "LME", "pattern", "cos"],
+                                "energy", "gap", "stat", "kink", "certificate", "stable", "LME", "pattern", "cos"],
                                body)
     rest = rows[len(shown):]  # rows are largest first, so the shown ones are a prefix
     if rest:
@@ -235,7 +238,7 @@ def table(s: dict) -> str:
                  f"of them stable), each < {TABLE_MIN_FRACTION:g} or beyond the {TABLE_MAX_ROWS} largest: "
                  "see summary.json")
     counts = ", ".join(f"{st_.text} {s.get('n_' + st_.key, 0)}" for st_ in engine.FINAL_STATUSES)
-    notes = []
+    notes: list[str] = []
     target = s["config"].get("target_unseen")
     if target is not None:
         notes.insert(0, f"--target_unseen={target:g}: " + (
@@ -246,11 +249,13 @@ def table(s: dict) -> str:
         how = f"chosen by the rule for {z['backend']} ({', '.join(z['auto'])})" if z["auto"] else "given"
         notes.append(f"tile {z['tile']}, chunk_size {z['chunk_size']} on {z['n_devices']} x {z['device_kind']} "
                      f"({z['device_memory_gib']} GiB): {how}")
-    return "\n".join([text, *(table_key(level) if st else []), "", *statistics_lines(s), f"inits {s['n_init']}: {counts}",
-                      f"optima {sum(r.get('certificate') != 'none' for r in rows)}, stable {s['n_stable_optima']} (certificate smooth "
-                      f"{s.get('n_certified_smooth', '-')}, kink-kkt {s.get('n_certified_kink', '-')}), basin mass on planted "
-                      f"patterns (stable, cos >= 0.9): {s['basin_mass_on_patterns']:.4f}", *uncertified_lines(rows), *notes,
-                      *warning_line(s)])
+    return "\n".join([text, *(table_key(level) if st else []), "", *statistics_lines(s),
+                      f"inits {s['n_init']}: {counts}",
+                      f"optima {sum(r.get('certificate') != 'none' for r in rows)}, stable {s['n_stable_optima']} "
+                      f"(certificate smooth {s.get('n_certified_smooth', '-')}, "
+                      f"kink-kkt {s.get('n_certified_kink', '-')}), basin mass on planted "
+                      f"patterns (stable, cos >= 0.9): {s['basin_mass_on_patterns']:.4f}", *uncertified_lines(rows),
+                      *notes, *warning_line(s)])
 
 
 def _share(x: float) -> str:
@@ -289,8 +294,8 @@ def uncertified_lines(rows) -> list[str]:
 
 
 
-_COMPARED = (Status.CONVERGED, Status.NOT_CONVERGED, Status.CYCLING, Status.DEAD, Status.NONFINITE, Status.OVERFLOW,
-             Status.UNDERFLOW)
+_COMPARED: tuple[Status, ...] = (Status.CONVERGED, Status.NOT_CONVERGED, Status.CYCLING, Status.DEAD,
+                                 Status.NONFINITE, Status.OVERFLOW, Status.UNDERFLOW)
 _COMPARED += tuple(st for st in engine.FINAL_STATUSES if st not in _COMPARED)  # the sliding flow's
 # the statistics of docs/statistics.md: no basin >= miss_bound missed (95%), the simultaneous intervals' level and
 # largest half-width, Chao1 with its interval, and the stop rule's targets and whether they were met
@@ -298,7 +303,8 @@ STATISTICS_COLUMNS = ("miss_bound", "interval_level", "max_halfwidth", "chao1", 
                       "stop_met")
 COMPARISON_COLUMNS = ("run", "act", "alpha", "tau", "method", "data", "n_init", "optima", "stable_optima",
                       "stable_smooth", "stable_on_kink", "mass_on_patterns") + tuple(s.key for s in _COMPARED) + (
-                      "endpoint_clusters", "certified_smooth", "certified_kink", "analyze_s", "total_s") + STATISTICS_COLUMNS
+                      "endpoint_clusters", "certified_smooth", "certified_kink", "analyze_s", "total_s"
+                      ) + STATISTICS_COLUMNS
 
 
 def comparison_rows(named_summaries) -> list:
@@ -314,7 +320,8 @@ def comparison_rows(named_summaries) -> list:
                      sum(o["stable"] and not o["smooth"] for o in s["optima"]),
                      round(s["basin_mass_on_patterns"], 4)] + [s.get(f"n_{st.key}", 0) for st in _COMPARED]
                     + [s.get(k, "-") for k in ("n_endpoint_clusters", "n_certified_smooth", "n_certified_kink")]
-                    + [round(s["timings_s"][k], 1) if k in s.get("timings_s", {}) else "-" for k in ("analyze", "total")]
+                    + [round(s["timings_s"][k], 1) if k in s.get("timings_s", {}) else "-"
+                       for k in ("analyze", "total")]
                     + _statistics_cells(s))
     return rows
 

@@ -105,8 +105,8 @@ class StopRule:
     def __init__(self, cfg: BasinsConfig, odd: bool):
         self.cfg, self.odd, self.seen = cfg, odd, 0
         self.plan = stop_plan(cfg)
-        self.clusters = None
-        self.checks = []  # (n, largest half-width) per chunk end checked
+        self.clusters: IncrementalClusters | None = None
+        self.checks: list[tuple] = []  # (n, largest half-width) per chunk end checked
 
     def counts(self, result: dict) -> np.ndarray:
         """Cluster counts of the converged endpoints of every init so far (new rows clustered once)."""
@@ -126,7 +126,8 @@ class StopRule:
             if counts.size == 0:
                 return False
             half = np.diff(wilson_interval(counts, n), axis=-1) / 2
-            return unseen_mass(counts, n)["upper"] <= self.cfg.target_unseen and bool(np.all(half <= self.cfg.target_unseen))
+            return (unseen_mass(counts, n)["upper"] <= self.cfg.target_unseen
+                    and bool(np.all(half <= self.cfg.target_unseen)))
         if n < self.plan["first_checkpoint"] and n < self.cfg.n_init:
             if self.cfg.target_halfwidth is not None:
                 self.counts(result)  # keep clustering as the chunks come (each row once)
@@ -146,4 +147,4 @@ def stop_rule(cfg: BasinsConfig):
     """The stop callable of a config's stopping rule (:class:`StopRule`), or None when it has none."""
     if cfg.target_unseen is None and cfg.target_miss is None and cfg.target_halfwidth is None:
         return None
-    return StopRule(cfg, cfg.activation.odd)
+    return StopRule(cfg, cfg.activation.sign_symmetric)

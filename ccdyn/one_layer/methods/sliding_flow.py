@@ -181,7 +181,8 @@ def _step(ds, act, pw, dyn, w_in, carry: Carry, steps, active, buffer=None, wide
     pinned = att.reversal & (att.length <= dyn.tol)
     reach = jnp.where(accepted, 0.0, att.length)
     return Proposal(w=jnp.where(move, att.w, w), u=u, u_new=att.u, residual=res, done=done,
-                    carry=Carry(jnp.where(move, att.u, u), jnp.where(active, eta_next, carry.eta), kinks, pinned, reach),
+                    carry=Carry(jnp.where(move, att.u, u), jnp.where(active, eta_next, carry.eta), kinks, pinned,
+                                reach),
                     over=over)
 
 

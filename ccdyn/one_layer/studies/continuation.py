@@ -325,11 +325,11 @@ def run(base: BasinsConfig, param: str, values, *, match_tol: float = 0.2, merge
         f"{param}={v:g}: {len(an['rows'])} optima, {an['status_counts']['converged']} of {cfg.n_init} inits "
         f"converged ({sum(t.values()):.1f} s)")
     if why is None:
-        values = engine.ChunkRunner([ds.astype(base.dtype) for ds in datasets], base.activation, base.pairwise,
-                                    base.dynamics, tile=base.tile)
+        chunk_runner = engine.ChunkRunner([ds.astype(base.dtype) for ds in datasets], base.activation,
+                                          base.pairwise, base.dynamics, tile=base.tile)
         t0 = time.time()
-        result = engine.collect(values, jax.random.PRNGKey(base.seed), base.n_init, base.chunk_size, base.dtype,
-                                progress=progress)
+        result = engine.collect(chunk_runner, jax.random.PRNGKey(base.seed), base.n_init, base.chunk_size,
+                                base.dtype, progress=progress)
         engine_s = time.time() - t0
         if log is not None:
             log(f"{len(cfgs)} values in one program: {engine_s:.1f} s")
@@ -348,7 +348,7 @@ def run(base: BasinsConfig, param: str, values, *, match_tol: float = 0.2, merge
             analyses.append(an)
             runs.append(_entry(cfg, v, an, done["timings_s"]))
             say(cfg, v, an, done["timings_s"])
-    out = follow(analyses, values, odd=base.activation.odd, match_tol=match_tol, merge_share=merge_share)
+    out = follow(analyses, values, odd=base.activation.sign_symmetric, match_tol=match_tol, merge_share=merge_share)
     level = 0.95
     for step, ci in zip(out["steps"], stats.tipping_intervals([s["overlap"] for s in out["steps"]], level)):
         step["tipping_ci"] = ci

@@ -12,7 +12,8 @@ lambda_max(M), the closed-form rho and the direction u_top of its first-order ch
 density on the plane (r(w, alpha_u), Eq. 95) and r_g = z0 r_u; and on one common sample the exact
 pairwise (A(v) - A(w)) w / ||v - w|| at v = cos(e) w + sin(e) u_top for each radius, Richardson-
 extrapolated to e -> 0 from the two smallest radii, and its norm's ratio to uniform alpha's (the
-same sample and planes for every alpha, so the sampling noise of M largely cancels in the ratio). ``scripts/cor2_exact.py`` writes the record.
+same sample and planes for every alpha, so the sampling noise of M largely cancels in the ratio).
+``scripts/cor2_exact.py`` writes the record.
 """
 
 from __future__ import annotations
@@ -109,9 +110,11 @@ def run(cfg: Cor2ExactConfig, log=None) -> dict:
                    "profile": [float(np.linalg.norm(g)) for g in per], "w_vector": w.tolist()}
             if tau is None:  # uniform comes first: the denominator of every ratio at this w
                 rho_u_sampled = row["rho_sampled"]
-            row["ratio_sampled"] = row["rho_sampled"] / rho_u_sampled
+            # NaN when no sample point crossed the ReLU plane between w and v (a small --n_samples, a w far
+            # from the data): the sample has no finite difference to compare (the point is not resolved)
+            row["ratio_sampled"] = row["rho_sampled"] / rho_u_sampled if rho_u_sampled > 0 else float("nan")
             rows.append(row)
-            table_rows.append([row[c] if row[c] is not None else "-" for c in COLUMNS])
+            table_rows.append([row[c] if row[c] is not None and row[c] == row[c] else "-" for c in COLUMNS])
         log(f"  {name}: done ({time.time() - t0:.1f} s)")
     return {"config": dataclasses.asdict(cfg), "means": means.tolist(), "rows": rows,
             "tables": {"rows": table_rows}}
@@ -127,7 +130,8 @@ def table_key() -> list:
         "form and by the Richardson-extrapolated finite difference of Eq. 3's pairwise sum; rel_err_vector: "
         "|sampled - exact| / |exact| of the first-order change (A(v) - A(w)) w / |v - w|; r_uniform: r(w, "
         "alpha_u) of Eq. 95, the largest density on the plane; r_gaussian = z0 r_uniform (Cor. 2, Eq. 97-99); "
-        "-: does not apply.")
+        "-: does not apply (ratio_sampled: no sample point crossed the ReLU plane near that w, so uniform "
+        "alpha's sampled difference is 0; raise --n_samples).")
 
 
 def table(record: dict) -> str:

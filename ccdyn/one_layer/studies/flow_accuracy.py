@@ -22,8 +22,8 @@ from ccdyn.data.registry import DataSpec, build_dataset
 from ccdyn.one_layer import basins, claims, exact2d
 from ccdyn.one_layer.engine import Status
 
-__all__ = ["random_angles", "random_cloud", "exact_2d_set", "exact_2d", "rtol_pairs", "SET_COLUMNS", "PAIR_COLUMNS",
-           "table_key"]
+__all__ = ["random_angles", "random_cloud", "circle_sets", "degenerate_tau_set", "exact_2d_set", "exact_2d",
+           "rtol_pairs", "SET_COLUMNS", "PAIR_COLUMNS", "table_key"]
 
 SET_COLUMNS = ("set_seed", "n_points", "maxima", "required", "found_required", "max_abs_error", "worst_over_bound",
                "mean_steps", "ok")
@@ -45,6 +45,30 @@ def random_cloud(seed: int, min_points: int = 12, max_points: int = 30) -> tuple
     rng = np.random.default_rng(seed)
     n = int(rng.integers(min_points, max_points + 1))
     return rng.standard_normal((n, 3 + seed % 4)), rng
+
+
+def circle_sets(seeds, min_points: int, max_points: int):
+    """``(seed, x)`` of the 2-D sets of :func:`exact_2d` (the circle points of ``random_angles(seed)``)."""
+    for seed in seeds:
+        spec = DataSpec(data="circle", angles=random_angles(seed, min_points, max_points))
+        yield seed, np.asarray(build_dataset(spec, jnp.float64).x)
+
+
+def degenerate_tau_set(clouds, tau: float, h=lambda z: np.maximum(z, 0.0), *, n_probe: int = 64) -> str | None:
+    """The start-up check of a Gaussian alpha on sets drawn per seed (``clouds``: ``(seed, x)`` pairs, x
+    (n, d)), as ``ccdyn.one_layer.engine.range_problems`` checks one basins run: None, or the line
+    naming ``--tau`` and the first set where alpha is 0 or 1 in float64 at most of ``n_probe`` random
+    unit w (:func:`ccdyn.pairwise.degenerate_tau`: every start would look stationary)."""
+    from ccdyn.pairwise import degenerate_tau  # noqa: PLC0415
+
+    for seed, x in clouds:
+        w = np.random.default_rng(0).standard_normal((n_probe, x.shape[1]))
+        tau_min, delta = degenerate_tau(h((w / np.linalg.norm(w, axis=1, keepdims=True)) @ x.T), np.float64)
+        if tau < tau_min:
+            return (f"--tau={tau:g} makes the Gaussian alpha 0 or 1 in float64 at most w on set {seed} (the closest "
+                    f"distinct features h(w^T x) are about {delta:.1e} apart): every start would look stationary; "
+                    f"use --tau >= {tau_min:.1e}")
+    return None
 
 
 def exact_2d_set(cfg: basins.BasinsConfig, *, n_grid: int = 1 << 20, min_fraction: float = 0.005) -> dict:

@@ -43,15 +43,15 @@ def test_barrier_matrix_is_the_exact_2d_minimax():
         for j in range(i + 1, n):
             one, two = lows[i:j].min(), np.concatenate([lows[j:], lows[:i]]).min()
             assert abs(b[i, j] - max(one, two)) <= 1e-8, (i, j, b[i, j], max(one, two))
-    kinds = {tuple(p["pair"]): p["kind"] for p in rec["pairs"]}
+    kinds = {tuple(p["pair"]): p["kind"] for p in rec["searches"]}
     for k in range(n):
         assert kinds[tuple(sorted((k, (k + 1) % n)))] == "direct"
-    assert all(p["certified"] for p in rec["pairs"])
+    assert all(p["certified"] for p in rec["searches"])
     assert n - 1 <= rec["n_distinct_saddles"] <= n  # at most one saddle per arc, enough to join all
     assert len(rec["merges"]) == n - 1
     lines = study.table(rec).splitlines()
-    assert len(study.pair_rows(rec)[0]) == rec["n_pairs"] and max(map(len, lines)) <= study.TABLE_WIDTH
-    assert sum(line.startswith(("0-", "1-", "2-", "3-", "4-", "5-", "6-", "7-")) for line in lines) == rec["n_pairs"]
+    assert len(study.pair_rows(rec)[0]) == len(rec["pairs"]) and max(map(len, lines)) <= study.TABLE_WIDTH
+    assert sum(line.startswith(("0-", "1-", "2-", "3-", "4-", "5-", "6-", "7-")) for line in lines) == len(rec["pairs"])
 
 
 @pytest.mark.slow  # 10 s; fast: the verdicts and config checks
@@ -84,28 +84,44 @@ def test_touching_pairs_on_the_circle_are_the_neighbours():
 
 def test_table_fits_120_columns_with_a_key_and_numbered_notes():
     """The printed pair table: at most study.TABLE_WIDTH (120) wide whatever the notes, a key line for its
-    columns and symbols, the notes of the pairs not certified numbered under it, full notes in the record."""
+    columns and symbols, the notes of the searches not certified numbered under it, full notes in the
+    record; a pair joined by two saddles says so and shows the higher (lowest barrier); a search that found
+    another pair's saddle names that pair and shows no barrier of its own (never a negative one)."""
     long_note = "refinement: no active set gives a stationary point in its region's closure " * 2
     opt = [{"energy": 0.3 + 0.01 * k, "pattern": k if k < 2 else None} for k in range(3)]
-    cert = {"kink_rank": 3, "index": 1}
-    pairs = [{"pair": [0, 1], "energy": 0.25, "certified": True, "note": "", "reaches": [1, 0], "kind": "direct",
-              "certificate": cert},
-             {"pair": [0, 2], "energy": 0.2, "certified": False, "note": long_note, "reaches": [-1, 2],
-              "kind": "an end reaches no known optimum", "certificate": cert},
-             {"pair": [1, 2], "energy": 0.21, "certified": False, "note": "index 2 (...)", "reaches": [1, 1],
-              "kind": "both ends reach the same optimum", "certificate": cert}]
-    rec = {"optima": opt, "pairs": pairs, "n_pairs": 3, "n_certified": 1, "n_direct": 1, "n_distinct_saddles": 1,
+    gc, b1 = {"kind": "great circle"}, {"kind": "boundary", "region": 1}
+    sr = lambda pair, seed, e, cert, note, reach, kind, sid: {  # noqa: E731
+        "pair": pair, "seed": seed, "energy": e, "certified": cert, "note": note, "reaches": reach, "kind": kind,
+        **({"saddle_id": sid} if sid is not None else {})}
+    searches = [sr([0, 1], gc, 0.25, True, "", [1, 0], "direct", 0),
+                sr([0, 1], b1, 0.20, True, "", [0, 1], "direct", 1),
+                sr([0, 2], gc, 0.31, True, "", [1, 2], "joins another pair", 2),  # above E_0: no barrier of 0-2
+                sr([0, 2], b1, 0.2, False, long_note, [-1, 2], "an end reaches no known optimum", None),
+                sr([1, 2], gc, 0.21, False, "index 2 (...)", [1, 1], "both ends reach the same optimum", None)]
+    saddles_ = [{"id": 0, "ends": [0, 1], "energy": 0.25, "found_by": [0], "kink_rank": 3, "index": 1},
+                {"id": 1, "ends": [0, 1], "energy": 0.20, "found_by": [1], "kink_rank": 0, "index": 1},
+                {"id": 2, "ends": [1, 2], "energy": 0.305, "found_by": [2], "kink_rank": 1, "index": 1}]
+    pairs = [{"pair": [0, 1], "searches": [0, 1], "n_regions": 3, "n_seeded": 1, "saddles": [0, 1]},
+             {"pair": [0, 2], "searches": [2, 3], "n_regions": 1, "n_seeded": 1, "saddles": []},
+             {"pair": [1, 2], "searches": [4], "n_regions": 0, "n_seeded": 0, "saddles": [2]}]
+    rec = {"optima": opt, "searches": searches, "saddles": saddles_, "pairs": pairs, "n_pairs": 3, "n_searches": 5,
+           "n_certified": 3, "n_direct": 2, "n_distinct_saddles": 3, "n_pairs_several": 1,
            "timings_s": {"total": 1.0}, "per_pair_s": 0.33,
-           "touching": {"n_flips": 5, "n_probe": 100, "angle": 0.1, "components": 1},
+           "touching": {"n_flips": 5, "n_probe": 100, "angle": 0.1, "components": 1, "n_regions": 4, "n_seeds": 2},
            "all_pairs_check": {"n_pairs_all": 3, "n_lower": 0, "max_abs_diff": 0.0, "total_s_all": 2.0}}
     text = study.table(rec)
     lines = text.splitlines()
     assert max(map(len, lines)) <= study.TABLE_WIDTH == 120
     assert any(line.startswith("key: ") for line in lines)
-    assert "no (1)" in text and "no (2)" in text and "(1) refinement: no active set" in text
-    assert " lost" in text and " same" in text and "u0-u1" in text and "u0--" in text
+    assert "(1) refinement: no active set" in text and "(2) index 2" in text
     rows, notes = study.pair_rows(rec)
     assert notes == [long_note, "index 2 (...)"] and len(rows) == 3
+    r01, r02, r12 = rows
+    assert r01[:5] == ["0-1", "u0-u1", "g+1b/3", 2, "0.250000"] and r01[9] == "g"  # several: the highest shown
+    assert r02[3] == 0 and r02[4] == "-" and "g other 1-2" in r02[10] and "b1 no (1)" in r02[10]
+    assert r12[2] == "g" and r12[10] == "g no (2)" and r12[9] == "0-2 g"  # joined by another pair's search
+    for r in rows:
+        assert r[5] == "-" or (float(r[5]) > 0 and float(r[6]) > 0), r
 
 
 def test_compare_names_a_missed_lower_barrier():
