@@ -235,7 +235,8 @@ def test_statistics_make_no_claim_where_few_inits_converged(converged, claims):
     if converged < n:
         assert lines[-1] == (f"warning: {n - converged} of {n} inits ({100 * (n - converged) / n:g}%) ended without "
                              f"converging ({n - converged} circling a kink: power iteration has no fixed point on a "
-                             "ReLU kink: use --method=flow)")
+                             "ReLU kink: use --method=auto (power iteration, the sliding flow for the inits that "
+                             "circle) or --method=flow)")
         assert sum(line.startswith("warning") for line in lines) == 1
     else:
         assert not any(line.startswith("warning") for line in lines)

@@ -172,7 +172,7 @@ def test_power_iteration_and_euler_halving_are_bit_identical_and_circling_kinks_
 
 def test_statuses_and_hints():
     assert engine.Status.CIRCLING_KINK == 8 and engine.Status.KINK_LIMIT == 9
-    assert "--method=flow" in basins.STATUS_HINTS[engine.Status.CIRCLING_KINK] and basins.STATUS_HINTS[engine.Status.KINK_LIMIT]
+    assert "--method=auto" in basins.STATUS_HINTS[engine.Status.CIRCLING_KINK] and basins.STATUS_HINTS[engine.Status.KINK_LIMIT]
     assert engine.Status.CIRCLING_KINK.text == "circling a kink"
     # linear activation: no kinks, power iteration's non-converged inits stay NOT_CONVERGED
     ds = _ridge_cloud()

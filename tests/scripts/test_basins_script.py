@@ -247,6 +247,6 @@ def test_power_iteration_on_a_gaussian_mixture_file_claims_nothing_beyond_the_co
     assert not any("was missed" in line or "Chao1" in line for line in lines)
     table_end = lines.index(next(line for line in lines if line.startswith("wrote "))) - 1
     warning = lines[table_end - 1] if not lines[table_end].strip() else lines[table_end]
-    assert warning.startswith("warning: ") and warning.endswith("use --method=flow)") and "circling a kink" in warning
+    assert warning.startswith("warning: ") and warning.endswith("or --method=flow)") and "--method=auto" in warning and "circling a kink" in warning
     assert sum(line.startswith("warning") for line in lines) == 1
     assert "ETA" in run.stderr  # the progress line's time left

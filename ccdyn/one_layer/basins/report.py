@@ -28,11 +28,12 @@ __all__ = ["STATUS_HINTS", "COST_RATIO_WARN", "COST_WARN_S", "cost_warning", "st
 # scripts' words: the engine's Status knows no flags). DEAD (A(w) w = 0 on a flat region) has none.
 STATUS_HINTS = {
     Status.NOT_CONVERGED: "still moving after --max_steps steps: raise --max_steps",
-    Status.CYCLING: "power iteration in a period-2 cycle: use --shift > 0 (App. B.4) or --method=flow",
+    Status.CYCLING: "power iteration in a period-2 cycle: use --shift > 0 (App. B.4), --method=auto or --method=flow",
     Status.NONFINITE: "use --x64 or rescale the data",
     Status.OVERFLOW: "use --x64, a smaller --step_size or rescale the data",
     Status.UNDERFLOW: "use --x64 or rescale the data",
-    Status.CIRCLING_KINK: "power iteration has no fixed point on a ReLU kink: use --method=flow",
+    Status.CIRCLING_KINK: "power iteration has no fixed point on a ReLU kink: use --method=auto (power iteration, "
+                          "the sliding flow for the inits that circle) or --method=flow",
     Status.KINK_LIMIT: "more views on kink hyperplanes at once than the sliding flow follows (even in its wider "
                        "second pass): use a smaller --tol",
 }
