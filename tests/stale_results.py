@@ -114,6 +114,11 @@ def _configs(record: dict, folder: Path):
         cfgs = continuation.configs(BasinsConfig.from_dict(c["base"]), c["param"], c["values"])
         for k, (cfg, run) in enumerate(zip(cfgs, record["runs"])):
             yield f"runs[{k}]", cfg, run["optima"]
+    elif isinstance(record.get("basins_config"), dict) and isinstance(record.get("saddles"), list):
+        # saddles.json: the certified saddle points of the basins run it read; energy only (a saddle is not a
+        # maximum: its criticality on a kink is the saddles certificate's, tests/one_layer/test_saddles.py)
+        rows = [{"w": r["w"], "energy": r["energy"], "refined": False} for r in record["saddles"]]
+        yield "saddles", BasinsConfig.from_dict(record["basins_config"]), rows
     elif "runs" in record and _folder_config(folder).get("check") == "rtol":
         # flow_accuracy --check=rtol: the basins rows at each rtol (the data does not depend on it)
         cfg = BasinsConfig.from_dict(_folder_config(folder)["basins"])

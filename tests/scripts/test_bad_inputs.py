@@ -493,8 +493,10 @@ def test_kink_check_refuses_data_flags_it_would_ignore(tmp_path):
 def test_saddles_refuses_a_summary_whose_optima_are_not_rows(tmp_path):
     """A summary.json whose optima are strings (not a basins run's rows): one line naming --run."""
     (tmp_path / "run").mkdir()
-    (tmp_path / "run" / "summary.json").write_text('{"config": {}, "optima": ["a", "b"]}')
+    summary = io.read_json(inprocess.ROOT / "results" / "basins" / "relu" / "summary.json")
+    summary["optima"] = ["a", "b"]  # a basins config that builds, optima that are not rows
+    io.write_json(tmp_path / "run" / "summary.json", summary)
     with inprocess.script("saddles") as script:
         error = inprocess.main_exit(script, f"--run={tmp_path / 'run'}", f"--output_dir={tmp_path / 'out'}")
-    assert error.startswith(f"error: --run: {tmp_path / 'run'}/summary.json: its optima are not rows"), error
+    assert error.startswith(f"error: --run: {tmp_path / 'run'}/summary.json: optimum 0: no w"), error
     assert not (tmp_path / "out").exists()

@@ -174,7 +174,8 @@ def test_a_corrupt_basins_summary_is_named_by_saddles(tmp_path):
     io.write_json(tmp_path / "run" / "summary.json", summary)
     with inprocess.script("saddles") as script:
         code, errors = inprocess.start_exit(script, f"--run={tmp_path / 'run'}", f"--output_dir={tmp_path / 'o'}")
-    assert code == 2 and len(errors) == 1 and f"--run={tmp_path / 'run' / 'summary.json'}" in errors[0], errors
+    assert code == 2 and len(errors) == 1 and "--run" in errors[0], errors
+    assert str(tmp_path / "run" / "summary.json") in errors[0], errors
     assert not (tmp_path / "o").exists()
 
 
