@@ -27,7 +27,8 @@ from ccdyn.one_layer import dynamics, sliding, stepper
 from ccdyn.one_layer.methods import flow
 from ccdyn.one_layer.methods.base import Method, Proposal, Rerun
 
-__all__ = ["Carry", "KINK_DELTA", "KINK_REACH", "WIDE_TILE", "analysis_buffer", "compacted", "init", "method", "finish"]
+__all__ = ["Carry", "KINK_DELTA", "KINK_REACH", "WIDE_TILE", "analysis_buffer", "compacted", "init", "step", "method",
+           "finish"]
 
 KINK_DELTA = 10.0  # a view is on its kink when |w^T x| <= KINK_DELTA * tol * ||x|| (a pinned step moves <= tol)
 KINK_REACH = 10.0  # after a rejected step, ridges within its length (at most KINK_REACH * flow_rtol rad) are looked for
@@ -102,7 +103,7 @@ def compacted(fn, need, rows, empty, buffer: int):
     return jax.lax.while_loop(lambda c: c[0] < passes, one, (jnp.int32(0), tuple(empty)))[1]
 
 
-def _step(ds, act, pw, dyn, w_in, carry: Carry, steps, active, buffer=None, wide=None) -> Proposal:
+def step(ds, act, pw, dyn, w_in, carry: Carry, steps, active, buffer=None, wide=None) -> Proposal:
     """The ``flow`` method's attempted step with Filippov sliding on ReLU kinks (docs/flow.md):
     the proposal, its carry and the KINK_LIMIT flag ``over``.
 
@@ -187,10 +188,10 @@ def _step(ds, act, pw, dyn, w_in, carry: Carry, steps, active, buffer=None, wide
 
 
 def method(buffer: int | None = None, wide: int | None = None) -> Method:
-    """The sliding flow as a method value; ``buffer`` and ``wide`` as in :func:`_step`."""
-    step = lambda ds, act, pw, dyn, w, carry, steps, active: _step(ds, act, pw, dyn, w, carry, steps, active,
+    """The sliding flow as a method value; ``buffer`` and ``wide`` as in :func:`step`."""
+    bound = lambda ds, act, pw, dyn, w, carry, steps, active: step(ds, act, pw, dyn, w, carry, steps, active,
                                                                    buffer, wide)
-    return Method("flow", knobs=("tol", "step_size", "flow_rtol"), init=init, step=step,
+    return Method("flow", knobs=("tol", "step_size", "flow_rtol"), init=init, step=bound,
                   finish=None if wide is not None else lambda ds, act, dyn: finish(ds, act, dyn, buffer),
                   check=flow.check)
 
