@@ -437,7 +437,6 @@ def kink_certificate(ds64: Dataset, act: Activation, pw: Pairwise, ref: dict, *,
     tests ``smooth_ok`` and ``kkt_ok`` (strict, with margin ``tol``).
     """
     x = sliding.flat_views(ds64)[0]
-    d = x.shape[1]
     xn = jnp.linalg.norm(x, axis=1)
     valid = xn > 0
 

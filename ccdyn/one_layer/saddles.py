@@ -11,8 +11,8 @@ every other one. The *barrier* seen from a is E(a) - E_ab. Steps (docs/saddles.m
 
 1. **String with a climbing image** (:func:`string`). Every search's path is M images on the sphere,
    started on the great circle from a to b (:func:`great_circle_paths`) or through a point where their
-   basins touch (:mod:`ccdyn.one_layer.saddle_paths`, :mod:`ccdyn.one_layer.saddle_seeds`). Each step moves every interior
-   image along the tangent ascent field P^perp A(w) w (Lemma 3, Eq. 7) and redistributes the images at
+   basins touch (:mod:`ccdyn.one_layer.saddle_paths`, :mod:`ccdyn.one_layer.saddle_seeds`). Each step moves every
+   interior image along the tangent ascent field P^perp A(w) w (Lemma 3, Eq. 7) and redistributes the images at
    equal arc length along the spherical polyline (:func:`reparametrize`): the simplified string method
    (E, Ren, Vanden-Eijnden 2007) for -E on the sphere, whose fixed points are paths along which the
    field is tangent. In the second half the lowest interior image (in :func:`landscape`'s energy: the
@@ -24,12 +24,12 @@ every other one. The *barrier* seen from a is E(a) - E_ab. Steps (docs/saddles.m
    (docs/flow.md, "Kinks"): on the intersection V = span{x_i : i in S}^perp of the active hyperplanes
    E = 1/2 w^T P_V A_R P_V w, so a critical point on V is a unit eigenvector of P_V A_R P_V. Candidate
    active sets are every subset of the ``n_near`` (6) views nearest the climbing image within
-   ``cand_tol`` of their hyperplanes (the empty set: no kink, an eigenvector of A(w)); each gives the eigenvector of P_V A_R P_V nearest the
-   climbing image; the nearest one that stays in its region's closure with multipliers in [0, 1] is
-   the saddle. With Gaussian alpha (Cor. 2) the eigenvector starts Newton steps on P_V u(w) = mu w with
-   alpha moving with w (fixed points of the flow). Smooth activations: Newton on the Riemannian gradient
-   from the climbing image. The multipliers are :func:`ccdyn.one_layer.kinks.multipliers` (the largest
-   margin inside [0, 1], an exact linear program), as for the kink optima.
+   ``cand_tol`` of their hyperplanes (the empty set: no kink, an eigenvector of A(w)); each gives the eigenvector
+   of P_V A_R P_V nearest the climbing image; the nearest one that stays in its region's closure with
+   multipliers in [0, 1] is the saddle. With Gaussian alpha (Cor. 2) the eigenvector starts Newton steps on
+   P_V u(w) = mu w with alpha moving with w (fixed points of the flow). Smooth activations: Newton on the
+   Riemannian gradient from the climbing image. The multipliers are :func:`ccdyn.one_layer.kinks.multipliers`
+   (the largest margin inside [0, 1], an exact linear program), as for the kink optima.
 3. **Certificate** (:func:`certificate`). Residual (the sliding residual ||P_V P^perp u_0|| and the
    multiplier fit); the flow's Jacobian on V cap T_w (alpha moving; for uniform alpha p times the
    Riemannian Hessian of E restricted there) and its eigenvalues with positive real part (directions
@@ -470,6 +470,7 @@ def certificate(ds64: Dataset, act: Activation, pw: Pairwise, ref: dict, *, tol:
                      "multipliers": np.asarray(g["multipliers"])[act_idx].tolist(),
                      "gate_coefficients": np.asarray(g["gate_coefficients"])[act_idx].tolist(),
                      "jacobian_eigs": np.sort(eigs[np.isfinite(eigs)])[::-1].tolist(),
-                     "scale": float(g["scale"]), "tangent_dim": int(g["tangent_dim"]), "unstable_direction": np.asarray(g["unstable_direction"]),
+                     "scale": float(g["scale"]), "tangent_dim": int(g["tangent_dim"]),
+                     "unstable_direction": np.asarray(g["unstable_direction"]),
                      "moved": float(np.asarray(ref["moved"])[i]), "multiplier_margin": margin})
     return rows

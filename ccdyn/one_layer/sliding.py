@@ -118,7 +118,8 @@ def active_set(ds: Dataset, act: Activation, pw: Pairwise, W, *, delta, m: int) 
     """The active set and the one-sided decomposition of the field at every row w of W (k, d).
 
     Args:
-      delta: a view is active when |w^T x_i| <= delta ||x_i|| (radians from its hyperplane; a scalar, or (k, 1): one per row).
+      delta: a view is active when |w^T x_i| <= delta ||x_i|| (radians from its hyperplane; a scalar, or (k, 1): one
+        per row).
       m: padded size (:func:`max_active`); the first m active views in index order are kept (``count``
         says how many were active).
     """

@@ -25,7 +25,8 @@ or *pinned*: the field reverses within a step of length h ||k_1|| <= tol, i.e. a
 discontinuity of the field lies within tol of w (rejections on reversal drive h to 0 while w approaches
 a ReLU kink from one side). With ReLU the sliding flow then looks for kink ridges there and, if it
 finds any, continues with the sliding field on their intersection (``basis``: every stage projected on
-it; :mod:`ccdyn.one_layer.sliding`, docs/flow.md); otherwise the init stops there (a kink maximum that is not on a ridge).
+it; :mod:`ccdyn.one_layer.sliding`, docs/flow.md); otherwise the init stops there (a kink maximum that is not on a
+ridge).
 
 The pair is Bogacki & Shampine (1989), Appl. Math. Lett. 2(4):321-325, tableau as in Hairer, Norsett
 & Wanner, Solving ODEs I, Sec. II.4 (see docs/flow.md for the measurements behind the choice).

@@ -157,8 +157,10 @@ def step(ds, act, pw, dyn, w_in, carry: Carry, steps, active, buffer=None, wide=
         # w moves tol along v, the field of the region v leaves the kinks into (gates of the multipliers at
         # 0 or 1; the ridges slid on drop out of P_V), and goes on from there
         leave = need & pinned & same & ~stationary
-        exit_dir = jax.lax.cond(jnp.any(leave), lambda: sliding.project(sliding.basis(vectors(old), old >= 0), sphere.tangent(
-            w_in, sliding.exit_field(ds, act, pw, w_in, index, side))), lambda: jnp.zeros_like(w_in))
+        exit_dir = jax.lax.cond(jnp.any(leave), lambda: sliding.project(sliding.basis(vectors(old), old >= 0),
+                                                                        sphere.tangent(w_in, sliding.exit_field(
+                                                                            ds, act, pw, w_in, index, side))),
+                                lambda: jnp.zeros_like(w_in))
         size = jnp.linalg.norm(exit_dir, axis=1)
         w_leave = sphere.normalize(w_in + dyn.tol * exit_dir / jnp.where(size > 0, size, 1.0)[:, None], w_in)
         w = jnp.where(snap[:, None], w_snap, jnp.where(leave[:, None], w_leave, w_in))

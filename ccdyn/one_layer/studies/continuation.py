@@ -55,8 +55,8 @@ from ccdyn.one_layer import basins, engine, runner
 from ccdyn.one_layer.basins import BasinsConfig
 from ccdyn.one_layer.engine import Dynamics
 
-__all__ = ["PARAMS", "configs", "inert", "overlap", "tipping", "match", "follow", "sequential_reason", "run", "track_rows", "tipping_rows",
-           "compact", "shown", "table"]
+__all__ = ["PARAMS", "configs", "inert", "overlap", "tipping", "match", "follow", "sequential_reason", "run",
+           "track_rows", "tipping_rows", "compact", "shown", "table"]
 
 # Parameters that change which inits exist or where they live cannot be continued across.
 _FIXED = {"n_init": "it changes the inits", "seed": "it changes the inits",
@@ -449,7 +449,8 @@ def table(record: dict, min_fraction: float = 0.0) -> str:
     how = ("one compiled program for every value" if record.get("batched") else
            f"value by value ({record['sequential_reason']})" if record.get("sequential_reason") else None)
     ci = ([f"tipping.csv: each share P[a, b] with an interval; all of them, every step, right at once with probability "
-           f">= {100 * record['tipping_confidence']:g}% (docs/statistics.md)"] if "tipping_confidence" in record else [])
+           f">= {100 * record['tipping_confidence']:g}% (docs/statistics.md)"]
+          if "tipping_confidence" in record else [])
     return "\n".join([report.format_table(head, body), *key, "",
                       *([f"{hidden} tracks with basin fraction < {min_fraction:g} at every value not listed "
                          "(tracks.csv has all)"] if hidden else []), *ci,
