@@ -74,14 +74,14 @@ def _ridges(ds, act, pw, dyn, w, reach, u, m: int, wide: int | None = None):
     spanning the same hyperplanes' intersection (:func:`ccdyn.one_layer.sliding.independent`)."""
     delta = jnp.maximum(KINK_DELTA * dyn.tol, jnp.minimum(reach, KINK_REACH * dyn.flow_rtol))[:, None]
     an = sliding.analyse(ds, act, pw, w, delta=delta, m=m if wide is None else wide)
-    ridges = jnp.where(an.slide, an.active.index, -1)
+    ridges = jnp.where(an.slide, an.active.views, -1)
     if wide is not None:
         x = sliding.flat_views(ds)[0]
         keep = sliding.independent(jnp.where(an.slide[..., None], x[jnp.maximum(ridges, 0)], 0.0), an.slide, m)
         ridges = jnp.where(keep, ridges, -1)
     stationary = jnp.linalg.norm(an.v, axis=1) <= dyn.tol * jnp.linalg.norm(u, axis=1)
-    return (-jnp.sort(-ridges, axis=1)[:, :m], an.active.count, stationary,  # canonical order
-            an.active.index, an.active.mask & (an.lam > 0.5))
+    return (-jnp.sort(-ridges, axis=1)[:, :m], an.active.n_near, stationary,  # canonical order
+            an.active.views, an.active.mask & (an.lam > 0.5))
 
 
 def compacted(fn, need, rows, empty, buffer: int):
