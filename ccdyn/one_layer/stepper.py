@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 
 from ccdyn import sphere
@@ -88,11 +89,11 @@ def first_step(W, u, h_max):
 
 
 class Attempt(NamedTuple):
-    w: object  # (k, d) the proposal (the input w where it does not move: dead rows)
-    u: object  # (k, d) A(w) w at the proposal (the next step's first stage)
-    error: object  # (k,) angular error estimate e
-    reversal: object  # (k,) the field turned by more than 90 degrees inside the step
-    length: object  # (k,) h ||k_1||, the length of the first stage's move
+    w: jax.Array  # (k, d) the proposal (the input w where it does not move: dead rows)
+    u: jax.Array  # (k, d) A(w) w at the proposal (the next step's first stage)
+    error: jax.Array  # (k,) angular error estimate e
+    reversal: jax.Array  # (k,) the field turned by more than 90 degrees inside the step
+    length: jax.Array  # (k,) h ||k_1||, the length of the first stage's move
 
 
 def attempt(ds, act, pw, pair: Pair, W, u, h, basis=None) -> Attempt:
