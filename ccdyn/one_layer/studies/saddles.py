@@ -91,7 +91,8 @@ def check_summary(summary: dict) -> str | None:
         d = build_dataset(BasinsConfig.from_dict(summary["config"]).data, jnp.float32).dim
     except (ValueError, TypeError, KeyError) as e:
         return f"its config is not a basins config ({e.__class__.__name__}: {e})"
-    need = {"w": list, "energy": (int, float), "fraction": (int, float), "ci95": list, "stable": bool}
+    need: dict[str, type | tuple[type, ...]] = {"w": list, "energy": (int, float), "fraction": (int, float),
+                                               "ci95": list, "stable": bool}
     for k, r in enumerate(summary["optima"]):
         bad = [f for f, t in need.items() if not isinstance(r, dict) or not isinstance(r.get(f), t)]
         if bad or len(r["w"]) != d or not all(isinstance(v, (int, float)) and np.isfinite(v) for v in r["w"]):
