@@ -125,8 +125,8 @@ def active_set(ds: Dataset, act: Activation, pw: Pairwise, W, *, delta, m: int) 
     """
     off, on = gates(act)
     x, point, p_view = flat_views(ds)
-    s, z, _ = dynamics._features(ds, lambda z: act.degree * act.h(z), W)
-    ls = dynamics._laplacian_rows(ds, act, pw, W, s)  # (k, n)
+    s, z, _ = dynamics.features(ds, lambda z: act.degree * act.h(z), W)
+    ls = dynamics.laplacian_rows(ds, act, pw, W, s)  # (k, n)
     z = z.reshape(W.shape[0], -1)  # (k, N)
     weight = p_view[None] * ls[:, point]  # per view: u_g = (g weight) @ x
     norm = jnp.linalg.norm(x, axis=1)
@@ -301,8 +301,8 @@ def exit_field(ds: Dataset, act: Activation, pw: Pairwise, W, index, side):
     gates of the box's minimum-norm multipliers where they sit at 0 or 1, its projection on the sliding
     subspace is the minimum-norm element v itself (the ridges' terms drop out of P_V): the field of the region
     the steepest ascent leaves the kinks into."""
-    s, z, _ = dynamics._features(ds, lambda z: act.degree * act.h(z), W)
-    ls = dynamics._laplacian_rows(ds, act, pw, W, s)
+    s, z, _ = dynamics.features(ds, lambda z: act.degree * act.h(z), W)
+    ls = dynamics.laplacian_rows(ds, act, pw, W, s)
     z = z.reshape(W.shape[0], -1)
     rows = jnp.arange(W.shape[0])[:, None]
     listed = jnp.zeros(z.shape, bool).at[rows, jnp.maximum(index, 0)].max(index >= 0)
