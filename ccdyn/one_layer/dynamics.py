@@ -42,7 +42,7 @@ from ccdyn.pairwise import Pairwise, get_pairwise
 __all__ = [
     "UNIFORM", "check_w", "node_alpha", "gated_input", "a_matrix", "a_matrices", "field_jacobian", "ascent", "energy",
     "energy_given_alpha", "flow_update", "power_update", "flow_step", "power_step", "min_eigenvalue", "flow",
-    "power_iteration",
+    "power_iteration", "features", "laplacian_rows",
 ]
 
 UNIFORM = Pairwise("uniform")
@@ -68,7 +68,7 @@ def node_alpha(ds: Dataset, act: Activation, pairwise: Pairwise, w, stop_gradien
     return pairwise.matrix(act.h(ds.x @ w), stop_gradient)
 
 
-def _laplacian_rows(ds: Dataset, act: Activation, pairwise: Pairwise, W, S):
+def laplacian_rows(ds: Dataset, act: Activation, pairwise: Pairwise, W, S):
     """(L_alpha(w_k) S[k])_k for every init k (S: (k_inits, n)); alpha depends on w for Gaussian."""
     if pairwise.kind == "uniform":  # laplacian_apply(S.T, p).T, written row-wise for XLA fusion
         return ds.p * (S - (S @ ds.p)[:, None])
@@ -82,7 +82,7 @@ def _laplacian_rows(ds: Dataset, act: Activation, pairwise: Pairwise, W, S):
     return jax.lax.map(one, (F0, S), batch_size=GAUSSIAN_BATCH)
 
 
-def _features(ds: Dataset, fn, W):
+def features(ds: Dataset, fn, W):
     """fn(Z) averaged over the views of each support point, (k, n), with Z = W X^T (init axis first);
     also returns Z as (k, n, V) (or (k, n) without augmentation) and the flat views X."""
     x, pv, (n, v) = _views_flat(ds)
@@ -101,8 +101,8 @@ def ascent(ds: Dataset, act: Activation, W, pairwise: Pairwise = UNIFORM):
     init axis first: Z = W X^T, then U = G X.
     """
     check_w(ds, W, 2, "W")
-    s, z, x = _features(ds, lambda z: act.degree * act.h(z), W)
-    ls = _laplacian_rows(ds, act, pairwise, W, s)
+    s, z, x = features(ds, lambda z: act.degree * act.h(z), W)
+    ls = laplacian_rows(ds, act, pairwise, W, s)
     if ds.x_aug is None:
         g = act.dh(z) * ls
     else:
@@ -124,8 +124,8 @@ def energy_given_alpha(ds: Dataset, act: Activation, w, alpha=None):
 def energy(ds: Dataset, act: Activation, W, pairwise: Pairwise = UNIFORM):
     """E_alpha(w) for every row w of W (k, d) -> (k,), alpha evaluated at w (Cor. 2)."""
     check_w(ds, W, 2, "W")
-    f, _, _ = _features(ds, act.h, W)
-    return 0.5 * jnp.sum(f * _laplacian_rows(ds, act, pairwise, W, f), axis=1)
+    f, _, _ = features(ds, act.h, W)
+    return 0.5 * jnp.sum(f * laplacian_rows(ds, act, pairwise, W, f), axis=1)
 
 
 def gated_input(ds: Dataset, act: Activation, w):

@@ -37,8 +37,9 @@ from ccdyn.pairwise import Pairwise
 METHODS = tuple(methods.REGISTRY)
 
 __all__ = ["METHODS", "Status", "FINAL_STATUSES", "Dynamics", "State", "initial_state", "step", "make_block",
-           "watch", "mark_circling", "finish", "result", "converge", "ChunkRunner", "collect", "status_counts",
-           "recheck_dead", "range_problems"]
+           "watch", "mark_circling", "finish", "result", "converge",
+           "ChunkRunner", "collect",  # noqa: F822 -- served by the module __getattr__ below (they live in runner)
+           "status_counts", "recheck_dead", "range_problems"]
 
 
 class Status(enum.IntEnum):
@@ -309,7 +310,8 @@ def range_problems(ds64: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, 
         problems.append(f"||A(w) w|| {size}, beyond {name}'s range: {fix}")
     elif np.max(u_ref) > 0 and np.all(u_dt[u_ref > 0] < info.tiny if wide else u_dt[u_ref > 0] == 0):
         size = f"is about {scale:.1e}" if scale > 0 else f"vanishes (the data's largest entry is {top:.1e})"
-        problems.append(f"||A(w) w|| {size}, which is 0 in {name}: " + (fix if scale > 0 else fix.split("use --x64 or ")[-1]))
+        problems.append(f"||A(w) w|| {size}, which is 0 in {name}: "
+                        + (fix if scale > 0 else fix.split("use --x64 or ")[-1]))
     elif dyn.method == "euler_halving" and dyn.step_size * scale > np.sqrt(info.max) / 1e3:
         problems.append(f"--step_size={dyn.step_size:g} times ||A(w) w|| (up to {scale:.1e}) overflows "
                         f"{name} in the retraction; use --step_size <= "

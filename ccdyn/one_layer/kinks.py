@@ -48,7 +48,7 @@ from ccdyn.one_layer.outcomes import Outcome
 from ccdyn.pairwise import Pairwise
 
 __all__ = ["RefineStatus", "default_s_max", "has_kinks", "gate_coefficients", "one_sided_field",
-           "region_matrix", "refine", "kink_certificate"]
+           "region_matrix", "range_projector", "newton_on_v", "multipliers", "refine", "kink_certificate"]
 
 
 class RefineStatus(Outcome):
@@ -129,7 +129,7 @@ def _in_span(x, xn, pv, span_tol):
     return (xn > 0) & (jnp.linalg.norm(x @ pv, axis=1) <= span_tol * xn)
 
 
-def _range_projector(m, rank_tol):
+def range_projector(m, rank_tol):
     """Orthogonal projector onto the range of the PSD matrix m (d, d)."""
     ev, vec = jnp.linalg.eigh(0.5 * (m + m.T))
     keep = ev > rank_tol * jnp.maximum(jnp.max(ev), jnp.finfo(m.dtype).tiny)
@@ -152,7 +152,7 @@ def _region_field(ds, act, pw, gates):
     return lambda v: _gated_field(ds, act, pw, v, gates, moving_alpha=True)
 
 
-def _newton_on_v(ds, act, pw, w, gates, pv, max_step=0.1):
+def newton_on_v(ds, act, pw, w, gates, pv, max_step=0.1):
     """One Newton step (at most max_step long) for P_V u(w) = mu w on the sphere inside V."""
     u = _region_field(ds, act, pw, gates)
     w = pv @ w
@@ -212,7 +212,7 @@ def _after(x, *deps):
     return x + 0.0 * s
 
 
-def _multipliers(ds, act, pw, w, active, sig, pv, rank_tol):
+def multipliers(ds, act, pw, w, active, sig, pv, rank_tol):
     """Multipliers of every active view (N,) at w: u_0 + sum_i lam_i c_i x_i = mu w with u_0 the field
     with every active gate at 0. With dependent active views (more views than hyperplanes, e.g. x_a, x_b
     and x_a + x_b of the latent data) lam is not unique: this is the solution with the largest margin
@@ -260,7 +260,7 @@ def _second_order(ds, act, pw, w, sig, active, lam, c, xn, mu, scale, tol, rank_
     flat1 = active & ~strict & neg & (jnp.abs(lam - 1.0) <= tol)
     pos2 = jnp.where(active, flat1, sig)
     xst = x * strict[:, None]
-    pv2 = jnp.eye(d, dtype=w.dtype) - _range_projector(xst.T @ xst, rank_tol)
+    pv2 = jnp.eye(d, dtype=w.dtype) - range_projector(xst.T @ xst, rank_tol)
     u = _region_field(ds, act, pw, pos2)
     p = pv2 - jnp.outer(w, w)
     dim = jnp.round(jnp.trace(p)).astype(jnp.int32)
@@ -316,7 +316,7 @@ def _refine_batch(ds, act, pw, W, *, s_max, max_iter, cand_tol, z_tol, lam_tol, 
             active = _in_span(x, xn, pv, span_tol)
             if moving:  # alpha moves with w: Newton on the restricted fixed-point equation (the top
                 # eigenvector map w <- top(A(alpha(w))) need not converge to the flow's stable points)
-                v = _newton_on_v(ds, act, pw, w, sig & ~active, pv)
+                v = newton_on_v(ds, act, pw, w, sig & ~active, pv)
             else:
                 v, _ = _top_on_v(region_matrix(ds, act, pw, w, sig & ~active), pv, w)
             zw, zv = x @ w, x @ v
@@ -329,7 +329,7 @@ def _refine_batch(ds, act, pw, W, *, s_max, max_iter, cand_tol, z_tol, lam_tol, 
             w_cross = w_cross / jnp.linalg.norm(w_cross)
             slot = jnp.argmin(msk)  # first free slot (all full: msk[slot] is True)
             full_slots = jnp.all(msk)
-            lam, c, u0, _ = _multipliers(ds, act, pw, v, active, sig, pv, rank_tol)
+            lam, c, u0, _ = multipliers(ds, act, pw, v, active, sig, pv, rank_tol)
             out = active & ((lam < -lam_tol) | (lam > 1.0 + lam_tol))
             jo = jnp.argmax(jnp.where(out, jnp.maximum(-lam, lam - 1.0), -jnp.inf))
             any_out = jnp.any(out)
@@ -437,7 +437,6 @@ def kink_certificate(ds64: Dataset, act: Activation, pw: Pairwise, ref: dict, *,
     tests ``smooth_ok`` and ``kkt_ok`` (strict, with margin ``tol``).
     """
     x = sliding.flat_views(ds64)[0]
-    d = x.shape[1]
     xn = jnp.linalg.norm(x, axis=1)
     valid = xn > 0
 
@@ -446,7 +445,7 @@ def kink_certificate(ds64: Dataset, act: Activation, pw: Pairwise, ref: dict, *,
         active = _in_span(x, xn, pv, span_tol)
         a = region_matrix(ds64, act, pw, w, sig & ~active)
         scale = jnp.maximum(jnp.max(jnp.abs(jnp.linalg.eigvalsh(0.5 * (a + a.T)))), jnp.finfo(w.dtype).tiny)
-        lam, c, u0, fit = _multipliers(ds64, act, pw, w, active, sig, pv, rank_tol)
+        lam, c, u0, fit = multipliers(ds64, act, pw, w, active, sig, pv, rank_tol)
         mu = jnp.dot(w, u0)
         stationarity = (jnp.linalg.norm(pv @ u0 - mu * w) + fit) / scale
         plus, minus = c * (1.0 - lam) * xn, c * lam * xn

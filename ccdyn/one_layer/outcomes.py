@@ -16,6 +16,8 @@ __all__ = ["Outcome"]
 class Outcome(enum.IntEnum):
     """Base of an outcome vocabulary (module docstring)."""
 
+    _text: str | None  # the member's table text (None: the key with spaces); set in __new__, not a member
+
     def __new__(cls, value: int, text: str | None = None):
         member = int.__new__(cls, value)
         member._value_ = value

@@ -24,6 +24,8 @@ runs those value by value.
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -42,7 +44,7 @@ __all__ = ["ChunkRunner", "collect", "same_shapes", "stack", "bucket"]
 
 def same_shapes(datasets) -> bool:
     """Whether the datasets have one pytree structure and the same shapes and dtypes leaf by leaf."""
-    first = jax.tree.structure(datasets[0])
+    first: Any = jax.tree.structure(datasets[0])  # a PyTreeDef (jaxlib's, a type mypy cannot resolve)
     spec = lambda ds: [(np.shape(a), np.asarray(a).dtype) for a in jax.tree.leaves(ds)]
     return all(jax.tree.structure(ds) == first and spec(ds) == spec(datasets[0]) for ds in datasets)
 
@@ -165,12 +167,11 @@ class ChunkRunner:
             if on_block is not None:  # the inits with a value still running (collect counts inits, not rows)
                 on_block(int(np.unique(rows[running] % per).size), int(steps.max()))
             n_run = int(running.sum())
-            sel, live = self._layout([np.flatnonzero(running & (vhost == v)) for v in range(V)], tile) if n_run \
-                else (None, None)
-            if n_run == 0 or sel.size < rows.size:
+            if n_run == 0:
+                return self._record(done, st, self._replicated(rows.astype(np.int32)))
+            sel, live = self._layout([np.flatnonzero(running & (vhost == v)) for v in range(V)], tile)
+            if sel.size < rows.size:
                 done = self._record(done, st, self._replicated(rows.astype(np.int32)))
-                if n_run == 0:
-                    return done
                 st, vidx = self._pack(st, vidx, self._replicated(sel), self._replicated(live))
                 rows, vhost = np.where(live, rows[sel], total), vhost[sel]
 
@@ -215,7 +216,8 @@ class ChunkRunner:
                 done = fn(self.ds, (done, vidx))[0]
         host = parallel.to_host((done.w, done.status, done.steps, done.residual))
         host = [a[:first].reshape((V, per) + a.shape[1:])[:, :count] for a in host]  # (V, count, ...)
-        out = engine.result(State(*[a.reshape((V * count,) + a.shape[2:]) for a in host], None))
+        w, status, steps, residual = [a.reshape((V * count,) + a.shape[2:]) for a in host]
+        out = engine.result(State(w, status, steps, residual, None))
         if self.values is None:
             return out
         return {k: np.swapaxes(a.reshape((V, count) + a.shape[1:]), 0, 1) for k, a in out.items()}

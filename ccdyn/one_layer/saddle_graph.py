@@ -12,6 +12,8 @@ optima. Pure numpy.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 __all__ = ["classify_kind", "distinct_saddles", "merge_tree", "barrier_matrix"]
@@ -36,7 +38,7 @@ def distinct_saddles(found, *, tol: float = 1e-7) -> list:
     """The distinct saddles among ``found`` [(w (d,), energy, (i, j) ends, search index)] (certified, both
     ends known): one per end pair and position (||w - w'|| <= tol), in the order first found. Each:
     ``w``, ``energy``, ``ends`` (sorted), ``found_by`` (the search indices that reached it)."""
-    out = []
+    out: list[dict[str, Any]] = []
     for w, e, ends, k in found:
         w = np.asarray(w, np.float64)
         key = tuple(sorted(int(v) for v in ends))

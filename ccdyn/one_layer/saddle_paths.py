@@ -24,7 +24,7 @@ from ccdyn.data.dataset import Dataset
 from ccdyn.one_layer import dynamics
 from ccdyn.pairwise import Pairwise
 
-__all__ = ["great_circle_paths", "reparametrize", "slerp", "ascent_paths", "seeded_paths", "ASCENT_STEP",
+__all__ = ["great_circle_paths", "arc_angle", "reparametrize", "slerp", "ascent_paths", "seeded_paths", "ASCENT_STEP",
            "ASCENT_STEPS"]
 
 ASCENT_STEP = 0.02  # rad per step of the seeded paths' ascent
@@ -43,20 +43,20 @@ def great_circle_paths(A, B, n_images: int, *, direction=None, angle=None):
         B = sphere.normalize(jnp.asarray(B, A.dtype))
         fallback = jax.vmap(lambda a: sphere.tangent_basis(a)[:, 0])(A)
         direction = sphere.normalize(sphere.tangent(A, B), fallback)
-        angle = _angle(A, B)
+        angle = arc_angle(A, B)
     t = jnp.linspace(0.0, 1.0, int(n_images), dtype=A.dtype)
     ang = jnp.asarray(angle, A.dtype)[:, None, None] * t[None, :, None]
     return jnp.cos(ang) * A[:, None] + jnp.sin(ang) * jnp.asarray(direction, A.dtype)[:, None]
 
 
-def _angle(a, b):
+def arc_angle(a, b):
     """Angle between unit vectors along the last axis, accurate near 0 and pi: 2 atan2(|a-b|, |a+b|)."""
     return 2.0 * jnp.arctan2(jnp.linalg.norm(a - b, axis=-1), jnp.linalg.norm(a + b, axis=-1))
 
 
 def slerp(a, b, f):
     """Points at fraction f (..., 1) of the great-circle arc from unit a to unit b."""
-    om = _angle(a, b)[..., None]
+    om = arc_angle(a, b)[..., None]
     small = om < 1e-7
     s = jnp.where(small, 1.0, jnp.sin(om))
     ca = jnp.where(small, 1.0 - f, jnp.sin((1.0 - f) * om) / s)
@@ -67,7 +67,7 @@ def slerp(a, b, f):
 def reparametrize(path, n_out: int | None = None):
     """Images redistributed at equal arc length along each spherical polyline (P, L, d): (P, n_out, d)
     (default n_out = L); ends kept."""
-    seg = _angle(path[:, 1:], path[:, :-1])  # (P, L-1)
+    seg = arc_angle(path[:, 1:], path[:, :-1])  # (P, L-1)
     s = jnp.concatenate([jnp.zeros_like(seg[:, :1]), jnp.cumsum(seg, axis=1)], axis=1)
     m = path.shape[1]
     target = s[:, -1:] * jnp.linspace(0.0, 1.0, int(n_out or m), dtype=path.dtype)[None]
@@ -87,7 +87,7 @@ def _ascent(ds, act, pw, starts, targets, *, n_steps, h):
     def body(w, _):
         t = sphere.normalize(sphere.tangent(w, dynamics.ascent(ds, act, w, pw)), jnp.zeros_like(w))
         nxt = sphere.normalize(jnp.cos(h) * w + jnp.sin(h) * t)
-        nxt = jnp.where((_angle(w, targets) <= h)[:, None], targets, nxt)  # within a step of its optimum: there
+        nxt = jnp.where((arc_angle(w, targets) <= h)[:, None], targets, nxt)  # within a step of its optimum: there
         return nxt, nxt
 
     _, traj = jax.lax.scan(body, starts, None, length=n_steps)

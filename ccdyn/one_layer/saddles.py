@@ -11,8 +11,8 @@ every other one. The *barrier* seen from a is E(a) - E_ab. Steps (docs/saddles.m
 
 1. **String with a climbing image** (:func:`string`). Every search's path is M images on the sphere,
    started on the great circle from a to b (:func:`great_circle_paths`) or through a point where their
-   basins touch (:mod:`ccdyn.one_layer.saddle_paths`, :mod:`ccdyn.one_layer.saddle_seeds`). Each step moves every interior
-   image along the tangent ascent field P^perp A(w) w (Lemma 3, Eq. 7) and redistributes the images at
+   basins touch (:mod:`ccdyn.one_layer.saddle_paths`, :mod:`ccdyn.one_layer.saddle_seeds`). Each step moves every
+   interior image along the tangent ascent field P^perp A(w) w (Lemma 3, Eq. 7) and redistributes the images at
    equal arc length along the spherical polyline (:func:`reparametrize`): the simplified string method
    (E, Ren, Vanden-Eijnden 2007) for -E on the sphere, whose fixed points are paths along which the
    field is tangent. In the second half the lowest interior image (in :func:`landscape`'s energy: the
@@ -24,12 +24,12 @@ every other one. The *barrier* seen from a is E(a) - E_ab. Steps (docs/saddles.m
    (docs/flow.md, "Kinks"): on the intersection V = span{x_i : i in S}^perp of the active hyperplanes
    E = 1/2 w^T P_V A_R P_V w, so a critical point on V is a unit eigenvector of P_V A_R P_V. Candidate
    active sets are every subset of the ``n_near`` (6) views nearest the climbing image within
-   ``cand_tol`` of their hyperplanes (the empty set: no kink, an eigenvector of A(w)); each gives the eigenvector of P_V A_R P_V nearest the
-   climbing image; the nearest one that stays in its region's closure with multipliers in [0, 1] is
-   the saddle. With Gaussian alpha (Cor. 2) the eigenvector starts Newton steps on P_V u(w) = mu w with
-   alpha moving with w (fixed points of the flow). Smooth activations: Newton on the Riemannian gradient
-   from the climbing image. The multipliers are :func:`ccdyn.one_layer.kinks._multipliers` (the largest
-   margin inside [0, 1], an exact linear program), as for the kink optima.
+   ``cand_tol`` of their hyperplanes (the empty set: no kink, an eigenvector of A(w)); each gives the eigenvector
+   of P_V A_R P_V nearest the climbing image; the nearest one that stays in its region's closure with
+   multipliers in [0, 1] is the saddle. With Gaussian alpha (Cor. 2) the eigenvector starts Newton steps on
+   P_V u(w) = mu w with alpha moving with w (fixed points of the flow). Smooth activations: Newton on the
+   Riemannian gradient from the climbing image. The multipliers are :func:`ccdyn.one_layer.kinks.multipliers`
+   (the largest margin inside [0, 1], an exact linear program), as for the kink optima.
 3. **Certificate** (:func:`certificate`). Residual (the sliding residual ||P_V P^perp u_0|| and the
    multiplier fit); the flow's Jacobian on V cap T_w (alpha moving; for uniform alpha p times the
    Riemannian Hessian of E restricted there) and its eigenvalues with positive real part (directions
@@ -56,7 +56,6 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-
 from jax.sharding import PartitionSpec
 
 from ccdyn import parallel, sphere
@@ -64,9 +63,9 @@ from ccdyn.activations import Activation
 from ccdyn.covariance import laplacian_apply
 from ccdyn.data.dataset import Dataset
 from ccdyn.one_layer import dynamics, kinks, sliding
-from ccdyn.one_layer.saddle_paths import _angle, great_circle_paths, reparametrize  # noqa: F401 (step 1's paths)
-from ccdyn.one_layer.saddle_graph import barrier_matrix, classify_kind, merge_tree  # noqa: F401 (the graph, step 4)
 from ccdyn.one_layer.outcomes import Outcome
+from ccdyn.one_layer.saddle_graph import barrier_matrix, classify_kind, merge_tree  # noqa: F401 (the graph, step 4)
+from ccdyn.one_layer.saddle_paths import arc_angle, great_circle_paths, reparametrize  # noqa: F401 (step 1's paths)
 from ccdyn.pairwise import Pairwise
 
 __all__ = ["landscape", "on_mesh", "StringResult", "great_circle_paths", "reparametrize", "string", "refine",
@@ -170,7 +169,7 @@ def _string(ds, act, pw, path, *, n_steps, climb_steps, step, decay, max_move):
         # at most max_move, and at most half the images' spacing; the climbing image (not redistributed) at
         # most half its distance to the nearer neighbour, so it never walks past one: past an end it would
         # leave the pair's path for a neighbouring arc (a narrow maximum as an end, on the circle)
-        seg = _angle(path[:, 1:], path[:, :-1])  # (P, M - 1)
+        seg = arc_angle(path[:, 1:], path[:, :-1])  # (P, M - 1)
         spacing = jnp.sum(seg, axis=1) / (path.shape[1] - 1)
         near = jnp.minimum(seg[:, :-1], seg[:, 1:])[..., None]  # (P, M - 2, 1) at the interior images
         cap = jnp.minimum(max_move, 0.5 * spacing)[:, None, None]
@@ -272,7 +271,7 @@ def _refine_kinks(ds, act, pw, W, *, n_near, n_fixed, cand_tol, z_tol, lam_tol, 
         def with_subset(bit):  # the hyperplanes of a subset of the nearest views active
             use = bit & near[order]
             xs = x[order] * use[:, None]
-            pr = kinks._range_projector(xs.T @ xs, rank_tol)
+            pr = kinks.range_projector(xs.T @ xs, rank_tol)
             pv = jnp.eye(d, dtype=x.dtype) - pr
             rank = jnp.round(jnp.trace(pr)).astype(jnp.int32)
             active = valid & (jnp.linalg.norm(x @ pv, axis=1) <= span_tol * xn) & (rank > 0)
@@ -285,10 +284,10 @@ def _refine_kinks(ds, act, pw, W, *, n_near, n_fixed, cand_tol, z_tol, lam_tol, 
             v0 = pv @ w0 / jnp.linalg.norm(pv @ w0)
             v = _nearest_on_v(kinks.region_matrix(ds, act, pw, v0, gates), pv, w0)[0]
             if moving:
-                v = jax.lax.fori_loop(0, n_fixed, lambda _, v: kinks._newton_on_v(ds, act, pw, v, gates, pv), v)
+                v = jax.lax.fori_loop(0, n_fixed, lambda _, v: kinks.newton_on_v(ds, act, pw, v, gates, pv), v)
             zv = (x @ v) / jnp.where(valid, xn, 1.0)
             closure = jnp.all(~valid | active | jnp.where(sig, zv >= -z_tol, zv <= z_tol))
-            lam, _, _, fit = kinks._multipliers(ds, act, pw, v, active, gates, pv, rank_tol)
+            lam, _, _, fit = kinks.multipliers(ds, act, pw, v, active, gates, pv, rank_tol)
             lam_ok = jnp.all(~active | ((lam >= -lam_tol) & (lam <= 1.0 + lam_tol)))
             scale = jnp.linalg.norm(kinks.one_sided_field(ds, act, pw, v, gates)) + jnp.finfo(x.dtype).tiny
             wanted = jnp.all(use == bit)  # a subset naming a view that is not near is skipped
@@ -380,9 +379,9 @@ def _certificate(ds, act, pw, ref, tol, plane_tol, rank_tol):
 
     def one(w, active, gates):
         xa = x * active[:, None]
-        pv = jnp.eye(d, dtype=w.dtype) - kinks._range_projector(xa.T @ xa, rank_tol)
+        pv = jnp.eye(d, dtype=w.dtype) - kinks.range_projector(xa.T @ xa, rank_tol)
         if kinked:
-            lam, c, u0, fit = kinks._multipliers(ds, act, pw, w, active, gates, pv, rank_tol)
+            lam, c, u0, fit = kinks.multipliers(ds, act, pw, w, active, gates, pv, rank_tol)
             field = functools.partial(_moving_field, ds, act, pw, gates=gates)
         else:
             lam = c = jnp.zeros((x.shape[0],), w.dtype)
@@ -471,6 +470,7 @@ def certificate(ds64: Dataset, act: Activation, pw: Pairwise, ref: dict, *, tol:
                      "multipliers": np.asarray(g["multipliers"])[act_idx].tolist(),
                      "gate_coefficients": np.asarray(g["gate_coefficients"])[act_idx].tolist(),
                      "jacobian_eigs": np.sort(eigs[np.isfinite(eigs)])[::-1].tolist(),
-                     "scale": float(g["scale"]), "tangent_dim": int(g["tangent_dim"]), "unstable_direction": np.asarray(g["unstable_direction"]),
+                     "scale": float(g["scale"]), "tangent_dim": int(g["tangent_dim"]),
+                     "unstable_direction": np.asarray(g["unstable_direction"]),
                      "moved": float(np.asarray(ref["moved"])[i]), "multiplier_margin": margin})
     return rows

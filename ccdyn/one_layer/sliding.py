@@ -104,9 +104,9 @@ def gated_field(ds: Dataset, act: Activation, ls, side):
 class ActiveSet(NamedTuple):
     """The kinks at each row w of W (k rows, m = padded size); index -1 / mask False: padding."""
 
-    index: jax.Array  # (k, m) int32: flat view index (into flat_views' x), in index order
+    views: jax.Array  # (k, m) int32: flat view index (into flat_views' x), in index order
     mask: jax.Array  # (k, m) bool: the view lies within delta radians of its hyperplane
-    count: jax.Array  # (k,) int32: views within delta (more than m: the set was cut to m)
+    n_near: jax.Array  # (k,) int32: views within delta (more than m: the set was cut to m)
     angle: jax.Array  # (k, m) |w^T x_i| / ||x_i||
     x: jax.Array  # (k, m, d) the views' vectors (0 where masked)
     c: jax.Array  # (k, m) one-sided coefficients: u_g = u_0 + sum g_i c_i x_i (0 where masked)
@@ -118,14 +118,15 @@ def active_set(ds: Dataset, act: Activation, pw: Pairwise, W, *, delta, m: int) 
     """The active set and the one-sided decomposition of the field at every row w of W (k, d).
 
     Args:
-      delta: a view is active when |w^T x_i| <= delta ||x_i|| (radians from its hyperplane; a scalar, or (k, 1): one per row).
-      m: padded size (:func:`max_active`); the first m active views in index order are kept (``count``
+      delta: a view is active when |w^T x_i| <= delta ||x_i|| (radians from its hyperplane; a scalar, or (k, 1): one
+        per row).
+      m: padded size (:func:`max_active`); the first m active views in index order are kept (``n_near``
         says how many were active).
     """
     off, on = gates(act)
     x, point, p_view = flat_views(ds)
-    s, z, _ = dynamics._features(ds, lambda z: act.degree * act.h(z), W)
-    ls = dynamics._laplacian_rows(ds, act, pw, W, s)  # (k, n)
+    s, z, _ = dynamics.features(ds, lambda z: act.degree * act.h(z), W)
+    ls = dynamics.laplacian_rows(ds, act, pw, W, s)  # (k, n)
     z = z.reshape(W.shape[0], -1)  # (k, N)
     weight = p_view[None] * ls[:, point]  # per view: u_g = (g weight) @ x
     norm = jnp.linalg.norm(x, axis=1)
@@ -136,12 +137,13 @@ def active_set(ds: Dataset, act: Activation, pw: Pairwise, W, *, delta, m: int) 
     big = near.shape[1]
     iota = jnp.arange(big, dtype=jnp.int32)[None]
     if m <= MAX_ACTIVE:
-        index, prev = [], jnp.full((near.shape[0], 1), -1, jnp.int32)
+        cols: list[jax.Array] = []
+        prev = jnp.full((near.shape[0], 1), -1, jnp.int32)
         for _ in range(m):
             i = jnp.min(jnp.where(near & (iota > prev), iota, big), axis=1)
-            index.append(jnp.where(i < big, i, -1))
+            cols.append(jnp.where(i < big, i, -1))
             prev = i[:, None]
-        index = jnp.stack(index, axis=1)
+        index = jnp.stack(cols, axis=1)
     else:  # the wide analysis (few rows): one sort instead of m unrolled reductions; the same indices
         first = jnp.sort(jnp.where(near, iota, big), axis=1)[:, :m]
         index = jnp.where(first < big, first, -1).astype(jnp.int32)
@@ -299,8 +301,8 @@ def exit_field(ds: Dataset, act: Activation, pw: Pairwise, W, index, side):
     gates of the box's minimum-norm multipliers where they sit at 0 or 1, its projection on the sliding
     subspace is the minimum-norm element v itself (the ridges' terms drop out of P_V): the field of the region
     the steepest ascent leaves the kinks into."""
-    s, z, _ = dynamics._features(ds, lambda z: act.degree * act.h(z), W)
-    ls = dynamics._laplacian_rows(ds, act, pw, W, s)
+    s, z, _ = dynamics.features(ds, lambda z: act.degree * act.h(z), W)
+    ls = dynamics.laplacian_rows(ds, act, pw, W, s)
     z = z.reshape(W.shape[0], -1)
     rows = jnp.arange(W.shape[0])[:, None]
     listed = jnp.zeros(z.shape, bool).at[rows, jnp.maximum(index, 0)].max(index >= 0)
@@ -316,7 +318,7 @@ def basis(X, keep):
     become a basis direction (it would cut a random direction out of V)."""
     m = X.shape[1]
     rank_tol = max(_RANK_TOL, 1000 * float(jnp.finfo(X.dtype).eps))
-    qs = []
+    qs: list[jax.Array] = []
     for j in range(m):
         v = jnp.where(keep[:, j, None], X[:, j], 0.0)
         size = jnp.linalg.norm(v, axis=1)

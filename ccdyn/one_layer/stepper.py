@@ -25,7 +25,8 @@ or *pinned*: the field reverses within a step of length h ||k_1|| <= tol, i.e. a
 discontinuity of the field lies within tol of w (rejections on reversal drive h to 0 while w approaches
 a ReLU kink from one side). With ReLU the sliding flow then looks for kink ridges there and, if it
 finds any, continues with the sliding field on their intersection (``basis``: every stage projected on
-it; :mod:`ccdyn.one_layer.sliding`, docs/flow.md); otherwise the init stops there (a kink maximum that is not on a ridge).
+it; :mod:`ccdyn.one_layer.sliding`, docs/flow.md); otherwise the init stops there (a kink maximum that is not on a
+ridge).
 
 The pair is Bogacki & Shampine (1989), Appl. Math. Lett. 2(4):321-325, tableau as in Hairer, Norsett
 & Wanner, Solving ODEs I, Sec. II.4 (see docs/flow.md for the measurements behind the choice).
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 
 from ccdyn import sphere
@@ -87,11 +89,11 @@ def first_step(W, u, h_max):
 
 
 class Attempt(NamedTuple):
-    w: object  # (k, d) the proposal (the input w where it does not move: dead rows)
-    u: object  # (k, d) A(w) w at the proposal (the next step's first stage)
-    error: object  # (k,) angular error estimate e
-    reversal: object  # (k,) the field turned by more than 90 degrees inside the step
-    length: object  # (k,) h ||k_1||, the length of the first stage's move
+    w: jax.Array  # (k, d) the proposal (the input w where it does not move: dead rows)
+    u: jax.Array  # (k, d) A(w) w at the proposal (the next step's first stage)
+    error: jax.Array  # (k,) angular error estimate e
+    reversal: jax.Array  # (k,) the field turned by more than 90 degrees inside the step
+    length: jax.Array  # (k,) h ||k_1||, the length of the first stage's move
 
 
 def attempt(ds, act, pw, pair: Pair, W, u, h, basis=None) -> Attempt:

@@ -43,7 +43,7 @@ def test_one_sided_fields_are_affine_in_the_gates(act, pw, aug):
     ds = data.make_dataset(x=x, dtype=jnp.float64, **extra)
     w = _on_two_kinks(ds, (0, 5), rng)
     a = sliding.active_set(ds, act, pw, jnp.asarray(w[None]), delta=1e-12, m=4)
-    assert int(a.count[0]) == 2 and sorted(np.asarray(a.index[0])[:2]) == [0, 5]
+    assert int(a.n_near[0]) == 2 and sorted(np.asarray(a.views[0])[:2]) == [0, 5]
     # the one one-sided field (sliding.gated_field, also behind kinks.one_sided_field) is A(w) w off the kinks
     off = w + 1e-3 * rng.standard_normal(w.size)
     off /= np.linalg.norm(off)
@@ -120,7 +120,7 @@ def test_sliding_reaches_kink_maxima_where_stopping_when_pinned_falls_short():
     # every endpoint is a Clarke-stationary point: 0 in P^perp dE(w) (min-norm element of the box ~ 0)
     an = sliding.analyse(ds, RELU, UNIFORM, jnp.asarray(new["w"]), delta=sliding_flow.KINK_DELTA * 1e-6, m=4)
     assert np.all(np.linalg.norm(an.v, axis=1) <= 1e-5 * np.linalg.norm(u, axis=1))
-    assert np.mean(np.asarray(an.active.count) >= 1) > 0.3  # many of them sit on kinks
+    assert np.mean(np.asarray(an.active.n_near) >= 1) > 0.3  # many of them sit on kinks
 
 
 @pytest.mark.slow  # 5 s; fast: tests/one_layer/test_flow.py (kink maxima converge, exact 2-D arcs)

@@ -87,9 +87,9 @@ def test_wide_active_set_lists_the_same_views_in_index_order():
     near = np.abs(W @ x.T) <= 1e-9 * np.linalg.norm(x, axis=1)
     for r in range(4):
         expect = np.flatnonzero(near[r])
-        assert int(wide.count[r]) == expect.size == (8 if r < 3 else 0)
-        np.testing.assert_array_equal(np.asarray(wide.index[r]), np.r_[expect, -np.ones(24 - expect.size, int)])
-        np.testing.assert_array_equal(np.asarray(narrow.index[r]), np.asarray(wide.index[r])[:16])
+        assert int(wide.n_near[r]) == expect.size == (8 if r < 3 else 0)
+        np.testing.assert_array_equal(np.asarray(wide.views[r]), np.r_[expect, -np.ones(24 - expect.size, int)])
+        np.testing.assert_array_equal(np.asarray(narrow.views[r]), np.asarray(wide.views[r])[:16])
         np.testing.assert_allclose(np.asarray(wide.c[r])[:16], np.asarray(narrow.c[r]), rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(np.asarray(wide.u0), np.asarray(narrow.u0), rtol=1e-12, atol=1e-15)
 

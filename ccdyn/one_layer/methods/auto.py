@@ -15,7 +15,7 @@ power iteration and hands it to the sliding flow as soon as it circles:
    with KINK_LIMIT: power iteration follows no kink at all (the status means "more kinks than this method
    follows", as for the sliding flow's analysis).
 2. **Flow phase** (finish pass 1, a :class:`.base.Rerun` of KINK_LIMIT rows): the sliding flow
-   (:func:`.sliding_flow._step`, ``--method=flow``'s step) from the iterate where power iteration left it,
+   (:func:`.sliding_flow.step`, ``--method=flow``'s step) from the iterate where power iteration left it,
    with a fresh step size (the first step restarts as the flow's first step does); its steps add to the power
    steps (``max_steps`` bounds both). Power iteration circles close to the kink, so the flow has little way
    to go; it converges where the flow does.
@@ -91,7 +91,7 @@ def _power_step(ds, act, pw, dyn, w, carry: Carry, steps, active) -> Proposal:
 def _flow_step(ds, act, pw, dyn, w, carry: Carry, steps, active, wide=None) -> Proposal:
     fresh = carry.eta == 0  # handed over by the power phase: the flow's first step (A(w) w, a fresh step size)
     inner = sliding_flow.Carry(carry.u, carry.eta, carry.kinks, carry.pinned, carry.reach)
-    p = sliding_flow._step(ds, act, pw, dyn, w, inner, jnp.where(fresh, 0, steps), active, None, wide)
+    p = sliding_flow.step(ds, act, pw, dyn, w, inner, jnp.where(fresh, 0, steps), active, None, wide)
     c = p.carry
     return p._replace(carry=carry._replace(u=c.u, eta=c.eta, kinks=c.kinks, pinned=c.pinned, reach=c.reach))
 

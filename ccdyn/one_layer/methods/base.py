@@ -26,7 +26,8 @@ names (``"KINK_LIMIT"``).
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 
@@ -54,7 +55,7 @@ class Rerun(NamedTuple):
     ``max_steps`` in all."""
 
     status: str
-    method: "Method"
+    method: Method
     tile: int
 
 

@@ -27,7 +27,8 @@ from ccdyn.one_layer import dynamics, sliding, stepper
 from ccdyn.one_layer.methods import flow
 from ccdyn.one_layer.methods.base import Method, Proposal, Rerun
 
-__all__ = ["Carry", "KINK_DELTA", "KINK_REACH", "WIDE_TILE", "analysis_buffer", "compacted", "init", "method", "finish"]
+__all__ = ["Carry", "KINK_DELTA", "KINK_REACH", "WIDE_TILE", "analysis_buffer", "compacted", "init", "step", "method",
+           "finish"]
 
 KINK_DELTA = 10.0  # a view is on its kink when |w^T x| <= KINK_DELTA * tol * ||x|| (a pinned step moves <= tol)
 KINK_REACH = 10.0  # after a rejected step, ridges within its length (at most KINK_REACH * flow_rtol rad) are looked for
@@ -73,14 +74,14 @@ def _ridges(ds, act, pw, dyn, w, reach, u, m: int, wide: int | None = None):
     spanning the same hyperplanes' intersection (:func:`ccdyn.one_layer.sliding.independent`)."""
     delta = jnp.maximum(KINK_DELTA * dyn.tol, jnp.minimum(reach, KINK_REACH * dyn.flow_rtol))[:, None]
     an = sliding.analyse(ds, act, pw, w, delta=delta, m=m if wide is None else wide)
-    ridges = jnp.where(an.slide, an.active.index, -1)
+    ridges = jnp.where(an.slide, an.active.views, -1)
     if wide is not None:
         x = sliding.flat_views(ds)[0]
         keep = sliding.independent(jnp.where(an.slide[..., None], x[jnp.maximum(ridges, 0)], 0.0), an.slide, m)
         ridges = jnp.where(keep, ridges, -1)
     stationary = jnp.linalg.norm(an.v, axis=1) <= dyn.tol * jnp.linalg.norm(u, axis=1)
-    return (-jnp.sort(-ridges, axis=1)[:, :m], an.active.count, stationary,  # canonical order
-            an.active.index, an.active.mask & (an.lam > 0.5))
+    return (-jnp.sort(-ridges, axis=1)[:, :m], an.active.n_near, stationary,  # canonical order
+            an.active.views, an.active.mask & (an.lam > 0.5))
 
 
 def compacted(fn, need, rows, empty, buffer: int):
@@ -102,7 +103,7 @@ def compacted(fn, need, rows, empty, buffer: int):
     return jax.lax.while_loop(lambda c: c[0] < passes, one, (jnp.int32(0), tuple(empty)))[1]
 
 
-def _step(ds, act, pw, dyn, w_in, carry: Carry, steps, active, buffer=None, wide=None) -> Proposal:
+def step(ds, act, pw, dyn, w_in, carry: Carry, steps, active, buffer=None, wide=None) -> Proposal:
     """The ``flow`` method's attempted step with Filippov sliding on ReLU kinks (docs/flow.md):
     the proposal, its carry and the KINK_LIMIT flag ``over``.
 
@@ -156,8 +157,10 @@ def _step(ds, act, pw, dyn, w_in, carry: Carry, steps, active, buffer=None, wide
         # w moves tol along v, the field of the region v leaves the kinks into (gates of the multipliers at
         # 0 or 1; the ridges slid on drop out of P_V), and goes on from there
         leave = need & pinned & same & ~stationary
-        exit_dir = jax.lax.cond(jnp.any(leave), lambda: sliding.project(sliding.basis(vectors(old), old >= 0), sphere.tangent(
-            w_in, sliding.exit_field(ds, act, pw, w_in, index, side))), lambda: jnp.zeros_like(w_in))
+        exit_dir = jax.lax.cond(jnp.any(leave), lambda: sliding.project(sliding.basis(vectors(old), old >= 0),
+                                                                        sphere.tangent(w_in, sliding.exit_field(
+                                                                            ds, act, pw, w_in, index, side))),
+                                lambda: jnp.zeros_like(w_in))
         size = jnp.linalg.norm(exit_dir, axis=1)
         w_leave = sphere.normalize(w_in + dyn.tol * exit_dir / jnp.where(size > 0, size, 1.0)[:, None], w_in)
         w = jnp.where(snap[:, None], w_snap, jnp.where(leave[:, None], w_leave, w_in))
@@ -187,10 +190,10 @@ def _step(ds, act, pw, dyn, w_in, carry: Carry, steps, active, buffer=None, wide
 
 
 def method(buffer: int | None = None, wide: int | None = None) -> Method:
-    """The sliding flow as a method value; ``buffer`` and ``wide`` as in :func:`_step`."""
-    step = lambda ds, act, pw, dyn, w, carry, steps, active: _step(ds, act, pw, dyn, w, carry, steps, active,
+    """The sliding flow as a method value; ``buffer`` and ``wide`` as in :func:`step`."""
+    bound = lambda ds, act, pw, dyn, w, carry, steps, active: step(ds, act, pw, dyn, w, carry, steps, active,
                                                                    buffer, wide)
-    return Method("flow", knobs=("tol", "step_size", "flow_rtol"), init=init, step=step,
+    return Method("flow", knobs=("tol", "step_size", "flow_rtol"), init=init, step=bound,
                   finish=None if wide is not None else lambda ds, act, dyn: finish(ds, act, dyn, buffer),
                   check=flow.check)
 

@@ -44,6 +44,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -55,8 +56,8 @@ from ccdyn.one_layer import basins, engine, runner
 from ccdyn.one_layer.basins import BasinsConfig
 from ccdyn.one_layer.engine import Dynamics
 
-__all__ = ["PARAMS", "configs", "inert", "overlap", "tipping", "match", "follow", "sequential_reason", "run", "track_rows", "tipping_rows",
-           "compact", "shown", "table"]
+__all__ = ["PARAMS", "configs", "inert", "overlap", "tipping", "match", "follow", "sequential_reason", "run",
+           "track_rows", "tipping_rows", "compact", "shown", "table"]
 
 # Parameters that change which inits exist or where they live cannot be continued across.
 _FIXED = {"n_init": "it changes the inits", "seed": "it changes the inits",
@@ -138,12 +139,12 @@ def configs(base: BasinsConfig, param: str, values) -> list:
     for v in values:
         if not math.isfinite(v) or not ok(v) or (kind is int and v != int(v)):
             raise ValueError(f"--values: {param}={v:g} must be {'an integer ' if kind is int else ''}{text}")
-        v = (v,) if param == "q" else kind(v)
+        value: Any = (v,) if param == "q" else kind(v)  # the field's own type: a 1-tuple for q, else int / float
         if owner == "config":
-            out.append(dataclasses.replace(base, **{param: v}))
+            out.append(dataclasses.replace(base, **{param: value}))
         else:
             sub = getattr(base, owner)
-            out.append(dataclasses.replace(base, **{owner: dataclasses.replace(sub, **{param: v})}))
+            out.append(dataclasses.replace(base, **{owner: dataclasses.replace(sub, **{param: value})}))
     return out
 
 
@@ -203,7 +204,7 @@ def match(optima_a, optima_b, O, *, odd: bool, match_tol: float, merge_share: fl
             successor[win], parent[b] = b, win
     merges = np.full(k_a, -1)
     P = tipping(O)
-    for a in np.flatnonzero(successor < 0):
+    for a in np.flatnonzero(successor < 0).tolist():
         if k_b:
             b = int(np.argmax(P[a, :k_b]))
             if P[a, b] >= merge_share and P[a, b] > 0:
@@ -232,7 +233,8 @@ def follow(analyses: list, values, *, odd: bool, match_tol: float, merge_share: 
     if len(analyses) != len(values):
         raise ValueError(f"{len(analyses)} analyses for {len(values)} values")
     n = len(values)
-    tracks, current = [], {}  # current: optimum index at the latest value -> track id
+    tracks: list[dict[str, Any]] = []
+    current: dict[int, int] = {}  # optimum index at the latest value -> track id
 
     def new_track(k, b, born_from=None):
         t = {"id": len(tracks), "born_at": values[k] if k else None, "born_from": born_from, "dies_at": None,
@@ -343,6 +345,7 @@ def run(base: BasinsConfig, param: str, values, *, match_tol: float = 0.2, merge
     else:
         for cfg, v, ds64 in zip(cfgs, values, datasets):
             done = basins.run(cfg, ds64=ds64, progress=progress)
+            assert done is not None  # None only on processes other than 0; the continuation runs in one process
             an = done["analysis"]
             engine_s += done["timings_s"]["run"]
             analyses.append(an)
@@ -449,7 +452,8 @@ def table(record: dict, min_fraction: float = 0.0) -> str:
     how = ("one compiled program for every value" if record.get("batched") else
            f"value by value ({record['sequential_reason']})" if record.get("sequential_reason") else None)
     ci = ([f"tipping.csv: each share P[a, b] with an interval; all of them, every step, right at once with probability "
-           f">= {100 * record['tipping_confidence']:g}% (docs/statistics.md)"] if "tipping_confidence" in record else [])
+           f">= {100 * record['tipping_confidence']:g}% (docs/statistics.md)"]
+          if "tipping_confidence" in record else [])
     return "\n".join([report.format_table(head, body), *key, "",
                       *([f"{hidden} tracks with basin fraction < {min_fraction:g} at every value not listed "
                          "(tracks.csv has all)"] if hidden else []), *ci,

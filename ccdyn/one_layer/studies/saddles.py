@@ -28,8 +28,9 @@ from ccdyn.one_layer import engine, saddle_graph, saddle_paths, saddle_seeds, sa
 from ccdyn.one_layer.basins import BasinsConfig
 from ccdyn.one_layer.studies import continuation as continuation_study
 
-__all__ = ["SaddlesConfig", "MAX_IMAGES", "MAX_SEEDS", "check_summary", "MAX_STEPS", "MAX_TOUCH_INITS", "MAX_PAIRS", "TABLE_WIDTH", "optima_of", "touching", "components", "compare", "run", "table", "pair_rows", "PAIR_COLUMNS", "along", "ALONG_COLUMNS", "ALONG_KEY",
-           "along_rows"]
+__all__ = ["SaddlesConfig", "MAX_IMAGES", "MAX_SEEDS", "check_summary", "MAX_STEPS", "MAX_TOUCH_INITS", "MAX_PAIRS",
+           "TABLE_WIDTH", "optima_of", "touching", "components", "compare", "run", "table", "pair_rows", "PAIR_COLUMNS",
+           "along", "ALONG_COLUMNS", "ALONG_KEY", "along_rows"]
 
 
 # sizes beyond these are refused before any work (one (searches x images, d) matrix per string step; the probes
@@ -69,7 +70,8 @@ class SaddlesConfig:
                   (1 <= self.touch_inits <= MAX_TOUCH_INITS, f"touch_inits must lie in [1, {MAX_TOUCH_INITS}]"),
                   (0 < self.touch_angle < 0.5, "touch_angle must lie in (0, 0.5)"),
                   (1 <= self.max_pairs <= MAX_PAIRS, f"max_pairs must lie in [1, {MAX_PAIRS}]"),
-                  (0 < self.step <= 1, "step must lie in (0, 1]"), (0 <= self.min_fraction < 1, "min_fraction must lie in [0, 1)"),
+                  (0 < self.step <= 1, "step must lie in (0, 1]"),
+                  (0 <= self.min_fraction < 1, "min_fraction must lie in [0, 1)"),
                   (0 < self.probe_angle < 0.1, "probe_angle must lie in (0, 0.1)"),
                   (0 < self.match_tol < 1, "match_tol must lie in (0, 1)"),
                   (0 <= self.n_bisect <= 40, "n_bisect must lie in [0, 40]"),
@@ -89,7 +91,8 @@ def check_summary(summary: dict) -> str | None:
         d = build_dataset(BasinsConfig.from_dict(summary["config"]).data, jnp.float32).dim
     except (ValueError, TypeError, KeyError) as e:
         return f"its config is not a basins config ({e.__class__.__name__}: {e})"
-    need = {"w": list, "energy": (int, float), "fraction": (int, float), "ci95": list, "stable": bool}
+    need: dict[str, type | tuple[type, ...]] = {"w": list, "energy": (int, float), "fraction": (int, float),
+                                               "ci95": list, "stable": bool}
     for k, r in enumerate(summary["optima"]):
         bad = [f for f, t in need.items() if not isinstance(r, dict) or not isinstance(r.get(f), t)]
         if bad or len(r["w"]) != d or not all(isinstance(v, (int, float)) and np.isfinite(v) for v in r["w"]):
@@ -201,7 +204,8 @@ def run(cfg: SaddlesConfig, summary: dict, *, log=None, mesh=None) -> dict:
                                    if key not in ("certified", "note", "energy", "unstable_direction")},
                    "string": {"climbing_image": int(st.climb[k]), "perp_force": float(st.perp_force[k]),
                               "climb_force": float(st.climb_force[k])},
-                   "path_energies": np.asarray(st.energy[k]).tolist(), "path_arc": _arc(np.asarray(st.path[k])).tolist()})
+                   "path_energies": np.asarray(st.energy[k]).tolist(),
+                   "path_arc": _arc(np.asarray(st.path[k])).tolist()})
     distinct = saddle_graph.distinct_saddles(found)
     for sid, sd in enumerate(distinct):
         for k in sd["found_by"]:
@@ -215,7 +219,8 @@ def run(cfg: SaddlesConfig, summary: dict, *, log=None, mesh=None) -> dict:
     check = None
     if cfg.check_all and cfg.pairs == "touching":
         say("  the same with every pair's great circle (--check_all):")
-        full = run(dataclasses.replace(cfg, pairs="all", check_all=False, great_circle=True), summary, log=log, mesh=mesh)
+        full = run(dataclasses.replace(cfg, pairs="all", check_all=False, great_circle=True), summary, log=log,
+                   mesh=mesh)
         check = compare(b, np.array(full["barrier_matrix"]))
         check.update(n_pairs_all=full["n_pairs"], n_certified_all=full["n_certified"],
                      total_s_all=full["timings_s"]["total"])
@@ -387,7 +392,8 @@ def along(cfg: SaddlesConfig, record: dict, *, log=None, mesh=None) -> dict:
         h = (np.minimum(e[:, None], e[None]) - b)[iu]
         h = h[np.isfinite(h)]
         row.update(n_pairs=rec["n_pairs"], n_certified=rec["n_certified"], n_joined=int(h.size),
-                   barrier_min=float(h.min()) if h.size else None, barrier_median=float(np.median(h)) if h.size else None,
+                   barrier_min=float(h.min()) if h.size else None,
+                   barrier_median=float(np.median(h)) if h.size else None,
                    barrier_max=float(h.max()) if h.size else None, energy_max=float(e.max()),
                    notes=sorted({p["note"] for p in rec["searches"] if not p["certified"]}), record=rec)
         per_value.append(row)
