@@ -243,6 +243,7 @@ def _below(coverage, reps, nominal=0.95):
     return float(binom.cdf(round(coverage * reps), reps, nominal))
 
 
+@pytest.mark.slow  # 3.7 s of simulation
 def test_coverage_of_the_new_bounds_by_simulation_and_detection_of_narrow_intervals():
     """The per-basin miss bound and the mass-weighted intervals cover at >= 95% (no significant shortfall)
     on distributions with many rare basins; pointwise Wilson intervals and Wald intervals with a

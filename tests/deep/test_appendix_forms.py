@@ -12,6 +12,7 @@ from ccdyn.deep.studies import appendix_forms as af
 SMALL = af.DDNFormsConfig(taus=(0.5,), H=(1, 4), n_samples=2000, margins=(0.0,), ys=(1e-2, 1.0, 100.0))
 
 
+@pytest.mark.slow  # 2.7 s
 def test_remark_eq2_and_eq125():
     r = af.remark_eq2(SMALL, jax.random.PRNGKey(0))
     assert r["max_abs_identity_err"] < 1e-14 and r["max_rel_loss_diff"] < 1e-13
@@ -20,6 +21,7 @@ def test_remark_eq2_and_eq125():
     assert rows[1]["r"] == pytest.approx(0.6556795424187985, rel=1e-14)  # r(1) = sqrt(pi/2) e^{1/2} erfc(1/sqrt 2)
 
 
+@pytest.mark.slow  # 2 s
 def test_eq59_derivatives_stay_in_their_range_and_the_bound():
     rows = af.eq59(SMALL, jax.random.PRNGKey(1))["rows"]
     for r in rows:

@@ -20,7 +20,8 @@ def _run(ds, act, dyn, n_init=1500, chunk=1000, tile=256, dtype=jnp.float64, see
     return engine.collect(runner, jax.random.PRNGKey(seed), n_init, chunk, dtype)
 
 
-@pytest.mark.parametrize("name,method", [("relu", "flow"), ("quadratic", "flow"), ("linear", "power")])
+@pytest.mark.parametrize("name,method", [pytest.param("relu", "flow", marks=pytest.mark.slow),  # 7 s; test_flow's arcs
+                                         ("quadratic", "flow"), ("linear", "power")])
 def test_circle_optima_are_the_dense_grid_maxima(name, method):
     """The optima found from random inits are exactly the local maxima of the Fig. 8 landscape."""
     ds = data.circle()

@@ -43,7 +43,8 @@ def test_non_critical_point_is_not_certified(key):
     assert float(cert.residual) > 1e-3 and not bool(cert.is_lme) and not bool(cert.is_stable)
 
 
-@pytest.mark.parametrize("name,kind", [("quadratic", "uniform"), ("quadratic", "gaussian"), ("gelu", "uniform")])
+@pytest.mark.parametrize("name,kind", [pytest.param("quadratic", "uniform", marks=pytest.mark.slow), ("quadratic", "gaussian"),
+                                       ("gelu", "uniform")])
 def test_riemannian_hessian_matches_geodesic_finite_differences(key, name, kind):
     """v^T Hess v = d^2/dt^2 E(cos t w + sin t v) at t = 0 for unit tangent v (alpha fixed at w)."""
     ds = data.gaussian_mixture(key, np.diag([2.0, 1.0, 0.5]), 0.4, 25)

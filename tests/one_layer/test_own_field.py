@@ -153,7 +153,7 @@ def test_homogeneous_certificate_keeps_its_residual_and_scale(units):
     np.testing.assert_allclose(float(cert.stationarity), float(cert.residual / jnp.linalg.norm(aw)), rtol=1e-14)
 
 
-@pytest.mark.parametrize("name", ["gelu", "softplus_test"])
+@pytest.mark.parametrize("name", [pytest.param("gelu", marks=pytest.mark.slow), "softplus_test"])
 def test_flow_jacobian_of_the_gradient_field_with_gaussian_alpha(units, name):
     """J c = Q^T d/dt P^perp u(w(t)) along a geodesic (central differences), alpha moving with w: the smooth
     certificate's second-order test differentiates the gradient field itself, not A(w) w."""

@@ -21,7 +21,8 @@ F64 = jnp.float64
 
 # every registered method, and the flow both with and without sliding
 CASES = [(name, True) for name in methods.REGISTRY] + [("flow", False)]
-SLOW = {("flow", True), ("auto", True)}  # the sliding flow compiles its kink analysis (about 40 s on 2 busy cores)
+SLOW = {("flow", True), ("auto", True),  # the sliding flow compiles its kink analysis (about 40 s on 2 busy cores)
+        ("flow", False), ("euler_halving", True)}  # 3-4 s each: the fast suite keeps power and euler_halving
 
 
 def _clouds():

@@ -30,7 +30,8 @@ def _on_two_kinks(ds, views, rng):
 
 
 @pytest.mark.parametrize("act,pw,aug", [("relu", "uniform", False), ("leaky_relu", "uniform", False),
-                                        ("relu", "gaussian", False), ("relu", "uniform", True)])
+                                        ("relu", "gaussian", False),
+                                        pytest.param("relu", "uniform", True, marks=pytest.mark.slow)])
 def test_one_sided_fields_are_affine_in_the_gates(act, pw, aug):
     """u_g = u_0 + sum_i g_i c_i x_i for every gate pattern g of two active views: against the limit of
     A(w') w' from inside each adjacent region and, for uniform alpha, A_R w with A_R the autodiff

@@ -23,7 +23,7 @@ def brute_scores(w, u, used, odd):
     return np.array(plus), np.array(minus)
 
 
-@pytest.mark.parametrize("odd", [False, True])
+@pytest.mark.parametrize("odd", [pytest.param(False, marks=pytest.mark.slow), True])
 def test_matching_scores_match_a_loop(key, odd):
     d = tokens.make_tokens(key, tokens.TokenSpec(n_candidates=4, zeta=3.0))
     w = jax.random.normal(jax.random.PRNGKey(5), (10, 6, 20))

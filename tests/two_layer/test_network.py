@@ -166,6 +166,7 @@ def test_training_is_deterministic_per_run_and_independent_of_block_and_batching
     assert float(jnp.abs(st.params["W"] - init["W"]).max()) > 1e-3  # it moved
 
 
+@pytest.mark.slow  # 6 s
 def test_non_finite_run_is_stopped_and_reported_others_go_on():
     net = two_layer.Net(n_rf=K, d=D, n_filters=M, d_out=DOUT)
     cfg = two_layer.TrainConfig(steps=6, batch_size=8, lr=0.05)

@@ -135,6 +135,7 @@ def test_bad_exclude_is_refused():
         ntxent.latent_loss(jnp.eye(2), jnp.array([0.5, 0.5]), exclude="others")
 
 
+@pytest.mark.slow  # 3 s; the default form's Hessian against its closed form stays in the fast suite
 def test_both_distance_forms_give_second_derivatives_within_the_200_digit_bound(key):
     """Both forms give the same values; the written-out gradient and Hessian, and autodiff of Eq. 4 through
     either form (the default GEMM through its custom JVP), are within the stated bounds of a 200-digit
