@@ -16,9 +16,8 @@ import dataclasses
 import fractions
 import time
 
-from absl import flags
-
 import jax
+from absl import flags
 
 jax.config.update("jax_enable_x64", True)  # landscapes and certificates in float64
 

@@ -21,9 +21,8 @@ from __future__ import annotations
 import dataclasses
 import time
 
-from absl import flags
-
 import jax
+from absl import flags
 
 jax.config.update("jax_enable_x64", True)  # certificates are float64; the runs use --x64 or float32
 

@@ -17,9 +17,9 @@ Writes into --output_dir:
 from __future__ import annotations
 
 import dataclasses
-from absl import flags
 
 import jax
+from absl import flags
 
 from ccdyn import cli, io, report, verdicts  # noqa: E402
 from ccdyn.variational import figures  # noqa: E402

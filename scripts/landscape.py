@@ -15,10 +15,9 @@ from __future__ import annotations
 import dataclasses
 import time
 
-from absl import flags
-
 import jax
 import jax.numpy as jnp
+from absl import flags
 
 jax.config.update("jax_enable_x64", True)
 

@@ -18,18 +18,17 @@ Writes into --output_dir (float64 throughout):
 from __future__ import annotations
 
 import dataclasses
-from absl import flags
-
-import numpy as np
 
 import jax
+import numpy as np
+from absl import flags
 
 jax.config.update("jax_enable_x64", True)
 
 from ccdyn import cli, io, report  # noqa: E402
-from ccdyn.verdicts import verdict_lines  # noqa: E402
 from ccdyn.variational import figures  # noqa: E402
 from ccdyn.variational.studies import sphere  # noqa: E402
+from ccdyn.verdicts import verdict_lines  # noqa: E402
 
 FLAGS = flags.FLAGS
 OUTPUTS = ("fig3.json", "fig3.png", "fig3.csv", "thm32.md", "lemma_a2.csv", "lemma_a2.md", "sphere.json")

@@ -14,9 +14,8 @@ from __future__ import annotations
 import dataclasses
 import time
 
-from absl import flags
-
 import jax
+from absl import flags
 
 jax.config.update("jax_enable_x64", True)
 

@@ -26,9 +26,8 @@ import os
 import time
 from pathlib import Path
 
-from absl import flags
-
 import jax
+from absl import flags
 
 jax.config.update("jax_enable_x64", True)
 

@@ -19,9 +19,8 @@ import dataclasses
 import time
 from pathlib import Path
 
-from absl import flags
-
 import jax
+from absl import flags
 
 jax.config.update("jax_enable_x64", True)  # the saddle search runs in float64
 

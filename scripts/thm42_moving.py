@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from absl import flags
-
 import jax
+from absl import flags
 
 jax.config.update("jax_enable_x64", True)
 

@@ -19,14 +19,13 @@ from __future__ import annotations
 import sys
 import time
 
+import numpy as np
 from absl import flags
 
-import numpy as np
-
 from ccdyn import activations, cli, grid, io, report, two_layer
+from ccdyn.data import tokens
 from ccdyn.two_layer import figures
 from ccdyn.two_layer.studies import token_grid
-from ccdyn.data import tokens
 
 FLAGS = flags.FLAGS
 _T = two_layer.TrainConfig()
