@@ -3,7 +3,8 @@
 :data:`CATALOGUE` (kept in :mod:`ccdyn.catalogue`, re-exported here) lists, in paper order, every numbered
 statement (theorem, lemma, proposition, corollary, remark with content), equation with a closed form that
 ccdyn names, figure and table of the core paper (Tian, ICLR 2023), Dual Deep Networks (DDN) and the SimCLR
-variational analysis, plus ccdyn's own accuracy claims. Each entry says how it is covered (:class:`Records`, :class:`Tested` or :class:`NotChecked`).
+variational analysis, plus ccdyn's own accuracy claims. Each entry says how it is covered
+(:class:`Records`, :class:`Tested` or :class:`NotChecked`).
 :data:`SOURCES` is the one registry of (claims function, committed result files): to register a new
 check, add its claims function and files there and a :class:`Records` pattern to its catalogue entry.
 
