@@ -312,23 +312,26 @@ def exit_field(ds: Dataset, act: Activation, pw: Pairwise, W, index, side):
 
 def basis(X, keep):
     """An orthonormal basis (k, m, d) of span{X_i : keep_i} for X (k, m, d) (zero rows for the dropped
-    or dependent vectors), by modified Gram-Schmidt twice (m is small). A vector whose remainder is below
-    max(_RANK_TOL, 1000 eps) of its length is dependent: in float32 the remainder of a dependent view
-    (x_a + x_b with x_a, x_b in the set: the latent data) is rounding noise of ~eps, which must not
-    become a basis direction (it would cut a random direction out of V)."""
-    m = X.shape[1]
+    or dependent vectors): Gram-Schmidt, each vector orthogonalized twice against the basis so far (CGS2,
+    as accurate as modified Gram-Schmidt twice), in a ``fori_loop`` over the m vectors (a program whose
+    size does not grow with m: it compiles in a fifth of the time of the unrolled loops). A vector whose
+    remainder is below max(_RANK_TOL, 1000 eps) of its length is dependent: in float32 the remainder of a
+    dependent view (x_a + x_b with x_a, x_b in the set: the latent data) is rounding noise of ~eps, which
+    must not become a basis direction (it would cut a random direction out of V)."""
     rank_tol = max(_RANK_TOL, 1000 * float(jnp.finfo(X.dtype).eps))
-    qs: list[jax.Array] = []
-    for j in range(m):
-        v = jnp.where(keep[:, j, None], X[:, j], 0.0)
+
+    def body(j, Q):
+        v = jnp.where(jax.lax.dynamic_index_in_dim(keep, j, axis=1, keepdims=False)[:, None],
+                      jax.lax.dynamic_index_in_dim(X, j, axis=1, keepdims=False), 0.0)
         size = jnp.linalg.norm(v, axis=1)
-        for _ in range(2):
-            for q in qs:
-                v = v - jnp.sum(q * v, axis=1, keepdims=True) * q
+        for _ in range(2):  # the rows of Q not yet filled are 0
+            v = v - jnp.sum(Q * jnp.sum(Q * v[:, None, :], axis=2)[..., None], axis=1)
         n = jnp.linalg.norm(v, axis=1)
         good = n > rank_tol * jnp.where(size > 0, size, 1.0)
-        qs.append(jnp.where(good[:, None], v / jnp.where(good, n, 1.0)[:, None], 0.0))
-    return jnp.stack(qs, axis=1)
+        q = jnp.where(good[:, None], v / jnp.where(good, n, 1.0)[:, None], 0.0)
+        return jax.lax.dynamic_update_index_in_dim(Q, q, j, axis=1)
+
+    return jax.lax.fori_loop(0, X.shape[1], body, jnp.zeros_like(X))
 
 
 def independent(X, keep, limit: int):

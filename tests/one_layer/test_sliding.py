@@ -232,7 +232,7 @@ def test_a_pinned_init_stops_only_where_the_clarke_box_holds_0():
     dyn = engine.Dynamics(method="flow")
     k = W.shape[0]  # the state of engine.initial_state, pinned (numpy: no small programs compiled)
     carry = sliding_flow.Carry(np.zeros_like(W), np.full(k, dyn.step_size), np.full((k, sliding.max_active(3)), -1, np.int32),
-                               np.ones(k, bool), np.zeros(k))
+                               np.ones(k, bool), np.zeros(k), np.zeros((k, sliding.max_active(3), 3)))
     st = engine.State(W, np.zeros(k, np.int32), np.zeros(k, np.int32), np.full(k, np.inf), carry)
     out = jax.jit(lambda s: engine.step(ds, RELU, UNIFORM, dyn, s, sliding_flow.method()))(st)
     assert np.all(np.asarray(out.status) == engine.Status.RUNNING)  # the rule before: all CONVERGED

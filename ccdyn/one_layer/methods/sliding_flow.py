@@ -42,13 +42,15 @@ class Carry(NamedTuple):
     pinned: jax.Array  # (k,) bool the last attempt reversed within tol (look for kinks)
     reach: jax.Array  # (k,) the length of the last attempt when it was rejected, else 0 (a jump of the field
     #                   within this many radians, if any, made it fail: look for ridges)
+    q: jax.Array  # (k, m, d) an orthonormal basis of the kinks' views (sliding.basis; zero rows: none), kept
+    #               from the step that set the kinks (a basis costs more than the step's three evaluations)
 
 
 def init(W, dyn) -> Carry:
-    k = W.shape[0]
-    return Carry(jnp.zeros_like(W), jnp.full((k,), dyn.step_size, W.dtype),
-                 jnp.full((k, sliding.max_active(W.shape[1])), -1, jnp.int32), jnp.zeros((k,), bool),
-                 jnp.zeros((k,), W.dtype))
+    k, d = W.shape
+    m = sliding.max_active(d)
+    return Carry(jnp.zeros_like(W), jnp.full((k,), dyn.step_size, W.dtype), jnp.full((k, m), -1, jnp.int32),
+                 jnp.zeros((k,), bool), jnp.zeros((k,), W.dtype), jnp.zeros((k, m, d), W.dtype))
 
 
 ANALYSIS_SHARE = 8  # the kink analysis runs on buffers of tile / ANALYSIS_SHARE rows (only the rows that need it)
@@ -157,10 +159,8 @@ def step(ds, act, pw, dyn, w_in, carry: Carry, steps, active, buffer=None, wide=
         # w moves tol along v, the field of the region v leaves the kinks into (gates of the multipliers at
         # 0 or 1; the ridges slid on drop out of P_V), and goes on from there
         leave = need & pinned & same & ~stationary
-        exit_dir = jax.lax.cond(jnp.any(leave), lambda: sliding.project(sliding.basis(vectors(old), old >= 0),
-                                                                        sphere.tangent(w_in, sliding.exit_field(
-                                                                            ds, act, pw, w_in, index, side))),
-                                lambda: jnp.zeros_like(w_in))
+        exit_dir = jax.lax.cond(jnp.any(leave), lambda: sliding.project(carry.q, sphere.tangent(
+            w_in, sliding.exit_field(ds, act, pw, w_in, index, side))), lambda: jnp.zeros_like(w_in))
         size = jnp.linalg.norm(exit_dir, axis=1)
         w_leave = sphere.normalize(w_in + dyn.tol * exit_dir / jnp.where(size > 0, size, 1.0)[:, None], w_in)
         w = jnp.where(snap[:, None], w_snap, jnp.where(leave[:, None], w_leave, w_in))
@@ -171,7 +171,10 @@ def step(ds, act, pw, dyn, w_in, carry: Carry, steps, active, buffer=None, wide=
 
     w, u, kinks, change, stop, over = jax.lax.cond(
         jnp.any(need), analyse, lambda: (w_in, u, carry.kinks, none, none, none))
-    q = sliding.basis(vectors(kinks), kinks >= 0)
+    # the basis of the kinks' views, recomputed only in a step where some row's kinks changed (in a program of its
+    # own: a row's basis has the same bits whichever step computed it)
+    q = jax.lax.cond(jnp.any(kinks != carry.kinks), lambda: sliding.basis(vectors(kinks), kinks >= 0),
+                     lambda: carry.q)
     res = jnp.linalg.norm(sliding.project(q, sphere.tangent(w, u)), axis=1)
     restart = jnp.minimum(dyn.step_size, stepper.FIRST_MOVE / jnp.where(res > 0, res, 1.0))
     eta = jnp.where((steps == 0) | change, restart, carry.eta)
@@ -185,7 +188,7 @@ def step(ds, act, pw, dyn, w_in, carry: Carry, steps, active, buffer=None, wide=
     reach = jnp.where(accepted, 0.0, att.length)
     return Proposal(w=jnp.where(move, att.w, w), u=u, u_new=att.u, residual=res, done=done,
                     carry=Carry(jnp.where(move, att.u, u), jnp.where(active, eta_next, carry.eta), kinks, pinned,
-                                reach),
+                                reach, q),
                     over=over)
 
 
