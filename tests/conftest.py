@@ -35,6 +35,7 @@ def _jaxlib_has_flag(name: str) -> bool:
 
 # The suite runs in two pytest-xdist workers; on a GPU they must not each preallocate 75% of memory.
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+os.environ.setdefault("CCDYN_COMPILE_CACHE", "")  # the scripts run by the tests compile afresh and write nothing to ~
 if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} --xla_backend_optimization_level=0".strip()
 if "xla_cpu_use_fusion_emitters" not in os.environ["XLA_FLAGS"] and _jaxlib_has_flag("xla_cpu_use_fusion_emitters"):

@@ -18,6 +18,8 @@ names re-exported here. Scripts read their flags only in ``main`` and hand the v
 - :mod:`~ccdyn.cli.progress`: :func:`log` and :func:`progress` on stderr.
 - :mod:`~ccdyn.cli.platforms`: :func:`skip_absent_tpu`, run on import: JAX's platform list without
   the TPU when none can be there (no ``Unable to initialize backend 'tpu'`` line on CPU/GPU runs).
+- :mod:`~ccdyn.cli.compile_cache`: the persistent compilation cache :func:`start` turns on
+  (``CCDYN_COMPILE_CACHE``, default ``~/.cache/ccdyn/xla``; empty: none).
 - :mod:`~ccdyn.cli.multihost`: several processes (:func:`define_multihost_flags`,
   :func:`start_processes`, :func:`agree_processes`, :func:`open_run_of_process_0`).
 

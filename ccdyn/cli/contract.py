@@ -18,8 +18,9 @@ tear the runtime down under those threads -- raising KeyboardInterrupt there and
 what crashed (``Fatal Python error: Segmentation fault``). A signal that arrives inside a
 :func:`ccdyn.rundir.uninterrupted` section (a manifest or a staged swap being written) is handled when
 it closes.
-Parsing (in :func:`start`) refuses a positional argument and a flag given twice (absl would keep the
-last silently; ``DEFINE_multi_*`` flags may repeat); ``--help`` / ``--helpshort`` exit 0.
+:func:`start` also turns on the persistent compilation cache (:mod:`ccdyn.cli.compile_cache`,
+``CCDYN_COMPILE_CACHE``). Parsing (in :func:`start`) refuses a positional argument and a flag given twice
+(absl would keep the last silently; ``DEFINE_multi_*`` flags may repeat); ``--help`` / ``--helpshort`` exit 0.
 :func:`check_memory` and :func:`check_tolerance` are the start-up checks against the device's memory
 and the dtype's resolution.
 """
@@ -38,6 +39,7 @@ import numpy as np
 from absl import app, flags
 
 from ccdyn import io, parallel, rundir
+from ccdyn.cli import compile_cache
 
 __all__ = ["start", "fail", "or_fail", "check_memory", "check_memory_of", "sizes_of", "driving_flag", "check_tolerance",
            "interrupted", "install_signal_handlers"]
@@ -129,6 +131,7 @@ def start(main, argv=None) -> None:
     again when ``main`` returns). ``argv``: default ``sys.argv``."""
     before = {s: signal.getsignal(s) for s in SIGNALS}
     install_signal_handlers()
+    compile_cache.enable()
     INPUTS.clear()
     io.recently_read(clear=True)
 
