@@ -30,7 +30,9 @@ Data: the basins default (latent summation, 2^10 support points, d = 10), relu, 
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
+import tempfile
 import time
 
 import jax
@@ -42,6 +44,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from ccdyn import activations, io, pairwise, parallel, sphere  # noqa: E402
+from ccdyn.cli import compile_cache  # noqa: E402
 from ccdyn.data import files, make_dataset, user_sets  # noqa: E402
 from ccdyn.data.registry import DataSpec, build_dataset  # noqa: E402
 from ccdyn.one_layer import basins, dynamics, engine, kink_probe, stepper  # noqa: E402
@@ -52,7 +55,9 @@ flags.DEFINE_list("methods", None, "Methods to run (default: all of power, euler
                   "flow_one_pass, flow, auto).")
 flags.DEFINE_list("sets", ["default"], "Data: default and / or user sets (ccdyn.data.user_sets.SETS).")
 flags.DEFINE_integer("user_n_init", 1000, "Inits per method on a user set.", lower_bound=1)
-flags.DEFINE_integer("repeats", 1, "Runs per method and set, interleaved; wall times are their medians.",
+flags.DEFINE_integer("repeats", 1, "Runs per method and set, interleaved. The first compiles every program (wall_s, "
+                     "as a first run sees it); the others take them from the persistent compilation cache (a temporary "
+                     "one, empty at the start) as a user's later runs do (wall_s_warm, their median).",
                      lower_bound=1)
 flags.DEFINE_integer("tile", 512, "Rows per tile of every run (the inits are padded to whole tiles).", lower_bound=1)
 flags.DEFINE_enum("alpha", "uniform", pairwise.KINDS, "--sets: the pairwise importance alpha.")
@@ -98,7 +103,8 @@ def run_method(ds, act, pw, method: str, n_init: int, rtol: float):
 
 
 def engine_rows(ds, act, pw, n_init: int, rtol: float, methods, repeats: int = 1) -> tuple:
-    """One row per method (wall: the median of ``repeats`` interleaved runs) and the last result of each. The
+    """One row per method (wall: the first of ``repeats`` interleaved runs, compiling; warm: the median of the
+    others, with the programs from the persistent compilation cache) and the last result of each. The
     inits' program is compiled before the clock starts (every method shares it: the first method timed would
     pay for it alone)."""
     jax.block_until_ready(parallel.init_weights(jax.random.PRNGKey(0), 0, parallel.padded_chunk(n_init, FLAGS.tile, 1),
@@ -111,14 +117,15 @@ def engine_rows(ds, act, pw, n_init: int, rtol: float, methods, repeats: int = 1
             log(f"{method}: {wall:.1f} s")
     rows = []
     for method in methods:
-        out, wall = outs[method], float(np.median(walls[method]))
+        out, wall = outs[method], walls[method][0]
         steps = int(np.sum(out["steps"]))
         evals = EVALS[method]
         rows.append({"method": method, "n_init": n_init, "wall_s": wall, "wall_s_runs": walls[method],
                      "mean_steps": steps / n_init, "init_steps_per_s": steps / wall,
                      "evaluations_per_s": None if evals is None else evals * steps / wall,
                      "converged": int(np.sum(out["status"] == engine.Status.CONVERGED)),
-                     "status": engine.status_counts(out["status"]), "optima": optima(out, n_init)})
+                     "status": engine.status_counts(out["status"]), "optima": optima(out, n_init),
+                     "wall_s_warm": float(np.median(walls[method][1:])) if repeats > 1 else None})
         log(f"{method}: median {wall:.1f} s, {steps / n_init:.1f} steps per init")
     return rows, outs
 
@@ -183,9 +190,9 @@ def set_record(name: str, methods, n_init: int, rtol: float, repeats: int, probe
     by = {r["method"]: r for r in rows}
     rec = {"set": name, "act": act.name, "alpha": alpha, "tau": tau if alpha == "gaussian" else None,
            "n": int(ds.n), "d": int(ds.dim), "tuned_on": name in user_sets.TUNED,
-           "engine": rows, "ratios": {f"{a}_over_{b}_wall": by[a]["wall_s"] / by[b]["wall_s"]
-                                      for a in ("auto", "flow") for b in ("power", "flow") if a != b
-                                      and a in by and b in by}}
+           "engine": rows, "ratios": {f"{a}_over_{b}_wall{s}": by[a][f"wall_s{s}"] / by[b][f"wall_s{s}"]
+                                      for a in ("auto", "flow") for b in ("power", "flow") for s in ("", "_warm")
+                                      if a != b and a in by and b in by and by[a][f"wall_s{s}"] is not None}}
     if "auto" in outs and "flow" in outs:
         rec["flow_optima_found_by_auto"] = found_optima(outs["flow"], outs["auto"], n_init)
     if "auto" in outs and x is not None:
@@ -241,16 +248,16 @@ def diffrax_row(ds, act, pw, n: int, rtol: float, tol: float) -> dict:
     return row
 
 
-SETS_KEY = ("per set and method: wall s, the median over the repeats (compilation included, the machine's load "
-            "as it was: compare within a set only); conv: share of inits converged; optima: raw endpoint clusters "
-            "(0.01); x power / x flow: the method's median wall time over power's / flow's; flow 1%: the flow's "
+SETS_KEY = ("per set and method: wall s, the first run (compilation included, the machine's load "
+            "as it was: compare within a set only); warm s: the median of the later repeats, compiled programs "
+            "from the persistent cache; conv: share of inits converged; optima: raw endpoint clusters "
+            "(0.01); x power / x flow: the method's wall time over power's / flow's; warm x: the same, warm; "
+            "flow 1%: the flow's "
             "endpoint clusters holding >= 1% of the inits, and how many auto reaches (within 0.01); probe: auto's "
             "stable optima (after refinement and certificates) passing the float64 probe / all stable")
 
 
 def sets_main(methods) -> None:
-    import tempfile  # noqa: PLC0415
-
     records = []
     with tempfile.TemporaryDirectory() as workdir:
         for name in FLAGS.sets:
@@ -258,26 +265,30 @@ def sets_main(methods) -> None:
             records.append(set_record(name, methods, n, FLAGS.flow_rtol, FLAGS.repeats, FLAGS.probe_dirs, workdir,
                                       FLAGS.alpha, FLAGS.tau))
             log(f"{name}: done")
-    print(f"{'set':<16}{'method':<8}{'n_init':>7}{'wall s':>9}{'conv':>8}{'optima':>8}{'x power':>9}{'x flow':>8}"
-          f"{'flow 1%':>9}{'probe':>8}")
+    print(f"{'set':<16}{'method':<8}{'n_init':>7}{'wall s':>9}{'warm s':>8}{'conv':>8}{'optima':>8}{'x power':>9}"
+          f"{'warm x':>8}{'x flow':>8}{'flow 1%':>9}{'probe':>8}")
     for rec in records:
         by = {r["method"]: r for r in rec["engine"]}
         for r in rec["engine"]:
             m = r["method"]
             xp = r["wall_s"] / by["power"]["wall_s"] if "power" in by else np.nan
+            ws = r["wall_s_warm"] if r["wall_s_warm"] is not None else np.nan
+            xw = ws / by["power"]["wall_s_warm"] if "power" in by and by["power"]["wall_s_warm"] else np.nan
             xf = r["wall_s"] / by["flow"]["wall_s"] if "flow" in by else np.nan
             f1 = rec.get("flow_optima_found_by_auto") if m == "auto" else None
             pr = rec.get("auto_probe") if m == "auto" else None
             found = f"{f1['found']}/{f1['flow_optima_1pct']}" if f1 else "-"
             probe = f"{pr['stable'] - pr['judgements']['not a max']}/{pr['stable']}" if pr else "-"
-            print(f"{rec['set']:<16}{m:<8}{r['n_init']:>7}{r['wall_s']:>9.1f}{r['converged'] / r['n_init']:>8.4f}"
-                  f"{r['optima']['n']:>8}{xp:>9.2f}{xf:>8.2f}{found:>9}{probe:>8}")
+            print(f"{rec['set']:<16}{m:<8}{r['n_init']:>7}{r['wall_s']:>9.1f}{ws:>8.1f}"
+                  f"{r['converged'] / r['n_init']:>8.4f}{r['optima']['n']:>8}{xp:>9.2f}{xw:>8.2f}{xf:>8.2f}{found:>9}"
+                  f"{probe:>8}")
     ratios = {}
-    for a, b in (("auto", "power"), ("auto", "flow"), ("flow", "power")):
-        vals = [rec["ratios"][f"{a}_over_{b}_wall"] for rec in records if f"{a}_over_{b}_wall" in rec["ratios"]
+    pairs = (("auto", "power"), ("auto", "flow"), ("flow", "power"))
+    for a, b, s in ((a, b, s) for a, b in pairs for s in ("", "_warm")):
+        vals = [rec["ratios"][f"{a}_over_{b}_wall{s}"] for rec in records if f"{a}_over_{b}_wall{s}" in rec["ratios"]
                 and rec["set"] != "default"]
         if vals:
-            ratios[f"median_{a}_over_{b}_wall_user_sets"] = float(np.median(vals))
+            ratios[f"median_{a}_over_{b}_wall{s}_user_sets"] = float(np.median(vals))
     print("key: " + SETS_KEY)
     print("medians over the user sets: " + ", ".join(f"{k} {v:.2f}" for k, v in ratios.items()))
     if FLAGS.output_json:
@@ -289,6 +300,8 @@ def sets_main(methods) -> None:
 
 def main(argv):
     del argv
+    os.environ[compile_cache.ENV] = tempfile.mkdtemp(prefix="ccdyn-bench-cache-")  # empty: the first runs compile
+    compile_cache.enable()
     methods = FLAGS.methods or list(RUNS)
     unknown = sorted(set(methods) - set(RUNS))
     if unknown:
