@@ -56,7 +56,9 @@ class Status(enum.IntEnum):
     circles it; the flow (``--method=flow``) slides onto such maxima. KINK_LIMIT: the flow reached more
     than :func:`ccdyn.one_layer.sliding.max_active` kink hyperplanes within ``KINK_DELTA * tol`` at once,
     and in the second pass with the wider analysis (:func:`second_pass`) more than
-    :func:`ccdyn.one_layer.sliding.wide_active` (the most it follows), and stopped there.
+    :func:`ccdyn.one_layer.sliding.wide_active` (the most it follows), and stopped there. STALLED: the
+    sliding flow made no move in ``methods.sliding_flow.STALL_STEPS`` steps in a row (every attempt rejected
+    or undone at kinks) without reaching a Clarke-stationary point: it would stay there until ``max_steps``.
     """
 
     RUNNING = 0
@@ -69,6 +71,7 @@ class Status(enum.IntEnum):
     UNDERFLOW = 7
     CIRCLING_KINK = 8
     KINK_LIMIT = 9
+    STALLED = 10
 
     @property
     def key(self) -> str:
@@ -79,7 +82,8 @@ class Status(enum.IntEnum):
     def text(self) -> str:
         """Human name for tables."""
         return {"NONFINITE": "non-finite", "NOT_CONVERGED": "not converged", "DEAD": "dead (A(w)w = 0)",
-                "CIRCLING_KINK": "circling a kink", "KINK_LIMIT": "too many kinks"}.get(self.name, self.name.lower())
+                "CIRCLING_KINK": "circling a kink", "KINK_LIMIT": "too many kinks",
+                "STALLED": "stalled on kinks"}.get(self.name, self.name.lower())
 
 
 FINAL_STATUSES = tuple(s for s in Status if s is not Status.RUNNING)
@@ -145,13 +149,14 @@ def step(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State, m
     """One engine step: ``method.step`` on the running inits, then the bookkeeping, the same for every
     method. A running init (RUNNING and fewer than ``max_steps`` steps) ends OVERFLOW where A(w) w or the
     proposal holds an infinity or the retraction lost the unit norm, NONFINITE where the proposal or its
-    residual is NaN, DEAD where A(w) w = 0 exactly, then KINK_LIMIT, CONVERGED, CYCLING as the method
-    flags it (in this order of precedence); its w and carry take the proposal's where that is finite and
-    unit, its residual the proposal's. A stopped init is frozen."""
+    residual is NaN, DEAD where A(w) w = 0 exactly, then KINK_LIMIT, CONVERGED, CYCLING, STALLED as the
+    method flags it (in this order of precedence); its w and carry take the proposal's where that is finite
+    and unit, its residual the proposal's. A stopped init is frozen."""
     active = (st.status == int(Status.RUNNING)) & (st.steps < dyn.max_steps)
     p = method.step(ds, act, pw, dyn, st.w, st.carry, st.steps, active)
     cycling = jnp.zeros_like(active) if p.cycling is None else p.cycling
     over = jnp.zeros_like(active) if p.over is None else p.over
+    stalled = jnp.zeros_like(active) if p.stalled is None else p.stalled
     finite = jnp.all(jnp.isfinite(p.w), axis=1) & jnp.isfinite(p.residual)
     # an infinity in A(w) w or the new iterate, or a retraction that lost the unit norm (its norm overflowed)
     lost = finite & (jnp.abs(jnp.linalg.norm(p.w, axis=1) - 1) > 0.5)
@@ -162,7 +167,8 @@ def step(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State, m
              jnp.where(active & dead, int(Status.DEAD),
              jnp.where(active & over, int(Status.KINK_LIMIT),
              jnp.where(active & p.done, int(Status.CONVERGED),
-             jnp.where(active & cycling, int(Status.CYCLING), st.status))))))
+             jnp.where(active & cycling, int(Status.CYCLING),
+             jnp.where(active & stalled, int(Status.STALLED), st.status)))))))
     keep = active & finite & ~lost
     kept = lambda new, old: jnp.where(keep.reshape(keep.shape + (1,) * (new.ndim - 1)), new, old)
     return State(

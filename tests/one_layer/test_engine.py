@@ -119,12 +119,12 @@ def test_float64_runs_are_checked_against_float64s_range():
 
 def test_status_enum_is_the_one_vocabulary():
     assert [s.key for s in engine.FINAL_STATUSES] == ["converged", "nonfinite", "cycling", "not_converged", "dead",
-                                                     "overflow", "underflow", "circling_kink", "kink_limit"]
+                                                     "overflow", "underflow", "circling_kink", "kink_limit", "stalled"]
     assert engine.Status.NOT_CONVERGED.text == "not converged" and engine.Status.RUNNING not in engine.FINAL_STATUSES
     assert basins.STATUS_HINTS[engine.Status.OVERFLOW] and engine.Status.DEAD not in basins.STATUS_HINTS
-    counts = engine.status_counts(np.array([1, 1, 2, 3, 4, 5, 5, 6, 7, 8, 8, 8, 9], np.int8))
+    counts = engine.status_counts(np.array([1, 1, 2, 3, 4, 5, 5, 6, 7, 8, 8, 8, 9, 10, 10], np.int8))
     assert counts == {"converged": 2, "nonfinite": 1, "cycling": 1, "not_converged": 1, "dead": 2, "overflow": 1,
-                      "underflow": 1, "circling_kink": 3, "kink_limit": 1}
+                      "underflow": 1, "circling_kink": 3, "kink_limit": 1, "stalled": 2}
 
 
 def test_progress_counts_the_inits_stopped_inside_a_chunk():

@@ -232,7 +232,8 @@ def test_a_pinned_init_stops_only_where_the_clarke_box_holds_0():
     dyn = engine.Dynamics(method="flow")
     k = W.shape[0]  # the state of engine.initial_state, pinned (numpy: no small programs compiled)
     carry = sliding_flow.Carry(np.zeros_like(W), np.full(k, dyn.step_size), np.full((k, sliding.max_active(3)), -1, np.int32),
-                               np.ones(k, bool), np.zeros(k), np.zeros((k, sliding.max_active(3), 3)))
+                               np.ones(k, bool), np.zeros(k), np.zeros((k, sliding.max_active(3), 3)),
+                               np.zeros(k, np.int32))
     st = engine.State(W, np.zeros(k, np.int32), np.zeros(k, np.int32), np.full(k, np.inf), carry)
     out = jax.jit(lambda s: engine.step(ds, RELU, UNIFORM, dyn, s, sliding_flow.method()))(st)
     assert np.all(np.asarray(out.status) == engine.Status.RUNNING)  # the rule before: all CONVERGED
@@ -252,3 +253,24 @@ def test_a_pinned_init_stops_only_where_the_clarke_box_holds_0():
         step = w1[j] - w
         assert np.linalg.norm(step) >= 0.99 * dyn.tol and step @ v >= 0.9 * np.linalg.norm(step) * np.linalg.norm(v)
         assert e1[j] > e0[j]
+
+
+def test_a_row_that_has_not_moved_for_stall_steps_ends_stalled():
+    """The sliding flow's stall rule: a row whose attempt is rejected (w unchanged) for the STALL_STEPS-th
+    step in a row ends STALLED; one step fewer, or a row that moves, keeps running (its idle count reset)."""
+    ds = _ridge_cloud()
+    W = parallel.init_weights(jax.random.PRNGKey(0), 0, 4, 3, jnp.float64)
+    dyn = engine.Dynamics(method="flow")
+    method = sliding_flow.method()
+    carry = method.init(W, dyn)
+    # rows 0, 1: a step far too long (rejected: w stays); rows 2, 3: a small one (accepted: w moves)
+    eta = jnp.array([10.0, 10.0, 1e-3, 1e-3])
+    idle = jnp.array([sliding_flow.STALL_STEPS - 1, sliding_flow.STALL_STEPS - 2] * 2, jnp.int32)
+    st = engine.State(W, jnp.zeros(4, jnp.int32), jnp.full(4, 5, jnp.int32), jnp.full(4, jnp.inf),
+                      carry._replace(eta=eta, idle=idle, u=dynamics.ascent(ds, RELU, W, UNIFORM)))
+    out = jax.jit(lambda s: engine.step(ds, RELU, UNIFORM, dyn, s, method))(st)
+    status, moved = np.asarray(out.status), np.any(np.asarray(out.w) != np.asarray(W), axis=1)
+    assert list(moved) == [False, False, True, True]
+    assert list(status) == [engine.Status.STALLED] + [engine.Status.RUNNING] * 3
+    assert list(np.asarray(out.carry.idle)) == [sliding_flow.STALL_STEPS, sliding_flow.STALL_STEPS - 1, 0, 0]
+    assert engine.Status.STALLED.text == "stalled on kinks" and engine.Status.STALLED in basins.STATUS_HINTS

@@ -36,6 +36,8 @@ STATUS_HINTS = {
                           "the sliding flow for the inits that circle) or --method=flow",
     Status.KINK_LIMIT: "more views on kink hyperplanes at once than the sliding flow follows (even in its wider "
                        "second pass): use a smaller --tol",
+    Status.STALLED: "the sliding flow stopped moving at kinks short of a Clarke-stationary point (docs/flow.md, "
+                    "\"Stalled\"); no flag is known to help",
 }
 
 

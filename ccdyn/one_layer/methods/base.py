@@ -47,6 +47,7 @@ class Proposal(NamedTuple):
     carry: Any  # the method's new per-row state (kept with w: where the proposal is not kept, the old carry)
     cycling: jax.Array | None = None  # (k,) bool: a period-2 cycle (CYCLING), or None
     over: jax.Array | None = None  # (k,) bool: more kinks than the method follows (KINK_LIMIT), or None
+    stalled: jax.Array | None = None  # (k,) bool: no move for many steps, not stationary (STALLED), or None
 
 
 class Rerun(NamedTuple):

@@ -9,6 +9,9 @@ point), or stops where pinned when there is no ridge to slide on and the Clarke 
 is <= tol ||A w|| (else it leaves the kinks along that element). An init with more views on its kinks than
 the analysis holds stops KINK_LIMIT; :func:`finish` runs it on, once its chunk has run, with a wider
 analysis (:func:`method` with ``wide``) on tiles of ``WIDE_TILE`` rows.
+A row whose w has not moved in ``STALL_STEPS`` steps in a row (every attempt rejected, or a snap undone, at
+kinks: seen on the default data's lattice points) and is not stationary stops STALLED instead of idling to
+``max_steps``.
 
 The method's own knobs (static, fixed per compiled block): ``buffer``, the rows per buffer of the kink
 analysis (default :func:`analysis_buffer` of the tile; the results do not depend on it), and ``wide``, the
@@ -27,11 +30,12 @@ from ccdyn.one_layer import dynamics, sliding, stepper
 from ccdyn.one_layer.methods import flow
 from ccdyn.one_layer.methods.base import Method, Proposal, Rerun
 
-__all__ = ["Carry", "KINK_DELTA", "KINK_REACH", "WIDE_TILE", "analysis_buffer", "compacted", "init", "step", "method",
-           "finish"]
+__all__ = ["Carry", "KINK_DELTA", "KINK_REACH", "STALL_STEPS", "WIDE_TILE", "analysis_buffer", "compacted", "init",
+           "step", "method", "finish"]
 
 KINK_DELTA = 10.0  # a view is on its kink when |w^T x| <= KINK_DELTA * tol * ||x|| (a pinned step moves <= tol)
 KINK_REACH = 10.0  # after a rejected step, ridges within its length (at most KINK_REACH * flow_rtol rad) are looked for
+STALL_STEPS = 200  # steps in a row without a move (and not stationary) after which a row ends STALLED
 WIDE_TILE = 64  # rows per tile of the second pass (few rows need it: 0.7% of the default data's inits)
 
 
@@ -44,13 +48,15 @@ class Carry(NamedTuple):
     #                   within this many radians, if any, made it fail: look for ridges)
     q: jax.Array  # (k, m, d) an orthonormal basis of the kinks' views (sliding.basis; zero rows: none), kept
     #               from the step that set the kinks (a basis costs more than the step's three evaluations)
+    idle: jax.Array  # (k,) int32 steps in a row that left w where it was (STALL_STEPS of them: STALLED)
 
 
 def init(W, dyn) -> Carry:
     k, d = W.shape
     m = sliding.max_active(d)
     return Carry(jnp.zeros_like(W), jnp.full((k,), dyn.step_size, W.dtype), jnp.full((k, m), -1, jnp.int32),
-                 jnp.zeros((k,), bool), jnp.zeros((k,), W.dtype), jnp.zeros((k, m, d), W.dtype))
+                 jnp.zeros((k,), bool), jnp.zeros((k,), W.dtype), jnp.zeros((k, m, d), W.dtype),
+                 jnp.zeros((k,), jnp.int32))
 
 
 ANALYSIS_SHARE = 8  # the kink analysis runs on buffers of tile / ANALYSIS_SHARE rows (only the rows that need it)
@@ -186,10 +192,12 @@ def step(ds, act, pw, dyn, w_in, carry: Carry, steps, active, buffer=None, wide=
     done = (res <= dyn.tol * jnp.linalg.norm(u, axis=1)) | stop
     pinned = att.reversal & (att.length <= dyn.tol)
     reach = jnp.where(accepted, 0.0, att.length)
-    return Proposal(w=jnp.where(move, att.w, w), u=u, u_new=att.u, residual=res, done=done,
+    w_next = jnp.where(move, att.w, w)
+    idle = jnp.where(jnp.all(w_next == w_in, axis=1), carry.idle + 1, 0)
+    return Proposal(w=w_next, u=u, u_new=att.u, residual=res, done=done,
                     carry=Carry(jnp.where(move, att.u, u), jnp.where(active, eta_next, carry.eta), kinks, pinned,
-                                reach, q),
-                    over=over)
+                                reach, q, idle),
+                    over=over, stalled=(idle >= STALL_STEPS) & ~done)
 
 
 def method(buffer: int | None = None, wide: int | None = None) -> Method:
