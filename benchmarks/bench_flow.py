@@ -78,6 +78,7 @@ RUNS = {"power": engine.Dynamics(method="power"), "euler_halving": engine.Dynami
         "auto": engine.Dynamics(method="auto")}
 # flow_one_pass: the sliding flow without the second pass over its kink_limit inits (ChunkRunner(wide=False))
 WIDE = {"flow_one_pass": False}
+LOAD_AT_START = None  # the 1-minute load average when main starts (recorded with the user-set timings)
 
 
 def log(msg: str) -> None:
@@ -126,7 +127,7 @@ def engine_rows(ds, act, pw, n_init: int, rtol: float, methods, repeats: int = 1
                      "converged": int(np.sum(out["status"] == engine.Status.CONVERGED)),
                      "status": engine.status_counts(out["status"]), "optima": optima(out, n_init),
                      "wall_s_warm": float(np.median(walls[method][1:])) if repeats > 1 else None})
-        log(f"{method}: median {wall:.1f} s, {steps / n_init:.1f} steps per init")
+        log(f"{method}: first run {wall:.1f} s, {steps / n_init:.1f} steps per init")
     return rows, outs
 
 
@@ -295,11 +296,15 @@ def sets_main(methods) -> None:
         io.write_json(FLAGS.output_json, {"devices": [str(d) for d in jax.devices()], "flow_rtol": FLAGS.flow_rtol,
                                           "methods": list(methods), "repeats": FLAGS.repeats, "sets": records,
                                           "median_ratios": ratios,
-                                          "note": "timings under the load of other processes on the machine"})
+                                          "load_average_1min_at_start": LOAD_AT_START,
+                                          "note": "wall times as the machine's load was (load_average_1min_at_start: "
+                                                  "the load before this process started computing)"})
 
 
 def main(argv):
     del argv
+    global LOAD_AT_START
+    LOAD_AT_START = os.getloadavg()[0]
     os.environ[compile_cache.ENV] = tempfile.mkdtemp(prefix="ccdyn-bench-cache-")  # empty: the first runs compile
     compile_cache.enable()
     methods = FLAGS.methods or list(RUNS)
