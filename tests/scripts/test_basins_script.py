@@ -21,7 +21,8 @@ from tests.scripts import inprocess
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = str(ROOT / "scripts" / "basins.py")
-SMALL = ["--d=6", "--m=6", "--n_init=2000", "--tile=128"]
+BASE = ["--d=6", "--m=6", "--tile=128"]
+SMALL = [*BASE, "--n_init=2000"]
 
 
 def _env(devices=1):
@@ -92,7 +93,7 @@ def test_basins_table_script_on_committed_runs(tmp_path):
 
 @pytest.mark.slow
 def test_resume_after_kill_and_a_concurrent_run_equal_uninterrupted(tmp_path):
-    args = [*SMALL, "--n_init=6000", "--chunk_size=500", "--method=flow"]
+    args = [*BASE, "--n_init=6000", "--chunk_size=500", "--method=flow"]  # each flag once (a repeat is refused)
     full = _run(tmp_path, *args, "--output_dir=full")
     assert full.returncode == 0, full.stderr
     # Two runs started into one directory: the second is refused at once, the first completes.
@@ -144,7 +145,7 @@ def test_two_processes_with_their_own_directories_match_one_and_resume_after_a_k
     alone writes, and labels are bit-identical to 1 process x 1 device. Then process 1 is killed
     mid-run, the job is stopped and restarted with --resume: the same summary. --target_unseen stops
     both at the chunk where one process stops. Processes started with different flags refuse to start."""
-    args = [*SMALL, "--n_init=6000", "--chunk_size=500"]
+    args = [*BASE, "--n_init=6000", "--chunk_size=500"]
     single = _run(tmp_path, *args, "--output_dir=single")
     assert single.returncode == 0, single.stderr
     procs = _processes(tmp_path, args, ["p0", "p1"], _free_port())
@@ -175,6 +176,7 @@ def test_two_processes_with_their_own_directories_match_one_and_resume_after_a_k
     assert f"resume: {done} chunk files" in outs[0][1]
     _same(_load(tmp_path / "single"), _load(tmp_path / "k0"))
     # --target_unseen: process 0 decides after each chunk and tells process 1; the same first inits
+    args = [a for a in args if not a.startswith("--n_init=")]
     stop = ["--target_unseen=0.2", "--n_init=3000"]
     alone = _run(tmp_path, *args, *stop, "--output_dir=alone")
     assert alone.returncode == 0, alone.stderr
