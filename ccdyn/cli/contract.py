@@ -18,8 +18,8 @@ tear the runtime down under those threads -- raising KeyboardInterrupt there and
 what crashed (``Fatal Python error: Segmentation fault``). A signal that arrives inside a
 :func:`ccdyn.rundir.uninterrupted` section (a manifest or a staged swap being written) is handled when
 it closes.
-:func:`start` also turns on the persistent compilation cache (:mod:`ccdyn.cli.compile_cache`,
-``CCDYN_COMPILE_CACHE``). Parsing (in :func:`start`) refuses a positional argument and a flag given twice
+:func:`start` also turns on the persistent compilation cache once the flags are parsed
+(:mod:`ccdyn.cli.compile_cache`, ``CCDYN_COMPILE_CACHE``). Parsing (in :func:`start`) refuses a positional argument and a flag given twice
 (absl would keep the last silently; ``DEFINE_multi_*`` flags may repeat); ``--help`` / ``--helpshort`` exit 0.
 :func:`check_memory` and :func:`check_tolerance` are the start-up checks against the device's memory
 and the dtype's resolution.
@@ -131,12 +131,12 @@ def start(main, argv=None) -> None:
     again when ``main`` returns). ``argv``: default ``sys.argv``."""
     before = {s: signal.getsignal(s) for s in SIGNALS}
     install_signal_handlers()
-    compile_cache.enable()
     INPUTS.clear()
     io.recently_read(clear=True)
 
     def guarded(argv):
         try:
+            compile_cache.enable()  # after the flags parsed: a refused command leaves nothing behind
             return main(argv)
         except SystemExit as e:
             _close_active(f"exit {e.code}")
