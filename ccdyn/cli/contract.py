@@ -19,8 +19,9 @@ what crashed (``Fatal Python error: Segmentation fault``). A signal that arrives
 :func:`ccdyn.rundir.uninterrupted` section (a manifest or a staged swap being written) is handled when
 it closes.
 :func:`start` also turns on the persistent compilation cache once the flags are parsed
-(:mod:`ccdyn.cli.compile_cache`, ``CCDYN_COMPILE_CACHE``). Parsing (in :func:`start`) refuses a positional argument and a flag given twice
-(absl would keep the last silently; ``DEFINE_multi_*`` flags may repeat); ``--help`` / ``--helpshort`` exit 0.
+(:mod:`ccdyn.cli.compile_cache`, ``CCDYN_COMPILE_CACHE``). Parsing (in :func:`start`) refuses a positional
+argument and a flag given twice (absl would keep the last silently; ``DEFINE_multi_*`` flags may repeat);
+``--help`` / ``--helpshort`` exit 0.
 :func:`check_memory` and :func:`check_tolerance` are the start-up checks against the device's memory
 and the dtype's resolution.
 """
