@@ -29,8 +29,10 @@ Data: the basins default (latent summation, 2^10 support points, d = 10), relu, 
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -305,7 +307,9 @@ def main(argv):
     del argv
     global LOAD_AT_START
     LOAD_AT_START = os.getloadavg()[0]
-    os.environ[compile_cache.ENV] = tempfile.mkdtemp(prefix="ccdyn-bench-cache-")  # empty: the first runs compile
+    cache = tempfile.mkdtemp(prefix="ccdyn-bench-cache-")  # empty: the first runs compile
+    atexit.register(shutil.rmtree, cache, ignore_errors=True)
+    os.environ[compile_cache.ENV] = cache
     compile_cache.enable()
     methods = FLAGS.methods or list(RUNS)
     unknown = sorted(set(methods) - set(RUNS))
