@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from ccdyn import stats
 from ccdyn.deep import lucky
 
 __all__ = ["Thm5SimConfig", "run"]
@@ -35,14 +36,6 @@ class Thm5SimConfig:
     trials: int = 100  # fresh W per trial
     widths: tuple = ("eq128", "eq128_exponent_c_over_2(1-g^2)", "tenth_of_eq128")  # the widths simulated
     seed: int = 0
-
-
-def _wilson(k: int, n: int, z: float = 1.96) -> tuple:
-    p = k / n
-    den = 1 + z * z / n
-    mid = (p + z * z / (2 * n)) / den
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return mid - half, mid + half
 
 
 def run(c: Thm5SimConfig = Thm5SimConfig()) -> dict:
@@ -77,7 +70,7 @@ def run(c: Thm5SimConfig = Thm5SimConfig()) -> dict:
             ok = (W @ a > 0) & (np.abs(sj) >= rhs)
             hits += bool(ok.any())
             lucky_fraction.append(float(ok.mean()))
-        lo, hi = _wilson(hits, c.trials)
+        lo, hi = (float(v) for v in stats.wilson_interval(hits, c.trials, z=1.96))
         rows.append({"width": name, "n_nodes": n_nodes, "trials": c.trials, "with_lucky_node": hits,
                      "fraction": hits / c.trials, "wilson95": [lo, hi], "mean_lucky_node_fraction":
                      float(np.mean(lucky_fraction))})
