@@ -18,7 +18,7 @@ from absl import flags
 
 jax.config.update("jax_enable_x64", True)
 
-from ccdyn import cli, io, report, verdicts  # noqa: E402
+from ccdyn import cli, report  # noqa: E402
 from ccdyn.deep import claims as deep_claims  # noqa: E402
 from ccdyn.deep.studies import appendix_forms as ddn_forms  # noqa: E402
 from ccdyn.deep.studies import thm5_sim  # noqa: E402
@@ -80,11 +80,7 @@ def main(argv):
     eq155 = report.markdown_table(["eps", "d", "P (quadrature of Eq. 154)", "P (Monte Carlo)", "eps / 2"],
                                   [[r["eps"], r["d"], f"{r['quadrature']:.4g}", f"{r['monte_carlo']:.4g}", r["eps"] / 2]
                                    for r in record["core"]["eq155"] if r["eps"] > 0])
-    md = ("# Printed appendix forms against independent routes\n\n" + table + "\n\n" + eq155 + "\n\n"
-          + verdicts.ledger_markdown(saved["claims"]))
-    io.atomic_write_bytes(run.path / "appendix_forms.md", md.encode())
-    io.write_json(run.path / "appendix_forms.json", saved)
-    out = cli.finish(run)
+    done = cli.finish_ledger_run(run, "appendix_forms", saved, "# Printed appendix forms against independent routes\n\n" + table + "\n\n" + eq155 + "\n\n")
     print("\n".join([table, *report.key_lines(
         "draw: a random two-class population (K = 3 RFs of scales 1, 3, 10, ReLU gating); delta (dynamics): "
         "delta_k read off w_k' of the enumerated population with s from eigh; delta (Eq. 143): the printed "
@@ -92,8 +88,7 @@ def main(argv):
         "d_k^bn: d_k / V[f_k]."), "", eq155, *report.key_lines(
         "eps: the modulation factor; d: the dimension; P: P[E_l] by quadrature of Eq. 154 and by Monte Carlo of "
         "Eq. 152; eps / 2: the printed lower bound."),
-        "", "\n".join(f"{c['id']}: {c['verdict']} ({verdicts.reason(c)})" for c in saved["claims"]),
-        f"wrote {out}/appendix_forms.json (the ledger rows: appendix_forms.md)"]))
+        "", *done]))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from absl import flags
 
 jax.config.update("jax_enable_x64", True)
 
-from ccdyn import cli, io, report, verdicts  # noqa: E402
+from ccdyn import cli, report  # noqa: E402
 from ccdyn.one_layer import claims  # noqa: E402
 from ccdyn.one_layer.studies import kernel_lemmas  # noqa: E402
 
@@ -49,10 +49,7 @@ def main(argv):
     record = kernel_lemmas.run(cfg)
     saved = cli.with_run_record("scripts/kernel_lemmas.py", record)
     saved["claims"] = claims.kernel_lemmas_claims(saved, result=str(FLAGS.output_dir))
-    md = kernel_lemmas.markdown(record) + "\n" + verdicts.ledger_markdown(saved["claims"])
-    io.atomic_write_bytes(run.path / "kernel_lemmas.md", md.encode())
-    io.write_json(run.path / "kernel_lemmas.json", saved)
-    out = cli.finish(run)
+    done = cli.finish_ledger_run(run, "kernel_lemmas", saved, kernel_lemmas.markdown(record) + "\n")
     print("\n".join([report.markdown_table(kernel_lemmas.COLUMNS, record["rows"]), *report.key_lines(
         "tau: the Gaussian alpha's temperature; degree: the truncation degree of Lemma 1's feature map phi; "
         "n_features: its length; max_abs_alpha_err: max |phi phi^T - alpha| over pairs; min_phi: its smallest entry "
@@ -60,7 +57,7 @@ def main(argv):
         "", report.markdown_table(kernel_lemmas.BATCH_COLUMNS, record["batch_rows"]), *report.key_lines(
         "tau: as above; batch_size: N; mean_rel_err, std_rel_err: the batch C_alpha of Eq. 3 (two sampled views) "
         "against (N - 1)/N times the kernel sum, relative error, mean and std over the draws (falls like 1/sqrt N)."),
-        "", "\n".join(f"{c['id']}: {c['verdict']} ({verdicts.reason(c)})" for c in saved["claims"]), f"wrote {out}/kernel_lemmas.json (the ledger rows: kernel_lemmas.md)"]))
+        "", *done]))
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import dataclasses
 
 from absl import flags
 
-from ccdyn import cli, io, report, verdicts
+from ccdyn import cli, report
 from ccdyn.two_layer import claims
 from ccdyn.two_layer.studies import lemma5_general
 
@@ -67,16 +67,13 @@ def main(argv):
     table = report.markdown_table(["C", "K", "M", "d", "n", "joint points", "max rel. diff", "rank of the C-term"],
                                   [[r["C"], r["K"], r["M"], r["d"], r["n"], r["points"], f"{r['max_rel_diff']:.2g}",
                                     r["between_rank"]] for r in record["rows"]])
-    md = "# Lemma 5 (Eq. 120) beyond C = 2, M = 1\n\n" + table + "\n\n" + verdicts.ledger_markdown(saved["claims"])
-    io.atomic_write_bytes(run.path / "lemma5_general.md", md.encode())
-    io.write_json(run.path / "lemma5_general.json", saved)
-    out = cli.finish(run)
+    done = cli.finish_ledger_run(run, "lemma5_general", saved, "# Lemma 5 (Eq. 120) beyond C = 2, M = 1\n\n" + table + "\n\n")
     print("\n".join([table, *report.key_lines(
         "C: classes; K: receptive fields; M: filters per RF; d: inputs per RF; n: points per class and RF; joint "
         "points: C n^K, the enumerated population; max rel. diff: the largest |Eq. 120's closed form - "
         "enumeration| over the draws, relative to the largest entry; rank of the C-term: the ranks of the "
         "between-class term sum_c p_c (1 - p_c)^2 Delta(c) Delta(c)^T over the draws (the paper: at most C)."),
-        "", "\n".join(f"{c['id']}: {c['verdict']} ({verdicts.reason(c)})" for c in saved["claims"]), f"wrote {out}/lemma5_general.json (the ledger rows: lemma5_general.md)"]))
+        "", *done]))
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from absl import flags
 
 jax.config.update("jax_enable_x64", True)
 
-from ccdyn import cli, io, report, verdicts  # noqa: E402
+from ccdyn import cli, report  # noqa: E402
 from ccdyn.two_layer import claims  # noqa: E402
 from ccdyn.two_layer.studies import modulation_bounds  # noqa: E402
 
@@ -72,10 +72,7 @@ def main(argv):
     record = modulation_bounds.run(cfg)
     saved = cli.with_run_record("scripts/modulation_bounds.py", record)
     saved["claims"] = claims.modulation_bounds_claims(saved, result=str(FLAGS.output_dir))
-    md = "# Eq. 151 and Eq. 156-157\n\n" + _markdown(record) + "\n" + verdicts.ledger_markdown(saved["claims"])
-    io.atomic_write_bytes(run.path / "modulation_bounds.md", md.encode())
-    io.write_json(run.path / "modulation_bounds.json", saved)
-    out = cli.finish(run)
+    done = cli.finish_ledger_run(run, "modulation_bounds", saved, "# Eq. 151 and Eq. 156-157\n\n" + _markdown(record) + "\n")
     print("\n".join([_markdown(record).split("\n\n")[0], "", report.format_table(*_table(record), keep=2),
                      *report.key_lines(
         "d: the dimension; s: eps ~ U[-s, s]^d, the modulation vectors; Eq. 156 draws (gap <= 1 / > 1): draws "
@@ -83,7 +80,7 @@ def main(argv):
         "components whose exact P[E_l] (Gauss-Legendre) breaks the printed bound, in each regime; Eq. 157 cases "
         "(gaps <= 2 / > 2): the same for Eq. 157 (above 2 its base 1 - gap/2 is negative); violations of the "
         "corrected forms: of both bounds as corrected (docs/independent_checks.md)."),
-        "", "\n".join(f"{c['id']}: {c['verdict']} ({verdicts.reason(c)})" for c in saved["claims"]), f"wrote {out}/modulation_bounds.json (the ledger rows: modulation_bounds.md)"]))
+        "", *done]))
 
 
 if __name__ == "__main__":

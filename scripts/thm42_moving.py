@@ -16,7 +16,7 @@ from absl import flags
 
 jax.config.update("jax_enable_x64", True)
 
-from ccdyn import cli, io, report, verdicts  # noqa: E402
+from ccdyn import cli, report  # noqa: E402
 from ccdyn.variational import claims  # noqa: E402
 from ccdyn.variational.studies import thm42_moving  # noqa: E402
 
@@ -73,17 +73,14 @@ def main(argv):
     record = thm42_moving.run(cfg)
     saved = cli.with_run_record("scripts/thm42_moving.py", record)
     saved["claims"] = claims.thm42_moving_claims(saved, result=str(FLAGS.output_dir))
-    md = "# Thm. 4.2 with T x != x\n\n" + _markdown(record) + "\n" + verdicts.ledger_markdown(saved["claims"])
-    io.atomic_write_bytes(run.path / "thm42_moving.md", md.encode())
-    io.write_json(run.path / "thm42_moving.json", saved)
-    out = cli.finish(run)
+    done = cli.finish_ledger_run(run, "thm42_moving", saved, "# Thm. 4.2 with T x != x\n\n" + _markdown(record) + "\n")
     print("\n".join([report.format_table(*_table(record)), *report.key_lines(
         "case: scaling (T x = c x, a normalized map: Thm. 4.2's hypothesis holds), generic (T x = x + s n, B n = 0: "
         "f invariant, grad_w f not), orthogonal (n orthogonal to the inputs); min ‖Tx − x‖: how far T moves the "
         "points (the least); max ‖grad f(Tx) − grad f(x)‖: how far grad_w f is from invariant; gap at start, gap "
         "after 1 step, max gap over steps: max_i ‖f(T x_i) − f(x_i)‖ along training; points moved: max_i "
         "‖f(x_i)‖'s change over training (the embedding did move); ‖gap − Eq. 15‖: the first step's gap against Eq. 15's prediction (nan: not compared)."),
-        "", "\n".join(f"{c['id']}: {c['verdict']} ({verdicts.reason(c)})" for c in saved["claims"]), f"wrote {out}/thm42_moving.json (the ledger rows: thm42_moving.md)"]))
+        "", *done]))
 
 
 if __name__ == "__main__":

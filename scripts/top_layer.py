@@ -12,7 +12,7 @@ import dataclasses
 
 from absl import flags
 
-from ccdyn import cli, io, report, verdicts
+from ccdyn import cli, report
 from ccdyn.two_layer import claims
 from ccdyn.two_layer.studies import top_layer
 
@@ -54,10 +54,7 @@ def main(argv):
     saved["claims"] = claims.top_layer_claims(saved, result=str(FLAGS.output_dir))
     keys = list(record["rows"][0])
     table = report.markdown_table(keys, [[f"{r[k]:.3g}" for k in keys] for r in record["rows"]])
-    md = "# Rank-1 S at the stationary top layer\n\n" + table + "\n\n" + verdicts.ledger_markdown(saved["claims"])
-    io.atomic_write_bytes(run.path / "top_layer.md", md.encode())
-    io.write_json(run.path / "top_layer.json", saved)
-    out = cli.finish(run)
+    done = cli.finish_ledger_run(run, "top_layer", saved, "# Rank-1 S at the stationary top layer\n\n" + table + "\n\n")
     print("\n".join([report.format_table(keys, [[f"{r[k]:.3g}" for k in keys] for r in record["rows"]]),
                      *report.key_lines(
         "one row per random draw of C = V[f_1]; eig_gap_top: lambda_max - lambda_2 of C; min_eig_spacing: the "
@@ -66,7 +63,7 @@ def main(argv):
         "(0: rank 1); start_residual: the stationarity residual of the random start; max_residual_v_si: the largest "
         "residual of V = v s_i^T over the eigenvectors s_i (0: all stationary); rate_rel_err: their unstable rates "
         "against lambda_max - lambda_i, relative; min_rate_non_top: the smallest rate of a non-top s_i (> 0: "
-        "unstable)."), "", "\n".join(f"{c['id']}: {c['verdict']} ({verdicts.reason(c)})" for c in saved["claims"]), f"wrote {out}/top_layer.json (the ledger rows: top_layer.md)"]))
+        "unstable)."), "", *done]))
 
 
 if __name__ == "__main__":

@@ -44,11 +44,12 @@ from ccdyn.cli.parsing import (
 )
 from ccdyn.cli.platforms import skip_absent_tpu
 from ccdyn.cli.progress import log, progress
-from ccdyn.cli.record import define_run_flags, finish, open_run_dir, run_record, with_run_record
+from ccdyn.cli.record import define_run_flags, finish, finish_ledger_run, open_run_dir, run_record, with_run_record
 
 __all__ = ["LOOP_MAX", "check_counts", "floats", "ints", "register_numbers", "register_subset", "register_unique",
            "SEED_MAX", "define_seed", "seed_range", "start", "fail", "or_fail", "check_memory", "check_memory_of",
            "sizes_of", "check_tolerance", "run_record", "with_run_record", "define_run_flags", "open_run_dir", "finish",
+           "finish_ledger_run",
            "log", "progress", "define_multihost_flags", "start_processes", "agree_processes", "open_run_of_process_0",
            "read_run_json", "define_overwrite", "check_new_files", "skip_absent_tpu"]
 

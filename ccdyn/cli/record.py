@@ -17,11 +17,11 @@ import numpy as np
 from absl import flags
 
 import ccdyn
-from ccdyn import rundir
+from ccdyn import io, rundir, verdicts
 from ccdyn.cli.contract import ACTIVE_RUNS, fail
 from ccdyn.cli.progress import log
 
-__all__ = ["run_record", "with_run_record", "define_run_flags", "open_run_dir", "finish"]
+__all__ = ["run_record", "with_run_record", "define_run_flags", "open_run_dir", "finish", "finish_ledger_run"]
 
 # The flags that define_run_flags defines belong to the script calling it (its --helpshort lists them).
 flags.disclaim_key_flags()
@@ -77,3 +77,14 @@ def finish(run: rundir.RunDir):
     if run in ACTIVE_RUNS:
         ACTIVE_RUNS.remove(run)
     return run.path
+
+
+def finish_ledger_run(run: rundir.RunDir, stem: str, saved: dict, head: str) -> list:
+    """Writes ``<stem>.md`` (``head``, then the ledger rows of ``saved["claims"]``) and ``<stem>.json``
+    (``saved``), marks ``run`` complete; returns the lines to print after the script's tables: one per
+    ledger row (``<id>: <verdict> (<reason>)``) and where the files went."""
+    io.atomic_write_bytes(run.path / f"{stem}.md", (head + verdicts.ledger_markdown(saved["claims"])).encode())
+    io.write_json(run.path / f"{stem}.json", saved)
+    out = finish(run)
+    return [*(f"{c['id']}: {c['verdict']} ({verdicts.reason(c)})" for c in saved["claims"]),
+            f"wrote {out}/{stem}.json (the ledger rows: {stem}.md)"]
