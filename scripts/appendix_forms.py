@@ -80,7 +80,8 @@ def main(argv):
     eq155 = report.markdown_table(["eps", "d", "P (quadrature of Eq. 154)", "P (Monte Carlo)", "eps / 2"],
                                   [[r["eps"], r["d"], f"{r['quadrature']:.4g}", f"{r['monte_carlo']:.4g}", r["eps"] / 2]
                                    for r in record["core"]["eq155"] if r["eps"] > 0])
-    done = cli.finish_ledger_run(run, "appendix_forms", saved, "# Printed appendix forms against independent routes\n\n" + table + "\n\n" + eq155 + "\n\n")
+    head = "# Printed appendix forms against independent routes\n\n" + table + "\n\n" + eq155 + "\n\n"
+    done = cli.finish_ledger_run(run, "appendix_forms", saved, head)
     print("\n".join([table, *report.key_lines(
         "draw: a random two-class population (K = 3 RFs of scales 1, 3, 10, ReLU gating); delta (dynamics): "
         "delta_k read off w_k' of the enumerated population with s from eigh; delta (Eq. 143): the printed "

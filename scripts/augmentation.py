@@ -65,7 +65,8 @@ cli.register_subset("acts", activations.ACTIVATIONS)
 cli.register_unique("basin_acts", allow_empty=True)  # none: no basins engine
 cli.register_numbers("ripple_views", int, 2, min_len=2)
 cli.register_numbers("shift_ranges", int, 0)
-SIZES = ("n_grid", "views_per_circle", "ripple_views", "min_views", "tile", "n_init", "shift_n_init", "shift_m", "shift_d")
+SIZES = ("n_grid", "views_per_circle", "ripple_views", "min_views", "tile", "n_init", "shift_n_init", "shift_m",
+         "shift_d")
 
 
 def _memory(**f) -> int:  # float64 bytes: 8 arrays of grid (or tile) x the 9 circle points x views; the shift tiles

@@ -9,7 +9,8 @@ followed as tracks (born at, dies at, merges into) and the tipping matrix betwee
 --param names a basins flag that is a number (tau, leaky_slope, cluster_tol, ...), a data flag
 (ortho_eps, aug_range, q, std, ...) or a dynamics flag (step_size, tol, max_steps, shift); its own
 flag is then ignored. Values of a data flag that keep the dataset's shapes run in one compiled program
-(the values a batch axis, the inits shared); --nobatch_values runs them value by value (same results). The matching rule is in ccdyn/one_layer/studies/continuation.py; the run directory is
+(the values a batch axis, the inits shared); --nobatch_values runs them value by value (same results).
+The matching rule is in ccdyn/one_layer/studies/continuation.py; the run directory is
 ccdyn's own (docs/reproducibility.md).
 
 Writes <output_dir>/continuation.json (the record and the run record), tracks.csv, tipping.csv,

@@ -53,7 +53,8 @@ def main(argv):
     cli.check_memory_of(_memory, *cli.sizes_of(FLAGS, ("n_samples", "d")),
                         "8 float64 arrays of n_samples x d + 4 of d x d")
     per_w = (len(FLAGS.taus) + 1) * len(FLAGS.radii)  # finite differences over the sample at each w
-    cli.check_counts(FLAGS, ("n_random_w", "n_samples", "d", "m"), steps=lambda **f: (f["--n_random_w"] + f["--m"]) * per_w,
+    cli.check_counts(FLAGS, ("n_random_w", "n_samples", "d", "m"),
+                     steps=lambda **f: (f["--n_random_w"] + f["--m"]) * per_w,
                      ops=lambda **f: 8 * (f["--n_random_w"] + f["--m"]) * per_w * f["--n_samples"] * f["--d"],
                      memory=lambda **f: 1000 * (f["--n_random_w"] + f["--m"]) * per_w,
                      formula=f"(n_random_w + m) points x {per_w} finite differences over n_samples x d; ~1 kB rows")
@@ -75,7 +76,8 @@ def main(argv):
     print("\n".join([cor2_exact.table(record), *cor2_exact.table_key()]))
     c = saved["claims"][0]
     failed = "; ".join(k for k, ok in c["parts"].items() if not ok)
-    print(f"\n{c['id']}: {c['verdict']} ({'not: ' + failed if failed else 'all parts hold'})\nwrote {out}/cor2_exact.json, .csv, .md ({time.time() - t0:.1f} s)")
+    print(f"\n{c['id']}: {c['verdict']} ({'not: ' + failed if failed else 'all parts hold'})\n"
+          f"wrote {out}/cor2_exact.json, .csv, .md ({time.time() - t0:.1f} s)")
 
 
 if __name__ == "__main__":

@@ -43,10 +43,12 @@ def main(argv):
     n_train = len(digits.load_digits()[0])  # batches are drawn without replacement; the seeds' encoders are vmapped
     if FLAGS.batch_size > n_train:
         cli.fail(f"--batch_size={FLAGS.batch_size} exceeds the {n_train} training digits")
-    cli.check_memory(4.0 * FLAGS.n_seeds * 64 * 1797 * 4, "--n_seeds", "4 float32 copies of the digits per seed (a lower bound)")
+    cli.check_memory(4.0 * FLAGS.n_seeds * 64 * 1797 * 4, "--n_seeds",
+                     "4 float32 copies of the digits per seed (a lower bound)")
     cli.check_counts(FLAGS, ("checkpoints", "n_seeds", "batch_size"), loops=("checkpoints",),
                      steps=lambda **f: len(FLAGS.variants) * f["--checkpoints"],
-                     ops=lambda **f: len(FLAGS.variants) * f["--checkpoints"] * f["--n_seeds"] * f["--batch_size"] * 64 * 64,
+                     ops=lambda **f: (len(FLAGS.variants) * f["--checkpoints"] * f["--n_seeds"] * f["--batch_size"]
+                                      * 64 * 64),
                      formula="variants x the last checkpoint's steps of n_seeds x batch_size x 64 x 64 products")
     base = dataclasses.replace(_D, tau=FLAGS.tau, lr=FLAGS.lr, batch_size=FLAGS.batch_size,
                                steps=max(cli.ints(FLAGS.checkpoints)))

@@ -38,8 +38,8 @@ def main(argv):
         runs = sorted((Path(d) / "runs").glob("*.json"))
         if not runs:
             cli.fail(f"--run_dirs: {d} has no runs/*.json")
-        records += [cli.read_run_json(p, script="scripts/hltm.py", flag="--run_dirs", keys=("setting", "nc", "op", "op_authors"))
-                    for p in runs]
+        records += [cli.read_run_json(p, script="scripts/hltm.py", flag="--run_dirs",
+                                      keys=("setting", "nc", "op", "op_authors")) for p in runs]
     config = {"run_dirs": list(FLAGS.run_dirs), "readings": list(FLAGS.readings), "arrangement": FLAGS.arrangement}
     run = cli.open_run_dir(FLAGS.output_dir, config, script="scripts/ddn_figures.py", outputs=OUTPUTS,
                            overwrite=FLAGS.overwrite, can_resume=False)
@@ -52,7 +52,8 @@ def main(argv):
             continue
         seeds = sorted({len(r["nc"]) for r in records if r["setting"]["reading"] == reading})
         for name, lats in (("fig13", ("s0", "s1")), ("fig14", ("s010", "s1100"))):
-            title = f"{reading} reading: median ||OP_mu||_F over {'/'.join(map(str, seeds))} seeds ({FLAGS.arrangement})"
+            title = (f"{reading} reading: median ||OP_mu||_F over {'/'.join(map(str, seeds))} seeds "
+                     f"({FLAGS.arrangement})")
             io.save_figure(out / f"{name}_{reading}.png", figures.ddn_op_figure(panels, lats, title))
         medians[reading] = {f: {lab: {lat: {"epochs": v[0], "median": v[1]} for lat, v in c.items()}
                                 for lab, c in p.items()} for f, p in panels.items()}

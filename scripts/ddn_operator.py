@@ -41,7 +41,8 @@ def main(argv):
     del argv
     t0 = time.time()
     jax.config.update("jax_enable_x64", True)
-    cli.check_memory_of(lambda **f: 8 * 8 * f["--n"] * f["--n_views"] * f["--sizes"], *cli.sizes_of(FLAGS, ("n", "n_views", "sizes")),
+    cli.check_memory_of(lambda **f: 8 * 8 * f["--n"] * f["--n_views"] * f["--sizes"],
+                        *cli.sizes_of(FLAGS, ("n", "n_views", "sizes")),
                         "8 float64 arrays of n x n_views x max(sizes) (a lower bound)")
     config = {"sizes": cli.ints(FLAGS.sizes), "sigmas": cli.floats(FLAGS.sigmas), "betas": cli.floats(FLAGS.betas),
               "n": FLAGS.n, "n_views": FLAGS.n_views, "tau": FLAGS.tau, "seed": FLAGS.seed}
@@ -52,9 +53,10 @@ def main(argv):
                                   FLAGS.tau, config["sigmas"], config["betas"])
     bad = sorted({r["loss"] for r in rows if not math.isfinite(r["rel"])})  # never a table of inf / nan
     if bad:
-        cli.fail(f"--tau={FLAGS.tau:g}: the descent of {', '.join(bad)} is not finite (exp(-d^2 / tau) beyond float64's "
-                 "range); use a larger --tau" if set(bad) - {"simp"} else f"the descent of {', '.join(bad)} is not "
-                 "finite for this network; use another --seed or smaller --sizes")
+        names = ", ".join(bad)
+        cli.fail(f"--tau={FLAGS.tau:g}: the descent of {names} is not finite (exp(-d^2 / tau) beyond float64's range); "
+                 "use a larger --tau" if set(bad) - {"simp"} else
+                 f"the descent of {names} is not finite for this network; use another --seed or smaller --sizes")
     keys = ["loss", "beta", "sigma", "layer", "branch", "rel", "sigma_aug2"]
     io.write_csv(out / "operator.csv", keys, [[r[k] for k in keys] for r in rows])
     io.write_json(out / "operator.json", {**cli.run_record("scripts/ddn_operator.py"), "config": config,

@@ -7,8 +7,8 @@ r"""How exact are the flow's basins (--method=flow, Eq. 7 to --flow_rtol)? Two c
     python scripts/flow_accuracy.py --check=rtol --rtols=1e-3,1e-4,1e-5 --n_init=10000 \
         --output_dir=results/basins/flow_rtol
 
-The basins flags (scripts/basins.py) set everything else (--method defaults to flow); --check=exact_2d replaces the data by
-circle sets of --min_points .. --max_points random angles (seeded by each set seed), with
+The basins flags (scripts/basins.py) set everything else (--method defaults to flow); --check=exact_2d replaces
+the data by circle sets of --min_points .. --max_points random angles (seeded by each set seed), with
 --method=euler_halving it measures the old scheme. Writes sets.csv or pairs.csv, claims.md and
 flow_accuracy.json (with the run record) and prints the table.
 """

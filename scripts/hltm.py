@@ -86,7 +86,8 @@ def main(argv):
         hltm_grid.GridConfig, readings=tuple(FLAGS.readings), depths=cli.ints(FLAGS.depths),
         widths=cli.ints(FLAGS.widths), deltas_lower=cli.floats(FLAGS.deltas_lower), n_seeds=FLAGS.n_seeds,
         seed=FLAGS.seed, tau=FLAGS.tau, lr=FLAGS.lr, batch_size=FLAGS.batch_size,
-        samples_per_epoch=FLAGS.samples_per_epoch, epochs=FLAGS.epochs, n_eval=FLAGS.n_eval, eval_every=FLAGS.eval_every)
+        samples_per_epoch=FLAGS.samples_per_epoch, epochs=FLAGS.epochs, n_eval=FLAGS.n_eval,
+        eval_every=FLAGS.eval_every)
     sizes = cli.sizes_of(FLAGS, ("depths", "widths", "n_seeds", "batch_size", "n_eval", "samples_per_epoch"))
     cli.check_memory_of(_memory, *sizes, "float32 n_seeds x (3 x the parameters + the activations of 3 batch_size + "
                         "n_eval samples + 3 words per step, samples_per_epoch / batch_size steps an epoch)")
@@ -96,7 +97,8 @@ def main(argv):
     settings = cfg.settings()  # process 0 alone writes; the settings are spread over the processes
     run, _ = cli.open_run_of_process_0(pid, n_proc, FLAGS.output_dir, cfg.run_config(), script="scripts/hltm.py",
                                        outputs=OUTPUTS, overwrite=FLAGS.overwrite, resume=FLAGS.resume)
-    records = grid.run(run, settings, lambda i: _train(cfg, settings[i], i, len(settings)), resume=FLAGS.resume, log=cli.log)
+    records = grid.run(run, settings, lambda i: _train(cfg, settings[i], i, len(settings)), resume=FLAGS.resume,
+                       log=cli.log)
     if pid != 0:  # the other processes trained their share of the settings
         return
     out = run.path

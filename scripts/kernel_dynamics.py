@@ -52,12 +52,14 @@ cli.register_numbers("small_sizes", int, 2)
 cli.register_numbers("at", int, 0)
 flags.register_validator("tau", lambda v: v > 0, "--tau must be > 0")
 flags.register_multi_flags_validator(["steps", "record_every", "grid_steps"],
-                                     lambda f: f["steps"] % f["record_every"] == 0 == f["grid_steps"] % f["record_every"],
+                                     lambda f: f["steps"] % f["record_every"] == 0
+                                     == f["grid_steps"] % f["record_every"],
                                      "--steps and --grid_steps must be multiples of --record_every")
 
 
 def _curves_csv(curves):
-    head = ["model", "iteration"] + [f"{k}_{s}" for k in ("ratio", "silhouette", "uniformity") for s in ("mean", "lo", "hi")]
+    head = ["model", "iteration"] + [f"{k}_{s}" for k in ("ratio", "silhouette", "uniformity")
+                                     for s in ("mean", "lo", "hi")]
     rows = [[name, int(it)] + [float(f"{float(c[k][s][i]):.5g}") for k in ("ratio", "silhouette", "uniformity")
                                for s in ("mean", "lo", "hi")]
             for name, c in curves.items() for i, it in enumerate(c["iters"])]
@@ -68,7 +70,8 @@ def _memory(**f) -> int:  # bytes: every seed's records, net (weights, gradients
     n = 3 * _C.per_cluster + max(_C.per_cluster, f["--small_sizes"])  # the grid's run with the largest cluster at x = 1
     w = max(max(m[3] for m in _C.models), f["--widths"])
     records = max(f["--steps"], f["--grid_steps"]) // f["--record_every"] + 1
-    return 4 * f["--n_seeds"] * (4 * n * records + 12 * w * w + 8 * n * w + 4 * n * n) + 8 * 24 * f["--mc_seeds"] * f["--mc_Ms"]
+    return (4 * f["--n_seeds"] * (4 * n * records + 12 * w * w + 8 * n * w + 4 * n * n)
+            + 8 * 24 * f["--mc_seeds"] * f["--mc_Ms"])
 
 
 def main(argv):
@@ -116,7 +119,8 @@ def main(argv):
         snaps = {k[4:]: v for k, v in crec["snapshots"].items() if k.startswith(f"{dim}-D ")}
         io.save_figure(out / f"snapshots_{dim}d.png", figures.cluster_snapshots_figure(
             snaps, f"{dim}-D data, seed 0, first two coordinates of the normalized embedding"), dpi=70)
-    cols = ["vary", "value", "model", "kept_at_200", "kept_at_end", "median_t_off", "kept_to_end", "n", "non_finite_seeds"]
+    cols = ["vary", "value", "model", "kept_at_200", "kept_at_end", "median_t_off", "kept_to_end", "n",
+            "non_finite_seeds"]
     io.write_csv(out / "grid.csv", cols + ["ratio_end", "cluster_x1_silhouette_end", "others_silhouette_end"],
                  [[g[c] for c in cols] + [g["ratio_end"]["mean"], g["cluster_x1_silhouette_end"]["mean"],
                                           g["other_clusters_silhouette_end"]["mean"]] for g in crec["grid"]])
@@ -126,10 +130,11 @@ def main(argv):
             for name, s in crec["summaries"].items()]
     first = next(iter(crec["summaries"].values()))
     print("\n".join([report.format_table(["run"] + [f"kept@{t}" for t in first["at"]] + ["median t_off"], rows),
-                     *report.key_lines("run: the setting (data dimension, model, start, lr, width, activation); kept@t: "
-                                       "seeds that keep the clusters at iteration t (between/within ratio >= the data's "
-                                       "own, docs/variational.md) / seeds; median t_off: the median iteration at which "
-                                       "a seed stops keeping them (None: none stops)."), ""]))
+                     *report.key_lines(
+                         "run: the setting (data dimension, model, start, lr, width, activation); kept@t: seeds that "
+                         "keep the clusters at iteration t (between/within ratio >= the data's own, "
+                         "docs/variational.md) / seeds; median t_off: the median iteration at which a seed stops "
+                         "keeping them (None: none stops)."), ""]))
     print("\n".join(verdicts.verdict_lines(krec["verdicts"] + crec["verdicts"])))
     print(f"\nwrote {cli.finish(run_dir)}")
 

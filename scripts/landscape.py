@@ -66,7 +66,8 @@ def main(argv):
     for name in cfg.acts:  # the data's scale against float64, and a Gaussian alpha that is not 0 / 1
         act = activations.get_activation(name, cfg.leaky_slope)
         for problem in engine.range_problems(ds, act, pw, engine.Dynamics(), jnp.float64):
-            cli.fail(f"{problem} (--acts={name})" if problem.startswith("--") else f"--data_path={cfg.data_path}: {problem}")
+            cli.fail(f"{problem} (--acts={name})" if problem.startswith("--")
+                     else f"--data_path={cfg.data_path}: {problem}")
     run = cli.open_run_dir(FLAGS.output_dir, dataclasses.asdict(cfg), script="scripts/landscape.py",
                            outputs=OUTPUTS, overwrite=FLAGS.overwrite, can_resume=False)
     out = run.path

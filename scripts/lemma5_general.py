@@ -55,7 +55,8 @@ def main(argv):
     cli.check_memory(max(8 * (4 * (K * M) ** 2 + C * K * n * d + K * M * d) for C, K, M, d, n in shapes), "--shapes",
                      "float64 4 (K M)^2 covariances + C K n d points + K M d filters of the largest shape")
     cost = (max(_cost(*s) for s in shapes), max(_cost(*_shape(s)) for s in FLAGS["shapes"].default))
-    cli.check_counts(FLAGS, ("draws",), extra={"--shapes": cost}, ops=lambda **f: len(shapes) * f["--draws"] * f["--shapes"],
+    cli.check_counts(FLAGS, ("draws",), extra={"--shapes": cost},
+                     ops=lambda **f: len(shapes) * f["--draws"] * f["--shapes"],
                      formula="shapes x draws x C n^K ((K M)^2 + K M d) of the largest shape")
     cfg = lemma5_general.Lemma5Config(shapes=tuple(_shape(s) for s in FLAGS.shapes), draws=FLAGS.draws,
                                       seed=FLAGS.seed)
@@ -67,7 +68,8 @@ def main(argv):
     table = report.markdown_table(["C", "K", "M", "d", "n", "joint points", "max rel. diff", "rank of the C-term"],
                                   [[r["C"], r["K"], r["M"], r["d"], r["n"], r["points"], f"{r['max_rel_diff']:.2g}",
                                     r["between_rank"]] for r in record["rows"]])
-    done = cli.finish_ledger_run(run, "lemma5_general", saved, "# Lemma 5 (Eq. 120) beyond C = 2, M = 1\n\n" + table + "\n\n")
+    done = cli.finish_ledger_run(run, "lemma5_general", saved,
+                                 "# Lemma 5 (Eq. 120) beyond C = 2, M = 1\n\n" + table + "\n\n")
     print("\n".join([table, *report.key_lines(
         "C: classes; K: receptive fields; M: filters per RF; d: inputs per RF; n: points per class and RF; joint "
         "points: C n^K, the enumerated population; max rel. diff: the largest |Eq. 120's closed form - "

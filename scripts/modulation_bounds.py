@@ -72,7 +72,8 @@ def main(argv):
     record = modulation_bounds.run(cfg)
     saved = cli.with_run_record("scripts/modulation_bounds.py", record)
     saved["claims"] = claims.modulation_bounds_claims(saved, result=str(FLAGS.output_dir))
-    done = cli.finish_ledger_run(run, "modulation_bounds", saved, "# Eq. 151 and Eq. 156-157\n\n" + _markdown(record) + "\n")
+    done = cli.finish_ledger_run(run, "modulation_bounds", saved,
+                                 "# Eq. 151 and Eq. 156-157\n\n" + _markdown(record) + "\n")
     print("\n".join([_markdown(record).split("\n\n")[0], "", report.format_table(*_table(record), keep=2),
                      *report.key_lines(
         "d: the dimension; s: eps ~ U[-s, s]^d, the modulation vectors; Eq. 156 draws (gap <= 1 / > 1): draws "

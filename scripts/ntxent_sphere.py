@@ -89,7 +89,8 @@ def main(argv):
         [f"{v:.3g}" if isinstance(v, float) else v for v in r] for r in lem]) + "\n").encode())
     io.write_json(out / "sphere.json", {**run, **rec})
     fit = f3["fit"]
-    print("\n".join([report.format_table(["tau", "threshold"], [[t, f"{v:.4f}"] for t, v in zip(f3["taus"], f3["threshold"])]),
+    print("\n".join([report.format_table(["tau", "threshold"],
+                                         [[t, f"{v:.4f}"] for t, v in zip(f3["taus"], f3["threshold"])]),
                      *report.key_lines(f"tau: the temperature; threshold: Fig. 3's s*, the smallest squared distance "
                                        f"4 sin^2(pi/K) between K equally spaced clusters at which NT-Xent is within "
                                        f"{config.rel_tol:g} of its uniform plateau (nan: the Ks do not bracket it).")]))

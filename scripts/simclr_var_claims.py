@@ -19,7 +19,8 @@ from ccdyn.verdicts import claims_table, verdict_lines
 FLAGS = flags.FLAGS
 flags.DEFINE_string("sphere", "results/simclr_var/sphere/sphere.json", "sphere.json of scripts/ntxent_sphere.py.")
 flags.DEFINE_string("kernel", "results/simclr_var/kernel/kernel.json", "kernel.json of scripts/kernel_dynamics.py.")
-flags.DEFINE_string("clusters", "results/simclr_var/kernel/clusters.json", "clusters.json of scripts/kernel_dynamics.py.")
+flags.DEFINE_string("clusters", "results/simclr_var/kernel/clusters.json",
+                    "clusters.json of scripts/kernel_dynamics.py.")
 flags.DEFINE_string("output", "results/simclr_var/claims.md", "Where the table goes (and the .csv beside it).")
 flags.register_validator("output", lambda v: Path(v).suffix != ".csv", "--output must not end in .csv (the CSV goes "
                          "beside it, e.g. --output=claims.md writes claims.md and claims.csv)")
@@ -38,7 +39,8 @@ def main(argv):
             + [dict(v, grid="Sec. 4") for v in kernel["verdicts"]]
             + [dict(v, grid="Figs. 5-6") for v in clusters["verdicts"]])
     head, body = claims_table(rows)
-    md = ("Verdicts computed by the studies (`ccdyn.variational.claims`); written by scripts/simclr_var_claims.py from\n"
+    md = ("Verdicts computed by the studies (`ccdyn.variational.claims`); written by scripts/simclr_var_claims.py "
+          "from\n"
           f"`{FLAGS.sphere}`, `{FLAGS.kernel}`, `{FLAGS.clusters}`.\n\n" + report.markdown_table(head, body) + "\n")
     io.atomic_write_bytes(out, md.encode())
     io.write_csv(out.with_suffix(".csv"), head, body)

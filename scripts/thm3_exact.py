@@ -59,7 +59,8 @@ def _memory(**f) -> int:  # float64 bytes, a lower bound: the sample of n_sample
 def main(argv):
     del argv
     t0 = time.time()
-    cli.check_memory_of(_memory, *cli.sizes_of(FLAGS, ("n_samples", "d")), "2 float64 arrays of n_samples x d + 4 of d x d")
+    cli.check_memory_of(_memory, *cli.sizes_of(FLAGS, ("n_samples", "d")),
+                        "2 float64 arrays of n_samples x d + 4 of d x d")
     starts = len(FLAGS.ortho_eps) * len(FLAGS.angles_deg) * FLAGS.n_patterns  # each start's trajectory is kept
     cli.check_counts(FLAGS, ("n_steps", "d", "m"), loops=("n_steps",), steps=lambda **f: f["--n_steps"],
                      ops=lambda **f: starts * f["--n_steps"] * 2 ** min(f["--m"], 64) * f["--d"],

@@ -61,7 +61,8 @@ def _memory(**f) -> int:  # bytes: the float64 inputs X (n, D) and weights B (d,
 
 def main(argv):
     del argv
-    cli.check_memory_of(_memory, *cli.sizes_of(FLAGS, ("n", "D", "d", "M")), "float64 D (n + d M): the inputs and weights")
+    cli.check_memory_of(_memory, *cli.sizes_of(FLAGS, ("n", "D", "d", "M")),
+                        "float64 D (n + d M): the inputs and weights")
     cli.check_counts(FLAGS, ("steps", "n", "D", "d", "M"), loops=("steps",), steps=lambda **f: 3 * f["--steps"],
                      ops=lambda **f: 3 * f["--steps"] * f["--n"] * f["--D"] * f["--d"] * f["--M"],
                      memory=lambda **f: 8 * 3 * f["--steps"] * f["--d"] * f["--M"] * f["--D"],
@@ -79,7 +80,8 @@ def main(argv):
         "f invariant, grad_w f not), orthogonal (n orthogonal to the inputs); min ‖Tx − x‖: how far T moves the "
         "points (the least); max ‖grad f(Tx) − grad f(x)‖: how far grad_w f is from invariant; gap at start, gap "
         "after 1 step, max gap over steps: max_i ‖f(T x_i) − f(x_i)‖ along training; points moved: max_i "
-        "‖f(x_i)‖'s change over training (the embedding did move); ‖gap − Eq. 15‖: the first step's gap against Eq. 15's prediction (nan: not compared)."),
+        "‖f(x_i)‖'s change over training (the embedding did move); ‖gap − Eq. 15‖: the first step's gap against "
+        "Eq. 15's prediction (nan: not compared)."),
         "", *done]))
 
 

@@ -40,10 +40,12 @@ def _memory(**f) -> int:  # bytes: a draw's float64 arrays (X, its features, C a
 def main(argv):
     del argv
     cli.check_memory_of(_memory, *cli.sizes_of(FLAGS, ("n_points", "d_in", "hidden", "d_out", "draws")),
-                        "float64 n (d_in + K M) + K M d_in + 3 (K M)^2 + 3 d_out K M for n points, + 500 bytes per draw")
+                        "float64 n (d_in + K M) + K M d_in + 3 (K M)^2 + 3 d_out K M for n points, + 500 bytes per "
+                        "draw")
     cli.check_counts(FLAGS, ("n_points", "d_in", "hidden", "d_out", "draws"), steps=lambda **f: f["--draws"],
                      ops=lambda **f: f["--draws"] * f["--hidden"] * (f["--n_points"] * (f["--d_in"] + f["--hidden"])
-                                                                      + f["--hidden"] ** 2 + f["--d_out"] * f["--hidden"]),
+                                                                      + f["--hidden"] ** 2
+                                                                      + f["--d_out"] * f["--hidden"]),
                      formula="draws x K M (n (d_in + K M) + (K M)^2 + d_out K M) float operations")
     cfg = top_layer.TopLayerConfig(d_in=FLAGS.d_in, hidden=FLAGS.hidden, d_out=FLAGS.d_out, n_points=FLAGS.n_points,
                                    draws=FLAGS.draws, t_end=FLAGS.t_end, seed=FLAGS.seed)

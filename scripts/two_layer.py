@@ -78,7 +78,8 @@ SIZES = ("n_seeds", "batch_size", "n_positions", "n_tokens", "d_out", "betas", "
 
 def _memory(**f) -> int:  # token_grid.memory_estimate's bytes at these flag values (the largest beta P)
     width = max(f["--n_tokens"], f["--betas"] * f["--Ps"], f["--d_out"])
-    return 16 * 4 * f["--n_seeds"] * 2 * f["--batch_size"] * f["--n_positions"] * width + 4 * f["--n_generators"] * (2 + 2 * f["--n_positions"])
+    return (16 * 4 * f["--n_seeds"] * 2 * f["--batch_size"] * f["--n_positions"] * width
+            + 4 * f["--n_generators"] * (2 + 2 * f["--n_positions"]))
 
 
 def _train(cfg, s, i, n, save_weights):
