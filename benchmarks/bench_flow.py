@@ -80,7 +80,6 @@ RUNS = {"power": engine.Dynamics(method="power"), "euler_halving": engine.Dynami
         "auto": engine.Dynamics(method="auto")}
 # flow_one_pass: the sliding flow without the second pass over its kink_limit inits (ChunkRunner(wide=False))
 WIDE = {"flow_one_pass": False}
-LOAD_AT_START = None  # the 1-minute load average when main starts (recorded with the user-set timings)
 
 
 def log(msg: str) -> None:
@@ -260,7 +259,8 @@ SETS_KEY = ("per set and method: wall s, the first run (compilation included, th
             "stable optima (after refinement and certificates) passing the float64 probe / all stable")
 
 
-def sets_main(methods) -> None:
+def sets_main(methods, load: float) -> None:
+    """Every method on every set of ``--sets``; ``load``: the 1-minute load average before the runs (recorded)."""
     records = []
     with tempfile.TemporaryDirectory() as workdir:
         for name in FLAGS.sets:
@@ -298,15 +298,14 @@ def sets_main(methods) -> None:
         io.write_json(FLAGS.output_json, {"devices": [str(d) for d in jax.devices()], "flow_rtol": FLAGS.flow_rtol,
                                           "methods": list(methods), "repeats": FLAGS.repeats, "sets": records,
                                           "median_ratios": ratios,
-                                          "load_average_1min_at_start": LOAD_AT_START,
+                                          "load_average_1min_at_start": load,
                                           "note": "wall times as the machine's load was (load_average_1min_at_start: "
                                                   "the load before this process started computing)"})
 
 
 def main(argv):
     del argv
-    global LOAD_AT_START
-    LOAD_AT_START = os.getloadavg()[0]
+    load = os.getloadavg()[0]  # before this process computes anything
     cache = tempfile.mkdtemp(prefix="ccdyn-bench-cache-")  # empty: the first runs compile
     atexit.register(shutil.rmtree, cache, ignore_errors=True)
     os.environ[compile_cache.ENV] = cache
@@ -316,7 +315,7 @@ def main(argv):
     if unknown:
         raise app.UsageError(f"--methods: unknown {unknown}; known: {', '.join(RUNS)}")
     if FLAGS.sets != ["default"] or FLAGS.methods:
-        return sets_main(methods)
+        return sets_main(methods, load)
     ds = build_dataset(DataSpec(), DTYPE)
     act, pw = activations.get_activation("relu"), pairwise.get_pairwise("uniform")
     rows, _ = engine_rows(ds, act, pw, FLAGS.n_init, FLAGS.flow_rtol, methods, FLAGS.repeats)
