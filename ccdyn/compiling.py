@@ -8,12 +8,31 @@ no slower to run in benchmarks/bench_two_layer.py); ``SAMPLING`` sits between th
 repeated inside a loop (the two-layer trainer's minibatches, drawn per block): about 3x faster to
 compile than ``LOOP`` and, unlike ``QUICK``, as fast to run (the #15 bar case end to end: 14.3 s with
 the draws inside the ``LOOP`` program, 12.0 s with them in a ``SAMPLING`` program of their own).
+
+Which kernel computes the 1-layer field on a CUDA GPU (:mod:`ccdyn.one_layer.fused_ascent`):
+``CCDYN_KERNEL`` in the environment, ``fused`` or ``xla`` (default :data:`DEFAULT_KERNEL`), read by
+:func:`kernel` when a program is traced; the scripts check it at start.
 """
 
 from __future__ import annotations
 
-__all__ = ["QUICK", "LOOP", "SAMPLING"]
+import os
+
+__all__ = ["QUICK", "LOOP", "SAMPLING", "KERNEL_ENV", "KERNELS", "DEFAULT_KERNEL", "kernel"]
 
 QUICK = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
 LOOP = {"xla_llvm_disable_expensive_passes": True}
 SAMPLING = {"xla_backend_optimization_level": 1, "xla_llvm_disable_expensive_passes": True}
+
+KERNEL_ENV = "CCDYN_KERNEL"
+KERNELS = ("fused", "xla")  # fused: the one-pass GPU kernel where it applies; xla: the two GEMMs everywhere
+DEFAULT_KERNEL = "xla"  # until the fused kernel is compiled and measured on a GPU (ccdyn.one_layer.fused_ascent)
+
+
+def kernel() -> str:
+    """The kernel ``CCDYN_KERNEL`` names (unset or empty: :data:`DEFAULT_KERNEL`); ``ValueError`` naming the
+    variable for any other value."""
+    name = os.environ.get(KERNEL_ENV, "") or DEFAULT_KERNEL
+    if name not in KERNELS:
+        raise ValueError(f"{KERNEL_ENV}={name!r} must be one of {', '.join(KERNELS)}")
+    return name

@@ -31,7 +31,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 __all__ = ["init_weights", "INIT_BLOCK", "GPU_INIT_BLOCK", "init_block", "device_mesh", "padded_chunk", "tiled_sharded",
            "initialize_distributed", "chunk_ranges", "device_memory", "MAX_INITS", "AUTO", "to_global", "to_host",
            "broadcast_from_0", "gather_rows", "gather_bytes", "spread", "host_device", "default_tile", "default_chunk",
-           "CPU_TILE", "ACCEL_TILE_MAX", "TILES_PER_CHUNK", "SIZING_RULE"]
+           "CPU_TILE", "ACCEL_TILE_MAX", "FUSED_TILE_MAX", "TILES_PER_CHUNK", "SIZING_RULE"]
 
 MAX_INITS = 2**31  # init indices stay below 2**31: exact in int32 keys and never wrapped by fold_in
 
@@ -227,16 +227,20 @@ ACCEL_TILE_MAX = 16384  # an accelerator tile is at most this wide (wider only a
 GPU_TILE_CACHE = 32 * 2**20  # on a GPU one tile's activations (tile x points x views) fit in this: the L2
 # cache of current GPUs (40 MB A100, 50 MB H100/H200); on an H100 the default data's tile of 8192 (32 MiB)
 # ran the engine 1.6x as fast as 16384 (64 MiB), whose activations go through device memory (bench_basins)
+FUSED_TILE_MAX = 131072  # a GPU tile whose step is the fused kernel (no activations in memory) is at most this
+# wide: each step is then a few kernel launches over ~5e9 FLOP, far above the launch cost (bench_fused)
 ACCEL_MEMORY_SHARE = 8  # an accelerator tile uses at most 1/8 of the device memory
 TILES_PER_CHUNK = 32  # each device walks this many tiles per chunk (CPU: 32 x 512 = 16384 inits)
 SIZING_RULE = (f"tile: cpu {CPU_TILE}; gpu/tpu the largest power of 2 <= {ACCEL_TILE_MAX} whose tile memory "
                f"(memory estimate) is <= 1/{ACCEL_MEMORY_SHARE} of the device memory and <= the inits per "
                f"device, on a gpu also whose activations (tile x points x views x 4 bytes) are <= "
-               f"{GPU_TILE_CACHE >> 20} MiB (the L2 cache); chunk_size: tile x devices x {TILES_PER_CHUNK}")
+               f"{GPU_TILE_CACHE >> 20} MiB (the L2 cache), or, where the fused kernel computes the step (no "
+               f"activations in memory), <= {FUSED_TILE_MAX}; chunk_size: tile x devices x {TILES_PER_CHUNK}")
 
 
 def default_tile(per_init_bytes: float, fixed_bytes: float, n_init: int, *, activation_bytes: float = 0,
-                 backend: str | None = None, memory: int | None = None, n_devices: int | None = None) -> int:
+                 fused: bool = False, backend: str | None = None, memory: int | None = None,
+                 n_devices: int | None = None) -> int:
     """The tile when ``--tile`` is not given (:data:`SIZING_RULE`).
 
     Args:
@@ -244,6 +248,8 @@ def default_tile(per_init_bytes: float, fixed_bytes: float, n_init: int, *, acti
       n_init: inits of the run (an accelerator tile is not wider than the inits per device).
       activation_bytes: bytes of one init's activations (points x views x 4); on a GPU a tile's must fit
         in :data:`GPU_TILE_CACHE`.
+      fused: on a GPU the step is the fused kernel (:mod:`ccdyn.one_layer.fused_ascent`): no activations
+        are written, so no cache bound, and the tile is at most :data:`FUSED_TILE_MAX`.
       backend, memory, n_devices: default ``jax.default_backend()``, :func:`device_memory`, ``jax.device_count()``.
     """
     backend = jax.default_backend() if backend is None else backend
@@ -251,9 +257,11 @@ def default_tile(per_init_bytes: float, fixed_bytes: float, n_init: int, *, acti
         return CPU_TILE
     memory = device_memory() if memory is None else memory
     n_devices = jax.device_count() if n_devices is None else n_devices
-    cap = min(ACCEL_TILE_MAX, 1 << max(0, math.ceil(n_init / n_devices) - 1).bit_length())
+    fused = fused and backend == "gpu"
+    widest = FUSED_TILE_MAX if fused else ACCEL_TILE_MAX
+    cap = min(widest, 1 << max(0, math.ceil(n_init / n_devices) - 1).bit_length())
     tile = cap
-    cache = GPU_TILE_CACHE if backend == "gpu" else math.inf
+    cache = GPU_TILE_CACHE if backend == "gpu" and not fused else math.inf
     while tile > 1 and (fixed_bytes + tile * per_init_bytes > memory / ACCEL_MEMORY_SHARE
                         or tile * activation_bytes > cache):
         tile //= 2

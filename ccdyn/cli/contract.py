@@ -39,7 +39,7 @@ import jax
 import numpy as np
 from absl import app, flags
 
-from ccdyn import io, parallel, rundir
+from ccdyn import compiling, io, parallel, rundir
 from ccdyn.cli import compile_cache
 
 __all__ = ["start", "fail", "or_fail", "check_memory", "check_memory_of", "sizes_of", "driving_flag", "check_tolerance",
@@ -137,6 +137,7 @@ def start(main, argv=None) -> None:
 
     def guarded(argv):
         try:
+            or_fail(compiling.kernel)  # CCDYN_KERNEL checked before any work: a bad value is one error line
             compile_cache.enable()  # after the flags parsed: a refused command leaves nothing behind
             return main(argv)
         except SystemExit as e:

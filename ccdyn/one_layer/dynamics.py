@@ -37,6 +37,7 @@ from ccdyn import sphere
 from ccdyn.activations import Activation, get_activation
 from ccdyn.covariance import laplacian_apply
 from ccdyn.data.dataset import Dataset
+from ccdyn.one_layer import fused_ascent
 from ccdyn.pairwise import Pairwise, get_pairwise
 
 __all__ = [
@@ -98,9 +99,17 @@ def ascent(ds: Dataset, act: Activation, W, pairwise: Pairwise = UNIFORM):
 
     Equals A(w) w = p grad E_{sg(alpha)}(w) (Lemma 3) for a homogeneous activation of degree p, and
     grad E_{sg(alpha)}(w) (alpha under stop-gradient, Eq. 2) for a non-homogeneous one. Two GEMMs with the
-    init axis first: Z = W X^T, then U = G X.
+    init axis first: Z = W X^T, then U = G X; on a CUDA GPU, where :func:`fused_ascent.applies`, one fused
+    kernel that never writes the activations (:mod:`ccdyn.one_layer.fused_ascent`).
     """
     check_w(ds, W, 2, "W")
+    if fused_ascent.applies(ds, act, pairwise, W):  # one fused kernel on a CUDA GPU, these GEMMs elsewhere
+        fused = lambda W: fused_ascent.ascent(ds.x, ds.p, W, act, fused_ascent.BLOCKS)
+        return jax.lax.platform_dependent(W, cuda=fused, default=lambda W: _ascent_xla(ds, act, W, pairwise))
+    return _ascent_xla(ds, act, W, pairwise)
+
+
+def _ascent_xla(ds: Dataset, act: Activation, W, pairwise: Pairwise):
     s, z, x = features(ds, lambda z: act.degree * act.h(z), W)
     ls = laplacian_rows(ds, act, pairwise, W, s)
     if ds.x_aug is None:

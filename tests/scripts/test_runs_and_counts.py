@@ -235,3 +235,13 @@ def test_the_probe_judges_the_new_generic_cases_good(tmp_path):
     assert len(chosen) == 10, [c.id for c in chosen]
     rows = probe.run_all(chosen, probe.ROOT, tmp_path / "d", tmp_path)
     assert all(r["verdict"] == "good" for r in rows), [r for r in rows if r["verdict"] != "good"]
+
+
+def test_a_bad_kernel_choice_is_one_error_line_before_any_output(tmp_path, monkeypatch):
+    """CCDYN_KERNEL (ccdyn.compiling.kernel) is checked at start: nothing is created, one line names it."""
+    monkeypatch.setenv("CCDYN_KERNEL", "triton")
+    out = tmp_path / "run"
+    with inprocess.script("basins") as script:
+        code, errors = inprocess.start_exit(script, "--n_init=10", f"--output_dir={out}")
+    assert code == 2 and errors == ["error: CCDYN_KERNEL='triton' must be one of fused, xla"]
+    assert not out.exists()
