@@ -49,7 +49,7 @@ def main(argv):
     del argv
     t0 = time.time()
     base = script_flags.basins_config(FLAGS)
-    if not FLAGS["method"].present:  # the basins scripts' default is power; this script checks the flow
+    if not FLAGS["method"].present:  # the basins scripts' default is auto; this script checks the flow
         base = dataclasses.replace(base, dynamics=dataclasses.replace(base.dynamics, method="flow"))
     if FLAGS.check == "exact_2d":
         seeds = cli.or_fail(cli.seed_range, "set_seeds", FLAGS.set_seeds)

@@ -57,8 +57,9 @@ class Status(enum.IntEnum):
     than :func:`ccdyn.one_layer.sliding.max_active` kink hyperplanes within ``KINK_DELTA * tol`` at once,
     and in the second pass with the wider analysis (:func:`second_pass`) more than
     :func:`ccdyn.one_layer.sliding.wide_active` (the most it follows), and stopped there. STALLED: the
-    sliding flow made no move in ``methods.sliding_flow.STALL_STEPS`` steps in a row (every attempt rejected
-    or undone at kinks) without reaching a Clarke-stationary point: it would stay there until ``max_steps``.
+    sliding flow made no progress in ``methods.sliding_flow.STALL_STEPS`` steps in a row (E no higher and the
+    residual no lower than their best: every attempt rejected or undone at kinks, or a cycle among kink
+    hyperplanes) without reaching a Clarke-stationary point: it would go on so until ``max_steps``.
     """
 
     RUNNING = 0
@@ -100,9 +101,11 @@ class Dynamics:
     """How each init is advanced (hashable; static under jit).
 
     Attributes:
-      method: a name of :data:`ccdyn.one_layer.methods.REGISTRY`: ``power`` (Eq. PI), ``flow`` (Eq. 7
-        integrated to ``flow_rtol``) or ``euler_halving`` (Eq. 7 by fixed Euler steps, halved on reversal; no
-        error control). Each method reads the fields in its ``knobs``.
+      method: a name of :data:`ccdyn.one_layer.methods.REGISTRY`: ``auto`` (the default: power iteration,
+        and the sliding flow for the inits that circle a ReLU kink; power iteration itself for another
+        homogeneous activation, the flow for a non-homogeneous one: :func:`ccdyn.one_layer.methods.auto.choose`),
+        ``power`` (Eq. PI), ``flow`` (Eq. 7 integrated to ``flow_rtol``) or ``euler_halving`` (Eq. 7 by fixed
+        Euler steps, halved on reversal; no error control). Each method reads the fields in its ``knobs``.
       step_size: initial step of the flow (> 0), in time units of Eq. 7.
       tol: relative convergence threshold (dimensionless): power stops when ||w(t+1) - w(t)|| <= tol,
         the flow when ||P^perp A(w) w|| <= tol ||A(w) w||.
@@ -116,7 +119,7 @@ class Dynamics:
         stopping there. False: the flow before sliding (stops where pinned), kept for comparisons.
     """
 
-    method: str = "power"
+    method: str = "auto"
     step_size: float = 1.0
     tol: float = 1e-6
     max_steps: int = 2000

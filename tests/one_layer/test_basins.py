@@ -221,7 +221,8 @@ def test_statistics_make_no_claim_where_few_inits_converged(converged, claims):
     from ccdyn import stats
     n = 10000
     counts = [converged - converged // 3, converged // 3]
-    s = _summary(counts, n, dataclasses.asdict(basins.BasinsConfig(n_init=n)), rest=engine.Status.CIRCLING_KINK)
+    power = basins.BasinsConfig(n_init=n, dynamics=engine.Dynamics(method="power"))  # the method
+    s = _summary(counts, n, dataclasses.asdict(power), rest=engine.Status.CIRCLING_KINK)
     st, text = s["statistics"], basins.table(s)
     lines = text.splitlines()
     assert stats.MIN_CONVERGED_SHARE == 0.9 and st["claims"] is claims and st["converged"] == converged

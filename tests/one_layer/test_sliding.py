@@ -174,6 +174,11 @@ def test_power_iteration_and_euler_halving_are_bit_identical_and_circling_kinks_
 def test_statuses_and_hints():
     assert engine.Status.CIRCLING_KINK == 8 and engine.Status.KINK_LIMIT == 9
     assert "--method=auto" in basins.STATUS_HINTS[engine.Status.CIRCLING_KINK] and basins.STATUS_HINTS[engine.Status.KINK_LIMIT]
+    # under auto the circling rows were never handed to the flow: the hint names --max_steps, not auto itself
+    auto = {"n_init": 10, "n_circling_kink": 2, "config": {"dynamics": {"method": "auto"}}}
+    line = basins.warning_line(auto)[0]
+    assert "--max_steps" in line and "--method=auto" not in line
+    assert "--method=auto" in basins.warning_line(dict(auto, config={"dynamics": {"method": "power"}}))[0]
     assert engine.Status.CIRCLING_KINK.text == "circling a kink"
     # linear activation: no kinks, power iteration's non-converged inits stay NOT_CONVERGED
     ds = _ridge_cloud()
@@ -233,7 +238,7 @@ def test_a_pinned_init_stops_only_where_the_clarke_box_holds_0():
     k = W.shape[0]  # the state of engine.initial_state, pinned (numpy: no small programs compiled)
     carry = sliding_flow.Carry(np.zeros_like(W), np.full(k, dyn.step_size), np.full((k, sliding.max_active(3)), -1, np.int32),
                                np.ones(k, bool), np.zeros(k), np.zeros((k, sliding.max_active(3), 3)),
-                               np.zeros(k, np.int32))
+                               np.zeros(k, np.int32), np.tile([-np.inf, np.inf], (k, 1)))
     st = engine.State(W, np.zeros(k, np.int32), np.zeros(k, np.int32), np.full(k, np.inf), carry)
     out = jax.jit(lambda s: engine.step(ds, RELU, UNIFORM, dyn, s, sliding_flow.method()))(st)
     assert np.all(np.asarray(out.status) == engine.Status.RUNNING)  # the rule before: all CONVERGED
@@ -255,22 +260,66 @@ def test_a_pinned_init_stops_only_where_the_clarke_box_holds_0():
         assert e1[j] > e0[j]
 
 
-def test_a_row_that_has_not_moved_for_stall_steps_ends_stalled():
-    """The sliding flow's stall rule: a row whose attempt is rejected (w unchanged) for the STALL_STEPS-th
-    step in a row ends STALLED; one step fewer, or a row that moves, keeps running (its idle count reset)."""
+def test_a_row_without_progress_for_stall_steps_ends_stalled():
+    """The sliding flow's stall rule: a row that makes no progress (E no higher, the residual no lower than
+    its best so far) for the STALL_STEPS-th step in a row ends STALLED; one step fewer, or a row with
+    progress, keeps running (its count reset)."""
     ds = _ridge_cloud()
     W = parallel.init_weights(jax.random.PRNGKey(0), 0, 4, 3, jnp.float64)
     dyn = engine.Dynamics(method="flow")
     method = sliding_flow.method()
     carry = method.init(W, dyn)
-    # rows 0, 1: a step far too long (rejected: w stays); rows 2, 3: a small one (accepted: w moves)
-    eta = jnp.array([10.0, 10.0, 1e-3, 1e-3])
+    u = dynamics.ascent(ds, RELU, W, UNIFORM)
+    energy = jnp.sum(W * u, axis=1) / 2
+    # rows 0, 1: their best is this very point (E here, a residual of 0 no step can beat); rows 2, 3: none yet
+    best = jnp.stack([energy, jnp.zeros(4)], axis=1).at[2:].set(jnp.array([-jnp.inf, jnp.inf]))
     idle = jnp.array([sliding_flow.STALL_STEPS - 1, sliding_flow.STALL_STEPS - 2] * 2, jnp.int32)
     st = engine.State(W, jnp.zeros(4, jnp.int32), jnp.full(4, 5, jnp.int32), jnp.full(4, jnp.inf),
-                      carry._replace(eta=eta, idle=idle, u=dynamics.ascent(ds, RELU, W, UNIFORM)))
+                      carry._replace(eta=jnp.full(4, 1e-3), idle=idle, u=u, best=best))
     out = jax.jit(lambda s: engine.step(ds, RELU, UNIFORM, dyn, s, method))(st)
-    status, moved = np.asarray(out.status), np.any(np.asarray(out.w) != np.asarray(W), axis=1)
-    assert list(moved) == [False, False, True, True]
-    assert list(status) == [engine.Status.STALLED] + [engine.Status.RUNNING] * 3
+    assert list(np.asarray(out.status)) == [engine.Status.STALLED] + [engine.Status.RUNNING] * 3
     assert list(np.asarray(out.carry.idle)) == [sliding_flow.STALL_STEPS, sliding_flow.STALL_STEPS - 1, 0, 0]
+
+
+def test_with_gaussian_alpha_progress_is_a_move():
+    """Gaussian alpha: the flow has no potential, so a row that moves makes progress whatever its E (the
+    rows of the test above whose best is this point keep running), and one that does not move does not."""
+    ds = _ridge_cloud()
+    gauss = pairwise.get_pairwise("gaussian", tau=1.0)
+    W = parallel.init_weights(jax.random.PRNGKey(0), 0, 2, 3, jnp.float64)
+    dyn = engine.Dynamics(method="flow")
+    method = sliding_flow.method()
+    u = dynamics.ascent(ds, RELU, W, gauss)
+    best = jnp.stack([jnp.sum(W * u, axis=1) / 2, jnp.zeros(2)], axis=1)
+    idle = jnp.full(2, sliding_flow.STALL_STEPS - 1, jnp.int32)
+    eta = jnp.array([1e-3, 1e3])  # row 0 moves, row 1's step is rejected (w stays)
+    st = engine.State(W, jnp.zeros(2, jnp.int32), jnp.full(2, 5, jnp.int32), jnp.full(2, jnp.inf),
+                      method.init(W, dyn)._replace(eta=eta, idle=idle, u=u, best=best))
+    out = jax.jit(lambda s: engine.step(ds, RELU, gauss, dyn, s, method))(st)
+    moved = np.any(np.asarray(out.w) != np.asarray(W), axis=1)
+    assert list(moved) == [True, False]
+    assert list(np.asarray(out.status)) == [engine.Status.RUNNING, engine.Status.STALLED]
+
+
+def test_progress_is_a_new_best_energy_or_residual_not_a_return_to_an_old_one():
+    """sliding_flow.progress: E must rise past the best at a step with progress (by PROGRESS_E |E|), or the
+    residual fall PROGRESS_RES below the lowest; a cycle that comes back to the same E and residual makes none,
+    a slow climb makes progress once its rises add up, and a row's first step always does."""
+    w, u = jnp.array([[1.0, 0.0]]), jnp.array([[0.6, 0.0]])  # E = w.u / 2 = 0.3 (p = 1)
+    best = jnp.array([[0.3, 1e-2]])
+    made = lambda w, u, res, best, steps=5: sliding_flow.progress(RELU, w, u, jnp.array([res]), jnp.array([steps]),
+                                                                  best)
+    assert not bool(made(w, u, 1e-2, best)[0][0])  # the same point again: a cycle
+    ok, new = made(w, u * (1 + 1e-7), 1e-2, best)  # a rise below PROGRESS_E of |E|: none, the best stays
+    assert not bool(ok[0]) and float(new[0, 0]) == 0.3
+    assert bool(made(w, u * (1 + 1.2e-6), 1e-2, new)[0][0])  # small rises add up against the kept best
+    ok, new = made(w, u * (1 + 1e-5), 1e-2, best)
+    assert bool(ok[0]) and float(new[0, 0]) > 0.3 and float(new[0, 1]) == 1e-2
+    ok, new = made(w, u, 0.98e-2, best)  # the residual 2% lower
+    assert bool(ok[0]) and float(new[0, 1]) == 0.98e-2 and float(new[0, 0]) == 0.3
+    assert not bool(made(w, u, 0.995e-2, best)[0][0])  # 0.5% lower: not yet
+    assert bool(made(w, u * 0.5, 1.0, best, steps=0)[0][0])  # a first step resets the best
+
+
+def test_statuses_stalled_named():
     assert engine.Status.STALLED.text == "stalled on kinks" and engine.Status.STALLED in basins.STATUS_HINTS

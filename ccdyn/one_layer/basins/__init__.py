@@ -30,6 +30,7 @@ from ccdyn.one_layer.basins.analysis import (
 from ccdyn.one_layer.basins.config import BasinsConfig, cost_estimate, memory_estimate, sized, sizing
 from ccdyn.one_layer.basins.job import OUTPUTS, SCRIPT, analyze_result, library_record, open_options, run, run_job
 from ccdyn.one_layer.basins.report import (
+    AUTO_HINTS,
     COMPARISON_COLUMNS,
     COST_RATIO_WARN,
     COST_WARN_S,
@@ -54,5 +55,6 @@ __all__ = ["BasinsConfig", "memory_estimate", "sized", "sizing", "cost_estimate"
            "analyze_result", "statistics", "run", "run_job", "open_options", "library_record", "SCRIPT", "OUTPUTS",
            "cluster", "greedy_labels", "refine", "describe_optima", "merge_duplicates", "basin_mass_on_patterns",
            "analyze", "ANALYSIS_CHUNK", "KINK_MARGIN", "summary", "write_summary", "read_summary", "table_key",
-           "statistics_lines", "uncertified_lines", "warning_line", "table", "STATUS_HINTS", "STATISTICS_COLUMNS",
+           "statistics_lines", "uncertified_lines", "warning_line", "table", "STATUS_HINTS", "AUTO_HINTS",
+           "STATISTICS_COLUMNS",
            "COMPARISON_COLUMNS", "comparison_rows"]

@@ -20,9 +20,9 @@ from ccdyn.one_layer.basins.stopping import stop_plan
 from ccdyn.one_layer.engine import Status
 from ccdyn.stats import basin_statistics, miss_phrase, round_up, simultaneous_intervals, unseen_mass
 
-__all__ = ["STATUS_HINTS", "COST_RATIO_WARN", "COST_WARN_S", "cost_warning", "statistics", "summary", "write_summary",
-           "read_summary", "table_key", "statistics_lines", "uncertified_lines", "warning_line", "table",
-           "STATISTICS_COLUMNS", "COMPARISON_COLUMNS", "comparison_rows"]
+__all__ = ["STATUS_HINTS", "AUTO_HINTS", "COST_RATIO_WARN", "COST_WARN_S", "cost_warning", "statistics", "summary",
+           "write_summary", "read_summary", "table_key", "statistics_lines", "uncertified_lines", "warning_line",
+           "table", "STATISTICS_COLUMNS", "COMPARISON_COLUMNS", "comparison_rows"]
 
 # What to do about inits that end in a final status other than converged, naming the flag to change (the
 # scripts' words: the engine's Status knows no flags). DEAD (A(w) w = 0 on a flat region) has none.
@@ -36,8 +36,15 @@ STATUS_HINTS = {
                           "the sliding flow for the inits that circle) or --method=flow",
     Status.KINK_LIMIT: "more views on kink hyperplanes at once than the sliding flow follows (even in its wider "
                        "second pass): use a smaller --tol",
-    Status.STALLED: "the sliding flow stopped moving at kinks short of a Clarke-stationary point (docs/flow.md, "
-                    "\"Stalled\"); no flag is known to help",
+    Status.STALLED: "the sliding flow made no progress at kinks (stuck, or in a cycle among them) short of a "
+                    "Clarke-stationary point (docs/flow.md, \"Stalled\"); no flag is known to help",
+}
+# Under --method=auto a row circling a kink is handed to the sliding flow once it returns to an activation
+# pattern it had; one that ends CIRCLING_KINK wandered over new patterns until --max_steps
+AUTO_HINTS = {
+    Status.CIRCLING_KINK: "power iteration wandered across kinks until --max_steps without returning to an "
+                          "activation pattern (so it was never handed to the flow): raise --max_steps or use "
+                          "--method=flow",
 }
 
 
@@ -273,15 +280,19 @@ def _share(x: float) -> str:
 
 def warning_line(s: dict) -> list:
     """The table's closing warning: one line when some inits ended in a final status with a hint
-    (:data:`STATUS_HINTS`: not converged, cycling, circling a kink, at the kink limit, out of range),
+    (:data:`STATUS_HINTS`: not converged, cycling, circling a kink, at the kink limit, out of range; under
+    ``--method=auto`` :data:`AUTO_HINTS` where they differ),
     counting them and naming the flag to change, largest count first; [] when none did."""
     n = s["n_init"]
-    ended = sorted(((s.get("n_" + st.key, 0), st) for st in STATUS_HINTS), key=lambda cs: -cs[0])
+    hints = STATUS_HINTS
+    if s.get("config", {}).get("dynamics", {}).get("method") == "auto":
+        hints = {**STATUS_HINTS, **AUTO_HINTS}
+    ended = sorted(((s.get("n_" + st.key, 0), st) for st in hints), key=lambda cs: -cs[0])
     ended = [(c, st) for c, st in ended if c]
     if not ended:
         return []
     total = sum(c for c, _ in ended)
-    what = "; ".join(f"{c} {st.text}: {STATUS_HINTS[st]}" for c, st in ended)
+    what = "; ".join(f"{c} {st.text}: {hints[st]}" for c, st in ended)
     return [f"warning: {total} of {n} inits ({_share(total / n)}) ended without converging ({what})"]
 
 

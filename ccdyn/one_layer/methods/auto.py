@@ -60,13 +60,14 @@ class Carry(NamedTuple):
     reach: jax.Array  # (k,)
     q: jax.Array  # (k, m, d)
     idle: jax.Array  # (k,) int32
+    best: jax.Array  # (k, 2)
 
 
 def init(W, dyn) -> Carry:
     k = W.shape[0]
     fl = sliding_flow.init(W, dyn)
     return Carry(W, jnp.zeros((k, HISTORY), jnp.uint32), fl.u, jnp.zeros((k,), W.dtype), fl.kinks, fl.pinned,
-                 fl.reach, fl.q, fl.idle)
+                 fl.reach, fl.q, fl.idle, fl.best)
 
 
 def pattern_hash(ds, w):
@@ -92,11 +93,12 @@ def _power_step(ds, act, pw, dyn, w, carry: Carry, steps, active) -> Proposal:
 
 def _flow_step(ds, act, pw, dyn, w, carry: Carry, steps, active, wide=None) -> Proposal:
     fresh = carry.eta == 0  # handed over by the power phase: the flow's first step (A(w) w, a fresh step size)
-    inner = sliding_flow.Carry(carry.u, carry.eta, carry.kinks, carry.pinned, carry.reach, carry.q, carry.idle)
+    inner = sliding_flow.Carry(carry.u, carry.eta, carry.kinks, carry.pinned, carry.reach, carry.q, carry.idle,
+                               carry.best)
     p = sliding_flow.step(ds, act, pw, dyn, w, inner, jnp.where(fresh, 0, steps), active, None, wide)
     c = p.carry
     return p._replace(carry=carry._replace(u=c.u, eta=c.eta, kinks=c.kinks, pinned=c.pinned, reach=c.reach, q=c.q,
-                                           idle=c.idle))
+                                           idle=c.idle, best=c.best))
 
 
 def _phase(wide=None) -> Method:

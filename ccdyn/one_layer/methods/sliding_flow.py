@@ -9,9 +9,15 @@ point), or stops where pinned when there is no ridge to slide on and the Clarke 
 is <= tol ||A w|| (else it leaves the kinks along that element). An init with more views on its kinks than
 the analysis holds stops KINK_LIMIT; :func:`finish` runs it on, once its chunk has run, with a wider
 analysis (:func:`method` with ``wide``) on tiles of ``WIDE_TILE`` rows.
-A row whose w has not moved in ``STALL_STEPS`` steps in a row (every attempt rejected, or a snap undone, at
-kinks: seen on the default data's lattice points) and is not stationary stops STALLED instead of idling to
-``max_steps``.
+A row that makes no progress in ``STALL_STEPS`` steps in a row stops STALLED instead of going on to
+``max_steps``. With uniform alpha progress is E(w) = w^T A(w) w / (2 p^2) rising past the highest value it
+had at a step with progress (by ``PROGRESS_E`` of |E|), or the sliding residual falling ``PROGRESS_RES`` below
+the lowest one. E is the flow's potential (Eq. 7 ascends it), so a row on its way to a maximum makes progress
+at almost every step; one that does not has either stopped moving (every attempt rejected, or a snap undone,
+at kinks: the default data's lattice points) or moves in a cycle among kink hyperplanes (its kinks change
+every few steps, E and the residual come back to the same values: seen on the default data, where such rows
+ran to ``max_steps``). With Gaussian alpha the flow has no potential (alpha moves with w), so there progress
+is a move of w.
 
 The method's own knobs (static, fixed per compiled block): ``buffer``, the rows per buffer of the kink
 analysis (default :func:`analysis_buffer` of the tile; the results do not depend on it), and ``wide``, the
@@ -30,12 +36,13 @@ from ccdyn.one_layer import dynamics, sliding, stepper
 from ccdyn.one_layer.methods import flow
 from ccdyn.one_layer.methods.base import Method, Proposal, Rerun
 
-__all__ = ["Carry", "KINK_DELTA", "KINK_REACH", "STALL_STEPS", "WIDE_TILE", "analysis_buffer", "compacted", "init",
-           "step", "method", "finish"]
+__all__ = ["Carry", "KINK_DELTA", "KINK_REACH", "STALL_STEPS", "PROGRESS_E", "PROGRESS_RES", "WIDE_TILE", "progress",
+           "analysis_buffer", "compacted", "init", "step", "method", "finish"]
 
 KINK_DELTA = 10.0  # a view is on its kink when |w^T x| <= KINK_DELTA * tol * ||x|| (a pinned step moves <= tol)
 KINK_REACH = 10.0  # after a rejected step, ridges within its length (at most KINK_REACH * flow_rtol rad) are looked for
-STALL_STEPS = 200  # steps in a row without a move (and not stationary) after which a row ends STALLED
+STALL_STEPS = 100  # steps in a row without progress (and not stationary) after which a row ends STALLED
+PROGRESS_E, PROGRESS_RES = 1e-6, 1e-2  # progress: E up by this share of |E|, or the residual down by this share
 WIDE_TILE = 64  # rows per tile of the second pass (few rows need it: 0.7% of the default data's inits)
 
 
@@ -48,7 +55,8 @@ class Carry(NamedTuple):
     #                   within this many radians, if any, made it fail: look for ridges)
     q: jax.Array  # (k, m, d) an orthonormal basis of the kinks' views (sliding.basis; zero rows: none), kept
     #               from the step that set the kinks (a basis costs more than the step's three evaluations)
-    idle: jax.Array  # (k,) int32 steps in a row that left w where it was (STALL_STEPS of them: STALLED)
+    idle: jax.Array  # (k,) int32 steps in a row without progress (STALL_STEPS of them: STALLED)
+    best: jax.Array  # (k, 2) the highest E and the lowest sliding residual at the steps with progress
 
 
 def init(W, dyn) -> Carry:
@@ -56,7 +64,24 @@ def init(W, dyn) -> Carry:
     m = sliding.max_active(d)
     return Carry(jnp.zeros_like(W), jnp.full((k,), dyn.step_size, W.dtype), jnp.full((k, m), -1, jnp.int32),
                  jnp.zeros((k,), bool), jnp.zeros((k,), W.dtype), jnp.zeros((k, m, d), W.dtype),
-                 jnp.zeros((k,), jnp.int32))
+                 jnp.zeros((k,), jnp.int32), _no_progress_yet(W))
+
+
+def _no_progress_yet(W):
+    """(k, 2) [-inf, inf]: any E and residual at a row's first step are progress."""
+    return jnp.zeros((W.shape[0], 2), W.dtype) + jnp.array([-jnp.inf, jnp.inf], W.dtype)
+
+
+def progress(act, w, u, res, steps, best):
+    """(progress (k,), best (k, 2)): whether the step from w (u = A(w) w, sliding residual ``res``) makes
+    progress (module docstring) over ``best`` (reset at a row's first step, ``steps == 0``), and the new best."""
+    energy = jnp.sum(w * u, axis=1) / (2.0 * act.degree ** 2)  # E = w^T A(w) w / (2 p^2) (Eq. 6, Lemma 3)
+    best = jnp.where((steps == 0)[:, None], _no_progress_yet(w), best)
+    rise = energy > best[:, 0] + PROGRESS_E * jnp.abs(energy)
+    fall = res < (1.0 - PROGRESS_RES) * best[:, 1]
+    made = rise | fall
+    new = jnp.stack([jnp.where(rise, energy, best[:, 0]), jnp.where(fall, res, best[:, 1])], axis=1)
+    return made, new
 
 
 ANALYSIS_SHARE = 8  # the kink analysis runs on buffers of tile / ANALYSIS_SHARE rows (only the rows that need it)
@@ -193,10 +218,13 @@ def step(ds, act, pw, dyn, w_in, carry: Carry, steps, active, buffer=None, wide=
     pinned = att.reversal & (att.length <= dyn.tol)
     reach = jnp.where(accepted, 0.0, att.length)
     w_next = jnp.where(move, att.w, w)
-    idle = jnp.where(jnp.all(w_next == w_in, axis=1), carry.idle + 1, 0)
+    made, best = progress(act, w, u, res, steps, carry.best)
+    if pw.kind != "uniform":  # no potential (alpha moves with w, Cor. 2): E_alpha(w) need not rise along the
+        made = jnp.any(w_next != w_in, axis=1)  # flow, so progress is a move (the rule before the fourth round)
+    idle = jnp.where(made, 0, carry.idle + 1)
     return Proposal(w=w_next, u=u, u_new=att.u, residual=res, done=done,
                     carry=Carry(jnp.where(move, att.u, u), jnp.where(active, eta_next, carry.eta), kinks, pinned,
-                                reach, q, idle),
+                                reach, q, idle, best),
                     over=over, stalled=(idle >= STALL_STEPS) & ~done)
 
 

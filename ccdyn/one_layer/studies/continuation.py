@@ -52,7 +52,7 @@ import numpy as np
 
 from ccdyn import report, stats
 from ccdyn.data.registry import DataSpec, build_dataset
-from ccdyn.one_layer import basins, engine, runner
+from ccdyn.one_layer import basins, engine, methods, runner
 from ccdyn.one_layer.basins import BasinsConfig
 from ccdyn.one_layer.engine import Dynamics
 
@@ -87,6 +87,18 @@ _RANGES = {"tau": (lambda v: v > 0, "> 0"), "leaky_slope": (lambda v: 0 <= v < 1
            "n_samples": (lambda v: v >= 2, ">= 2")}
 
 
+def _knob_rule(knob: str) -> tuple:
+    """(reads, why) of a Dynamics knob for :data:`_READ`."""
+    return (lambda c: knob in _knobs(c),
+            lambda c: f"--method={c.dynamics.method} --act={c.act} (its method reads no {knob})")
+
+
+def _knobs(c: BasinsConfig) -> tuple:
+    """The Dynamics fields the run's method reads (``auto`` resolved for the activation: power iteration
+    for linear or quadratic reads no step size)."""
+    return methods.select(c.dynamics, c.activation).knobs
+
+
 # param -> (is it read under this config?, the flags that decide it): a parameter the run never reads
 # gives identical runs at every value.
 _READ = {
@@ -105,11 +117,8 @@ _READ = {
     "aug_std": (lambda c: c.data.aug == "noise", lambda c: f"--aug={c.data.aug} (aug_std is the noise views')"),
     "aug_views": (lambda c: c.data.aug in ("noise", "rotation"), lambda c: f"--aug={c.data.aug} (no drawn views)"),
     "aug_range": (lambda c: c.data.aug in ("rotation", "shift"), lambda c: f"--aug={c.data.aug} (no range)"),
-    "step_size": (lambda c: c.dynamics.method != "power", lambda c: "--method=power (no step size)"),
-    "flow_rtol": (lambda c: c.dynamics.method in ("flow", "auto"),
-                  lambda c: f"--method={c.dynamics.method} (flow and auto only)"),
-    "shift": (lambda c: c.dynamics.method in ("power", "auto"),
-              lambda c: f"--method={c.dynamics.method} (power and auto only)"),
+    # the dynamics' knobs: read when the method the run uses (auto resolved for the activation) lists them
+    **{knob: _knob_rule(knob) for knob in ("step_size", "flow_rtol", "shift")},
     "chunk_size": (lambda c: False, lambda c: "any flags (results do not depend on chunk_size)"),
 }
 

@@ -152,7 +152,7 @@ def test_inert_names_the_flag_under_which_a_param_has_no_effect():
     from ccdyn.one_layer.basins import BasinsConfig
     from ccdyn.one_layer.engine import Dynamics
 
-    base = BasinsConfig()  # uniform alpha, relu, latent summation, power iteration
+    base = BasinsConfig()  # uniform alpha, relu, latent summation, auto (power iteration, then the flow)
     assert "--alpha=uniform" in continuation.inert(base, "tau")
     assert continuation.inert(dataclasses.replace(base, alpha="gaussian"), "tau") is None
     assert "--act=relu" in continuation.inert(base, "leaky_slope")
@@ -162,7 +162,12 @@ def test_inert_names_the_flag_under_which_a_param_has_no_effect():
     circle = dataclasses.replace(base, data=DataSpec(data="circle", d=2))
     assert "--data=circle" in continuation.inert(circle, "ortho_eps") and continuation.inert(circle, "data_seed")
     assert "--aug=none" in continuation.inert(base, "aug_range")
-    assert "--method=power" in continuation.inert(base, "step_size") and continuation.inert(base, "shift") is None
+    assert continuation.inert(base, "step_size") is None and continuation.inert(base, "shift") is None
+    power = dataclasses.replace(base, dynamics=Dynamics(method="power"))
+    assert "--method=power" in continuation.inert(power, "step_size") and continuation.inert(power, "shift") is None
+    linear = dataclasses.replace(base, act="linear")  # auto is power iteration there: no step size, no flow_rtol
+    assert "--method=auto --act=linear" in continuation.inert(linear, "step_size")
+    assert continuation.inert(linear, "flow_rtol") and continuation.inert(linear, "shift") is None
     flow = dataclasses.replace(base, dynamics=Dynamics(method="flow"))
     assert continuation.inert(flow, "step_size") is None and "--method=flow" in continuation.inert(flow, "shift")
     assert continuation.inert(base, "cluster_tol") is None and continuation.inert(base, "tol") is None
