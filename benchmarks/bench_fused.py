@@ -7,8 +7,9 @@ Data: the basins default (2^10 points, d = 10) and three user sets (mixture8, di
 float32 dynamics (x64 mode is on so that the float64 reference exists; every dtype is explicit).
 
 1. ``accuracy``: u = A(w) w on ``--accuracy_inits`` random unit inits, per data set and activation of
-   ``fused_ascent.SUPPORTED``, by the fused kernel (float32 dots and tf32x3), the XLA path at its default
-   precision (TF32 dots on an Ampere or later GPU) and at ``highest``, each against the XLA path in float64:
+   ``fused_ascent.SUPPORTED``, by the fused kernel (float32 dots, tf32x3 dots, float32 FMAs), the XLA path at
+   its default precision (TF32 dots on an Ampere or later GPU) and at ``highest``, each against the XLA path in
+   float64:
    the median and largest ||u - u64|| / ||u64|| over rows, and the largest ||u - u64|| / max ||u64||.
    On a backend other than a GPU the kernel runs in Pallas's interpreter (float32 dots only: a CPU has no
    TF32) and only this part runs.
@@ -135,10 +136,17 @@ def accuracy(sets, interpret: bool) -> list:
 
 
 def _ways(ds, act, W, interpret: bool) -> dict:
-    """u by every way the accuracy part compares (the fused kernel's TF32 split needs a GPU)."""
-    ways = {f"fused_{p}": fused_ascent.ascent(ds.x, ds.p, W, act, fused_ascent.Blocks(precision=p),
-                                              interpret=interpret)
-            for p in fused_ascent.PRECISIONS if not interpret or p == "float32"}
+    """u by every way the accuracy part compares (the fused kernel's TF32 split needs a GPU); a kernel that
+    does not build is left out and logged."""
+    ways = {}
+    for p in fused_ascent.ARITHMETIC:
+        if interpret and p == "tf32x3":
+            continue
+        try:
+            ways[f"fused_{p}"] = fused_ascent.ascent(ds.x, ds.p, W, act, fused_ascent.Blocks(precision=p),
+                                                     interpret=interpret)
+        except Exception as e:  # noqa: BLE001 -- logged; the other ways are still compared
+            log(f"[accuracy] fused {p} failed: {type(e).__name__}: {str(e)[:300]}")
     ways["xla_default"] = dynamics._ascent_xla(ds, act, W, dynamics.UNIFORM)
     ways["xla_highest"] = _highest(ds, act, W)
     return ways

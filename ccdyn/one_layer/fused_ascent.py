@@ -51,7 +51,6 @@ PRECISIONS = {"float32": jax.lax.DotAlgorithmPreset.F32_F32_F32, "tf32x3": jax.l
 ARITHMETIC = (*PRECISIONS, "fma")  # the products as dots of these precisions, or as float32 FMAs over d's columns
 
 
-
 @dataclasses.dataclass(frozen=True)
 class Blocks:
     """A kernel configuration (hashable: a static argument of ``jit``): rows per program, points per inner
