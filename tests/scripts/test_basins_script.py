@@ -239,8 +239,8 @@ def test_power_iteration_on_a_gaussian_mixture_file_claims_nothing_beyond_the_co
     x = centers[rng.integers(0, 8, 400)] + 0.3 * rng.normal(size=(400, 8))
     np.savez(tmp_path / "mixture.npz", x=x)
     out = tmp_path / "run"
-    run = _run(tmp_path, "--data=file", "--data_path=mixture.npz", "--act=relu", "--n_init=256", "--tile=64",
-               "--max_steps=300", f"--output_dir={out}", timeout=900)
+    run = _run(tmp_path, "--data=file", "--data_path=mixture.npz", "--act=relu", "--method=power", "--n_init=256",
+               "--tile=64", "--max_steps=300", f"--output_dir={out}", timeout=900)  # power: the default before auto
     assert run.returncode == 0, run.stderr[-3000:]
     st = json.loads((out / "summary.json").read_text())["statistics"]
     assert not st["claims"] and st["converged_share"] < 0.9
