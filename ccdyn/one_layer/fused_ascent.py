@@ -44,7 +44,8 @@ import jax.numpy as jnp
 
 from ccdyn import compiling
 
-__all__ = ["SUPPORTED", "PRECISIONS", "ARITHMETIC", "Blocks", "BLOCKS", "applies", "ascent", "padded_dim"]
+__all__ = ["SUPPORTED", "PRECISIONS", "ARITHMETIC", "Blocks", "BLOCKS", "used_for", "applies", "ascent",
+           "padded_dim"]
 
 SUPPORTED = ("relu", "leaky_relu", "linear", "quadratic")  # h(0) = 0 (padding adds nothing), lowered by Triton
 PRECISIONS = {"float32": jax.lax.DotAlgorithmPreset.F32_F32_F32, "tf32x3": jax.lax.DotAlgorithmPreset.TF32_TF32_F32_X3}
@@ -76,12 +77,18 @@ class Blocks:
 BLOCKS = Blocks()  # the configuration the engine uses (benchmarks/bench_fused.py sweeps the others)
 
 
+def used_for(alpha: str, act_name: str, views: bool, float32: bool) -> bool:
+    """Whether a run's steps use the fused kernel on a CUDA GPU: it is the kernel chosen
+    (:func:`ccdyn.compiling.kernel`), ``alpha`` is uniform, there are no augmented ``views``, the arithmetic
+    is ``float32`` and the activation is one of :data:`SUPPORTED` (also the sizing rule's test,
+    :func:`ccdyn.one_layer.basins.config.sized`)."""
+    return compiling.kernel() == "fused" and alpha == "uniform" and not views and float32 and act_name in SUPPORTED
+
+
 def applies(ds, act, pairwise, W) -> bool:
-    """Whether the fused kernel computes this ascent on a GPU: it is the kernel chosen
-    (:func:`ccdyn.compiling.kernel`), alpha is uniform, there are no augmented views, the rows W (k, d) and
-    the data are float32 and the activation is one of :data:`SUPPORTED`."""
-    return (compiling.kernel() == "fused" and pairwise.kind == "uniform" and ds.x_aug is None and act.name in SUPPORTED
-            and W.ndim == 2 and W.dtype == jnp.float32 and ds.x.dtype == jnp.float32)
+    """:func:`used_for` of this ascent: the rows W (k, d) and the data are float32."""
+    return W.ndim == 2 and used_for(pairwise.kind, act.name, ds.x_aug is not None,
+                                    W.dtype == jnp.float32 and ds.x.dtype == jnp.float32)
 
 
 def padded_dim(d: int) -> int:

@@ -12,9 +12,10 @@ import time
 import jax
 import jax.numpy as jnp
 
-from ccdyn import activations, compiling, pairwise, parallel
+from ccdyn import activations, pairwise, parallel
 from ccdyn.activations import Activation
 from ccdyn.data.registry import DataSpec, spec_from_dict
+from ccdyn.one_layer import fused_ascent
 from ccdyn.one_layer.engine import Dynamics
 from ccdyn.pairwise import Pairwise
 
@@ -87,15 +88,6 @@ def memory_estimate(cfg: BasinsConfig, shape) -> tuple:
     return data + tile, flag, f"8 arrays of tile {cfg.tile} x {n} points x {v} views, {item} B each"
 
 
-def _fused(cfg: BasinsConfig, views: int) -> bool:
-    """Whether the run's steps are the fused kernel where one exists (a CUDA GPU): uniform alpha, one view
-    per point, float32, a supported activation (:func:`ccdyn.one_layer.fused_ascent.applies`)."""
-    from ccdyn.one_layer import fused_ascent
-
-    return (cfg.alpha == "uniform" and views == 1 and not cfg.x64 and cfg.act in fused_ascent.SUPPORTED
-            and compiling.kernel() == "fused")
-
-
 def sized(cfg: BasinsConfig, shape, *, tile: int | None, chunk_size: int | None) -> BasinsConfig:
     """``cfg`` with the tile and chunk size given, or, where ``None``, chosen by the rule of
     :data:`ccdyn.parallel.SIZING_RULE` from the backend, the device memory and this run's memory
@@ -105,7 +97,7 @@ def sized(cfg: BasinsConfig, shape, *, tile: int | None, chunk_size: int | None)
         per_init = 8.0 * n * v * (8 if cfg.x64 else 4)
         fixed = memory_estimate(dataclasses.replace(cfg, tile=16), shape)[0] - 16 * per_init
         tile = parallel.default_tile(per_init, fixed, cfg.n_init, activation_bytes=4.0 * n * v,
-                                     fused=_fused(cfg, v))
+                                     fused=fused_ascent.used_for(cfg.alpha, cfg.act, v > 1, not cfg.x64))
     return dataclasses.replace(cfg, tile=tile, chunk_size=chunk_size or parallel.default_chunk(tile))
 
 
