@@ -239,9 +239,13 @@ def _min_norm_wide(t0, B, mask, sweeps: int) -> MinNorm:
         new = jnp.where(jax.lax.dynamic_index_in_dim(live, i, axis=1, keepdims=False), new, 0.0)
         return jax.lax.dynamic_update_index_in_dim(lam, new, i, axis=1), v + (new - li)[:, None] * b
 
+    # the views past the last live one of every row are no-ops (lam stays 0 and v unchanged, exactly): each sweep
+    # stops there (the same arithmetic for the others, and much less of it: most rows hold far fewer than m)
+    top = jnp.max(jnp.where(live, jnp.arange(1, m + 1, dtype=jnp.int32)[None], 0))
+
     def sweep(carry):
         n, lam, going = carry
-        new = jax.lax.fori_loop(0, m, coordinate, (lam, resid(lam)))[0]
+        new = jax.lax.fori_loop(0, top, coordinate, (lam, resid(lam)))[0]
         new = jnp.where(going[:, None], new, lam)  # a converged row stops: its lam depends on its row alone
         return n + 1, new, going & (jnp.max(jnp.abs(new - lam), axis=1) > tiny)
 
