@@ -49,6 +49,29 @@ def test_wide_min_norm_meets_kkt_on_a_box_of_lattice_translates():
         assert np.linalg.norm(v) <= np.linalg.norm(t[r] + np.clip(lam_rand, 0, 1) @ G, axis=1).min() + 1e-12
 
 
+def test_wide_min_norm_to_an_accuracy_is_certified():
+    """With ``accuracy`` (the engine's second pass: sliding_flow.WIDE_ACCURACY) the wide routine may stop once
+    the Frank-Wolfe gap g of its lam certifies ||v - v*|| <= sqrt(2 g) <= accuracy ||v||. On the lattice box
+    (40 generators of rank 5, float64): lam is feasible with v = t0 + lam B, v lies within accuracy ||v|| of the
+    exact routine's v* (KKT-checked above), and the gap bounds the true distance (the certificate's
+    inequality, with v* known)."""
+    rng = np.random.default_rng(11)
+    G = _lattice_box(rng)
+    t = rng.standard_normal((4, 6)) * np.array([[0.1], [1.0], [5.0], [0.5]])
+    args = (jnp.asarray(t), jnp.asarray(np.repeat(G[None], 4, 0)), jnp.ones((4, 40), bool))
+    exact = jax.jit(sliding.min_norm)(*args)
+    for accuracy in (1e-2, 1e-3):
+        res = jax.jit(sliding.min_norm, static_argnames="accuracy")(*args, accuracy=accuracy)
+        lam, v, v_star = np.asarray(res.lam), np.asarray(res.v), np.asarray(exact.v)
+        assert np.all((lam >= 0) & (lam <= 1))
+        np.testing.assert_allclose(v, t + lam @ G, atol=1e-12)
+        p = v @ G.T
+        gap = np.sum(lam * p - np.minimum(p, 0.0), axis=1)
+        distance = np.linalg.norm(v - v_star, axis=1)
+        assert np.all(distance <= np.sqrt(2 * np.maximum(gap, 0.0)) + 1e-12)
+        assert np.all(distance <= accuracy * np.linalg.norm(v, axis=1) + 1e-12)
+
+
 @pytest.mark.slow  # ~10 s (the narrow routine's unrolled sweep compiles slowly); fast: the KKT test above
 def test_wide_min_norm_agrees_with_the_narrow_one():
     """The wide and the narrow routine (the Gram matrix and the exact face solve) find the same unique

@@ -36,14 +36,15 @@ from ccdyn.one_layer import dynamics, sliding, stepper
 from ccdyn.one_layer.methods import flow
 from ccdyn.one_layer.methods.base import Method, Proposal, Rerun
 
-__all__ = ["Carry", "KINK_DELTA", "KINK_REACH", "STALL_STEPS", "PROGRESS_E", "PROGRESS_RES", "WIDE_TILE", "progress",
-           "analysis_buffer", "compacted", "init", "step", "method", "finish"]
+__all__ = ["Carry", "KINK_DELTA", "KINK_REACH", "STALL_STEPS", "PROGRESS_E", "PROGRESS_RES", "WIDE_TILE",
+           "WIDE_ACCURACY", "progress", "analysis_buffer", "compacted", "init", "step", "method", "finish"]
 
 KINK_DELTA = 10.0  # a view is on its kink when |w^T x| <= KINK_DELTA * tol * ||x|| (a pinned step moves <= tol)
 KINK_REACH = 10.0  # after a rejected step, ridges within its length (at most KINK_REACH * flow_rtol rad) are looked for
 STALL_STEPS = 100  # steps in a row without progress (and not stationary) after which a row ends STALLED
 PROGRESS_E, PROGRESS_RES = 1e-6, 1e-2  # progress: E up by this share of |E|, or the residual down by this share
 WIDE_TILE = 64  # rows per tile of the second pass (few rows need it: 0.7% of the default data's inits)
+WIDE_ACCURACY = 1e-3  # the second pass's minimum-norm element is certified to this share of its length
 
 
 class Carry(NamedTuple):
@@ -104,9 +105,12 @@ def _ridges(ds, act, pw, dyn, w, reach, u, m: int, wide: int | None = None):
 
     ``wide``: the wider second analysis (the second pass over KINK_LIMIT rows, :func:`finish`): up to
     ``wide`` views in the Clarke box, and the ridges it finds cut to an independent subset of at most m
-    spanning the same hyperplanes' intersection (:func:`ccdyn.one_layer.sliding.independent`)."""
+    spanning the same hyperplanes' intersection (:func:`ccdyn.one_layer.sliding.independent`), and the box's
+    minimum-norm element computed to WIDE_ACCURACY of its length (:func:`ccdyn.one_layer.sliding.min_norm`:
+    its many dependent views leave the multipliers free to drift long after v has converged)."""
     delta = jnp.maximum(KINK_DELTA * dyn.tol, jnp.minimum(reach, KINK_REACH * dyn.flow_rtol))[:, None]
-    an = sliding.analyse(ds, act, pw, w, delta=delta, m=m if wide is None else wide)
+    an = sliding.analyse(ds, act, pw, w, delta=delta, m=m if wide is None else wide,
+                         accuracy=0.0 if wide is None else WIDE_ACCURACY)
     ridges = jnp.where(an.slide, an.active.views, -1)
     if wide is not None:
         x = sliding.flat_views(ds)[0]
