@@ -391,7 +391,9 @@ def independent(X, keep, limit: int):
     # zeros_like: of the same kind as X's rows (varying over the devices under shard_map)
     init = (jnp.zeros_like(X[:, 0, :, None]) + jnp.zeros((1, 1, d), X.dtype), jnp.zeros_like(keep[:, 0], jnp.int32),
             jnp.zeros_like(keep))
-    return jax.lax.fori_loop(0, m, body, init)[2]
+    # past the last kept vector of every row a vector is never taken: the loop stops there (the same result)
+    top = jnp.max(jnp.where(keep, jnp.arange(1, m + 1, dtype=jnp.int32)[None], 0))
+    return jax.lax.fori_loop(0, top, body, init)[2]
 
 
 def project(Q, v):
