@@ -372,3 +372,35 @@ def test_run_job_refuses_a_directory_it_does_not_own_before_computing(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
     assert basins.open_options(resume=True) == {"script": "scripts/basins.py", "outputs": basins.OUTPUTS,
                                                 "overwrite": False, "resume": True, "ignore": ("chunk_size",)}
+
+
+def test_auto_sends_centers_on_a_kink_straight_to_the_kink_refinement(monkeypatch):
+    """The refinement's routing (``basins.analysis.refine``) with ReLU: power iteration refines the power and auto
+    runs' centers when every one lies more than ON_KINK from each view's hyperplane; an auto center closer than
+    that (the sliding flow's endpoint on a kink) goes to the kink refinement without power iteration, which
+    would circle it for all its steps. Routing only: both refinements are stubbed."""
+    from ccdyn.one_layer.basins import analysis
+    ds = data.circle()
+    x = np.asarray(ds.views()[0]).reshape(-1, 2)
+    on = np.array([-x[0, 1], x[0, 0]]) / np.linalg.norm(x[0])  # orthogonal to view 0: on its kink
+    dist = analysis._kink_distance(ds, np.stack([on, [1.0, 0.0]]))
+    brute = [min(abs(w @ xi) / np.linalg.norm(xi) for xi in x if np.linalg.norm(xi) > 0) for w in (on, [1.0, 0.0])]
+    np.testing.assert_allclose(dist, brute, atol=1e-15)
+    off = np.array([[np.cos(0.3), np.sin(0.3)]])
+    assert analysis._kink_distance(ds, off)[0] > analysis.ON_KINK
+    calls = []
+    smooth = lambda ds, act, pw, dyn, W: calls.append("power") or {  # noqa: E731
+        "w": np.asarray(W), "status": np.full(len(W), engine.Status.CONVERGED), "steps": np.ones(len(W), int),
+        "residual": np.zeros(len(W))}
+    kink = lambda ds, act, pw, W: calls.append("kink") or {  # noqa: E731
+        "w": np.asarray(W), "status": np.full(len(W), analysis.kinks.RefineStatus.CONVERGED)}
+    monkeypatch.setattr(analysis.engine, "converge", smooth)
+    monkeypatch.setattr(analysis.kinks, "refine", kink)
+    monkeypatch.setattr(analysis, "_clear_of_kinks", lambda ds, out, margin: True)
+    relu = activations.get_activation("relu")
+    for method, centers, route in [("auto", off, ["power"]), ("auto", np.stack([off[0], on]), ["kink"]),
+                                   ("power", np.stack([off[0], on]), ["power"])]:
+        calls.clear()
+        out = analysis.refine(ds, relu, UNIFORM, engine.Dynamics(method=method), centers)
+        assert calls == route, (method, calls)
+        assert (out["kink"] is None) == (route == ["power"])

@@ -111,8 +111,10 @@ def refine(ds64: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, centers,
     centers = np.asarray(centers, np.float64)
     fine = dataclasses.replace(dyn, tol=tol, max_steps=max_steps)
     if kinks.has_kinks(act):
-        if dyn.method in ("power", "auto"):  # the main job: its optima are usually smooth; then skip compiling the
-            # kink path (auto: the power phase's smooth optima)
+        # the main job: its optima are usually smooth; then skip compiling the kink path. Under auto a center
+        # within ON_KINK of a kink hyperplane was put there by the sliding flow: power iteration would circle it
+        # for all max_steps (with Gaussian alpha, O(n^2) each: 25 s of a 64-init run), so go to the kink path
+        if dyn.method == "power" or (dyn.method == "auto" and np.all(_kink_distance(ds64, centers) > ON_KINK)):
             out = engine.converge(ds64, act, pw, dataclasses.replace(fine, method="power"),
                                   jnp.asarray(centers, ds64.x.dtype))
             if _clear_of_kinks(ds64, out, KINK_MARGIN):
@@ -125,15 +127,21 @@ def refine(ds64: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, centers,
 
 
 KINK_MARGIN = 1e-6  # power iteration's refined optima: every view this many radians off its hyperplane = smooth
+ON_KINK = 1e-4  # auto's cluster centers this close to a kink hyperplane (radians) go straight to the kink refinement
+#                 (the refinement's own candidate window, kinks.refine's cand_tol)
+
+
+def _kink_distance(ds64: Dataset, W) -> np.ndarray:
+    """(k,) the angle (radians, as |w^T x| / ||x||) from each unit row w of W to its nearest view's hyperplane."""
+    x = np.asarray(ds64.views()[0]).reshape(-1, ds64.dim)
+    norm = np.linalg.norm(x, axis=1)
+    return np.min(np.abs(np.asarray(W) @ x[norm > 0].T) / norm[norm > 0], axis=1)
 
 
 def _clear_of_kinks(ds64: Dataset, out: dict, margin: float) -> bool:
     """Every refined point converged and lies more than ``margin`` radians from every view's hyperplane:
     A(w) is constant around it (Lemma 3), so the smooth certificate is exact and no kink refinement is needed."""
-    x = np.asarray(ds64.views()[0]).reshape(-1, ds64.dim)
-    norm = np.linalg.norm(x, axis=1)
-    z = np.abs(np.asarray(out["w"]) @ x[norm > 0].T) / norm[norm > 0]
-    return bool(np.all(out["status"] == Status.CONVERGED) and np.all(z > margin))
+    return bool(np.all(out["status"] == Status.CONVERGED) and np.all(_kink_distance(ds64, out["w"]) > margin))
 
 
 def describe_optima(ds64: Dataset, act: Activation, pw: Pairwise, optima, counts, n_init: int, *,
