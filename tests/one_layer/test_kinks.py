@@ -165,7 +165,8 @@ def test_refinement_matches_the_dense_grid_in_3d():
         assert np.max(e[grid @ wk >= np.cos(0.05)]) <= _numpy_energy(x, p, wk[None])[0] + 1e-15
 
 
-@pytest.mark.parametrize("seed,n,d", [(31, 18, 3), pytest.param(32, 24, 4, marks=pytest.mark.slow),
+@pytest.mark.parametrize("seed,n,d", [pytest.param(31, 18, 3, marks=pytest.mark.slow),  # 11 s; fast: test_kink_probe
+                                      pytest.param(32, 24, 4, marks=pytest.mark.slow),
                                       pytest.param(33, 20, 5, marks=pytest.mark.slow)])
 def test_every_stable_optimum_survives_an_independent_probe(seed, n, d):
     """Random Gaussian clouds (not used for tuning): the pipeline's optima labelled stable are local maxima
@@ -233,8 +234,10 @@ def test_gaussian_alpha_kink_optima_with_dependent_views():
     """The docs' Gaussian-alpha example (latent summation d = M = 6, tau = 1): two flow endpoints whose
     refinement cycled between two active sets until its iteration limit (dependent views x_a, x_b, x_a + x_b,
     multipliers nearest 1/2 outside [0, 1]) now refine to certified kink optima, each a strict local maximum
-    of the potential above by a numpy probe; an endpoint whose kinks have no stationary point in their region
-    ends with the CYCLE status, not certified."""
+    of the potential above by a numpy probe. A third endpoint, which ended with the CYCLE status when this test
+    was written, refines to one too since the refinement's later rounds (found failing in issue 36's fifth round,
+    already at its start: certified kink-kkt of rank 4, no rise in 2000 probe directions at 1e-6 .. 1e-2 rad); it
+    is checked like the others."""
     from ccdyn.data.registry import DataSpec, build_dataset
     ds = build_dataset(DataSpec(d=6, m=6), jnp.float64)
     pw = pairwise.get_pairwise("gaussian", 1.0)
@@ -243,11 +246,11 @@ def test_gaussian_alpha_kink_optima_with_dependent_views():
                   [-0.5720029552629596, -0.2584661877236372, 0.6111664856789701, -0.11377534428069169,
                    0.3159599646039482, 0.34598821881409375]])
     ref = jax.device_get(kinks.refine(ds, RELU, pw, W / np.linalg.norm(W, axis=1, keepdims=True)))
-    np.testing.assert_array_equal(ref["status"], [kinks.RefineStatus.CONVERGED] * 2 + [kinks.RefineStatus.CYCLE])
+    np.testing.assert_array_equal(ref["status"], [kinks.RefineStatus.CONVERGED] * 3)
     rows = certify.assess_many(ds, RELU, pw, ref["w"], kink_ref=ref)
     rng = np.random.default_rng(0)
     x, p = np.asarray(ds.x), np.asarray(ds.p)
-    for r, w in zip(rows[:2], ref["w"][:2]):
+    for r, w in zip(rows, ref["w"]):
         assert r["certificate"] == "kink-kkt" and r["stable"] and r["kink_rank"] >= 4
         dirs = rng.standard_normal((500, 6))
         dirs -= np.outer(dirs @ w, w)
@@ -255,4 +258,3 @@ def test_gaussian_alpha_kink_optima_with_dependent_views():
         e0 = _potential(x, p, w[None], 1.0)[0]
         for rad in (1e-6, 1e-4, 1e-2):
             assert np.max(_potential(x, p, np.cos(rad) * w + np.sin(rad) * dirs, 1.0)) < e0
-    assert not rows[2]["stable"] and "cycles" in rows[2]["certificate_note"]

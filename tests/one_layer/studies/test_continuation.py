@@ -109,6 +109,7 @@ def test_configs_reach_every_kind_of_field_and_refuse_bad_ones():
         continuation.configs(base, "max_steps", [2.5])
 
 
+@pytest.mark.slow  # 6 s; fast: the power case of test_values_in_one_program_give_the_tracks_of_value_by_value
 def test_real_run_of_two_equal_values_is_the_identity():
     base = BasinsConfig(data=DataSpec(d=4, m=4), n_init=500, tile=128, chunk_size=512)
     rec = continuation.run(base, "ortho_eps", [0.2, 0.2])
