@@ -100,10 +100,10 @@ def refine(ds64: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, centers,
            tol: float = 1e-12, max_steps: int = 20000, log=None) -> dict:
     """Refines each cluster center in float64.
 
-    With a kinked activation (ReLU, leaky ReLU) and the power method, first by power iteration down to
-    ``tol``: when every refined point converged clear of the kinks (:func:`_clear_of_kinks`) it is a smooth
-    fixed point and ``kink`` is None (the main job then never compiles the kink path). Otherwise (and for
-    the flows) by the exact active-set iteration of
+    With a kinked activation (ReLU, leaky ReLU) and the power method (or auto, when no center lies within
+    ON_KINK of a kink hyperplane), first by power iteration down to ``tol``: when every refined point converged
+    clear of the kinks (:func:`_clear_of_kinks`) it is a smooth fixed point and ``kink`` is None (the main job
+    then never compiles the kink path). Otherwise (and for the flows) by the exact active-set iteration of
     :func:`ccdyn.one_layer.kinks.refine` (a flow endpoint pinned on a kink ridge short of the maximum
     is moved to it); ``kink`` then holds that function's per-center output. Otherwise by continuing
     the dynamics down to ``tol`` (``kink`` is None). ``status`` is :class:`Status` CONVERGED or not.
