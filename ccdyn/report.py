@@ -57,6 +57,11 @@ def key_lines(text: str, width: int = WIDTH) -> list:
                          break_long_words=False)
 
 
+def keyed_table(headers, rows, key: str) -> str:
+    """A table (:func:`format_table`) with its key under it (:func:`key_lines`), as the scripts print them."""
+    return "\n".join([format_table(headers, rows), *key_lines(key)])
+
+
 def duration(seconds: float) -> str:
     """A duration read at a glance: '0.4 s', '42 s', '3 min 20 s', '2 h 05 min'."""
     if seconds < 1:

@@ -73,14 +73,14 @@ def main(_argv):
                      formula="a basins run, its kink analysis and a probe per set, >= 0.05 s each")
     sq = base.alpha == "gaussian"  # the probe's (pairwise) features; the basins run's tiles
     cli.check_memory_of(lambda **f: 8 * f["--max_points"] * (f["--probe_dirs"] * (3 + sq * f["--max_points"])
-                        + 32 * base.tile), *cli.sizes_of(FLAGS, ("max_points", "probe_dirs")), "float64 probe_dirs x "
-                        f"max_points{' x max_points' if sq else ''} in the probe, 32 tile x max_points in the basins run")
+                        + 32 * base.tile), *cli.sizes_of(FLAGS, ("max_points", "probe_dirs")), "float64 probe_dirs"
+                        f" x max_points{' x max_points' if sq else ''} in the probe, 32 tile x max_points in the basins"
+                        " run")
     clouds = ((s, flow_accuracy.random_cloud(s, FLAGS.min_points, FLAGS.max_points)[0]) for s in seeds)
     if sq and (problem := flow_accuracy.degenerate_tau_set(clouds, base.tau)):
         cli.fail(problem)  # as scripts/basins.py refuses it, on every set
-    run = cli.open_run_dir(FLAGS.output_dir, {"base": dataclasses.asdict(base), "set_seeds": FLAGS.set_seeds,
-                                               "min_points": FLAGS.min_points, "max_points": FLAGS.max_points,
-                                               "probe_dirs": FLAGS.probe_dirs, "compare_methods": FLAGS.compare_methods},
+    run = cli.open_run_dir(FLAGS.output_dir, {"base": dataclasses.asdict(base), **{k: getattr(FLAGS, k) for k in (
+                               "set_seeds", "min_points", "max_points", "probe_dirs", "compare_methods")}},
                            script="scripts/kink_check.py", outputs=OUTPUTS, overwrite=FLAGS.overwrite, can_resume=False)
     (out := run.path).joinpath("sets").mkdir(exist_ok=True)
     others = {"flow (stops where pinned)": dataclasses.replace(base.dynamics, sliding=False),
@@ -121,8 +121,8 @@ def main(_argv):
                         "geometry": geo, "judgement": kink_probe.judge(radii, rises, geo["r_geo"])})
         stable = [o for o in opt if o["stable"]]
         rows.append([s, n, d, an["status_counts"]["converged"], an["n_clusters"], len(opt), len(stable),
-                     sum(o["certificate"] == "smooth" for o in opt), sum(o["certificate"] == "kink-kkt" for o in opt),
-                     round(sum(o["count"] for o in stable) / cfg.n_init, 4), max((o["kink_rank"] for o in opt), default=0),
+                     *[sum(o["certificate"] == c for o in opt) for c in ("smooth", "kink-kkt")], round(sum(
+                         o["count"] for o in stable) / cfg.n_init, 4), max((o["kink_rank"] for o in opt), default=0),
                      f"{max(o['probe_rise'] for o in stable):.1e}" if stable else "-",
                      f"{min(o['geometry']['r_geo'] for o in stable):.1e}" if stable else "-",
                      " / ".join(str(v) for v in kink_probe.count_judgements(stable).values()),

@@ -54,10 +54,9 @@ flags.DEFINE_integer("block", 1000, "Steps per compiled block (progress between 
 cli.define_run_flags("runs/mnist", resume=False, what="Output directory.")
 cli.register_numbers("scale", float, 0, 1, lo_open=True, hi_open=False, unique=False)
 cli.register_numbers("ratio", float, 0, lo_open=True, unique=False)
-flags.register_validator("tau", lambda v: v > 0, "--tau must be > 0")
-flags.register_validator("lr", lambda v: v > 0, "--lr must be > 0")
-flags.register_validator("momentum", lambda v: 0 <= v < 1, "--momentum must lie in [0, 1)")
-flags.register_validator("weight_decay", lambda v: v >= 0, "--weight_decay must be >= 0")
+for _name, _ok, _rule in (("tau", lambda v: v > 0, "be > 0"), ("lr", lambda v: v > 0, "be > 0"), ("momentum",
+                          lambda v: 0 <= v < 1, "lie in [0, 1)"), ("weight_decay", lambda v: v >= 0, "be >= 0")):
+    flags.register_validator(_name, _ok, f"--{_name} must {_rule}")
 for _name in ("scale", "ratio"):
     flags.register_validator(_name, lambda v: len(cli.floats(v) or ()) == 2 and cli.floats(v)[0] <= cli.floats(v)[1],
                              f"--{_name} must be two numbers low,high with low <= high")
@@ -93,7 +92,8 @@ def _config(images, f: dict):
     memory = lambda **s: 4 * (images.size + 2 * s["--n_seeds"] * (  # noqa: E731 -- bytes
         n * (1 + 4 * s["--n_filters"]) + 3 * s["--n_filters"] * (px + 4 * s["--d_out"]) + 4 * s["--batch_size"] * px))
     cli.check_counts(FLAGS, ("n_seeds", "n_filters", "d_out", "batch_size", "steps"), memory=memory, steps=lambda **s:
-                     s["--steps"], ops=lambda **s: 8 * s["--n_seeds"] * s["--steps"] * s["--batch_size"] * px * s["--n_filters"],
+                     s["--steps"], ops=lambda **s: 8 * s["--n_seeds"] * s["--steps"] * s["--batch_size"] * px
+                     * s["--n_filters"],
                      formula="4 B x (n H W + 2 n_seeds x (n (1 + K M) + 3 (M H W + d_out K M) + 4 batch H W)); "
                      "2 n_seeds x steps x 4 batch H W x M products")
     return cfg
@@ -133,8 +133,8 @@ def main(argv):
     def progress(done, losses):
         if done == cfg.train.steps or done % max(FLAGS.block, cfg.train.steps // 10) == 0:
             m = [v[np.isfinite(v)].mean() if np.isfinite(v).any() else np.nan  # over the finite runs, no warning
-                 for v in np.asarray(losses).reshape(-1, 2).T]
-            cli.log(f"  step {done}/{cfg.train.steps}  mean loss no_aug {m[0]:.4f}  aug {m[1]:.4f}  {time.time() - t0:.0f} s")
+                 for v in np.asarray(losses).reshape(-1, 2).T] + [time.time() - t0]
+            cli.log(f"  step {done}/{cfg.train.steps}  mean loss no_aug {m[0]:.4f}  aug {m[1]:.4f}  {m[2]:.0f} s")
     record = mnist.run(images, cfg, block=FLAGS.block, on_block=progress)
     summary = _write(run.path, record, cfg, data)
     for c in mnist.CONDITIONS:  # one line per seed that a score leaves out, never averaged in

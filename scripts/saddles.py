@@ -53,7 +53,7 @@ flags.DEFINE_float("region_angle", D.region_angle, "Boundary points of a pair th
 flags.DEFINE_integer("max_seeds", D.max_seeds, "Regions seeded per pair.", lower_bound=0, upper_bound=saddles.MAX_SEEDS)
 cli.define_run_flags(None, resume=False, what="Where the outputs go (default: the input run's path + '-saddles').")
 cli.define_multihost_flags()
-flags.register_multi_flags_validator(["run", "continuation"], lambda f: (f["run"] is None) != (f["continuation"] is None),
+flags.register_multi_flags_validator(["run", "continuation"], lambda f: sum(v is None for v in f.values()) == 1,
                                      "give exactly one of --run and --continuation")
 flags.register_validator("step", lambda v: 0 < v <= 1, "--step must lie in (0, 1]")
 flags.register_validator("min_fraction", lambda v: 0 <= v < 1, "--min_fraction must lie in [0, 1)")
@@ -87,7 +87,8 @@ def _along(cfg, t0, continuation: str, output_dir, pid, n_proc, overwrite):
     output_dir = _out_dir(output_dir, continuation, "--continuation")
     rec = cli.read_run_json(Path(continuation) / "continuation.json", script="scripts/continuation.py",
                             flag="--continuation", keys=("config", "runs"))
-    run = _open(pid, n_proc, output_dir, {**dataclasses.asdict(cfg), "continuation": str(continuation)}, ALONG_OUTPUTS, overwrite)
+    run = _open(pid, n_proc, output_dir, {**dataclasses.asdict(cfg), "continuation": str(continuation)}, ALONG_OUTPUTS,
+                overwrite)
     out = cli.or_fail(saddles.along, cfg, rec, log=cli.log if pid == 0 else None, mesh=_mesh())
     if run is None:  # another process: its share of every pair computed, nothing written
         return
@@ -99,9 +100,10 @@ def _along(cfg, t0, continuation: str, output_dir, pid, n_proc, overwrite):
             rr = r.pop("record")
             r.update({k: rr[k] for k in keep}, searches=[{k: p[k] for k in ("pair", "seed", "energy", "certified",
                   "note", "kind", "reaches", "saddle")} for p in rr["searches"]], saddles=rr["saddles"])
-    io.write_json(run.path / "along.json", {**cli.with_run_record("scripts/saddles.py", out, num_processes=n_proc), "wall_s": time.time() - t0})
+    io.write_json(run.path / "along.json", {**cli.with_run_record("scripts/saddles.py", out, num_processes=n_proc),
+                                            "wall_s": time.time() - t0})
     path = cli.finish(run)
-    print("\n".join([report.format_table(saddles.ALONG_COLUMNS, saddles.along_rows(out)), *report.key_lines(saddles.ALONG_KEY)]))
+    print(report.keyed_table(saddles.ALONG_COLUMNS, saddles.along_rows(out), saddles.ALONG_KEY))
     print(f"\nwrote {path}/along.json, along.csv, along.png ({time.time() - t0:.1f} s)")
 
 
@@ -109,11 +111,8 @@ def main(argv):
     del argv
     t0 = time.time()
     pid, n_proc = cli.start_processes(FLAGS)  # before any JAX work
-    cfg = saddles.SaddlesConfig(n_images=FLAGS.n_images, n_steps=FLAGS.n_steps, step=FLAGS.step,
-                                min_fraction=FLAGS.min_fraction, probe_angle=FLAGS.probe_angle,
-                                match_tol=FLAGS.match_tol, pairs=FLAGS.pairs, touch_inits=FLAGS.touch_inits,
-                                touch_angle=FLAGS.touch_angle, check_all=FLAGS.check_all, max_pairs=FLAGS.max_pairs,
-                                n_bisect=FLAGS.n_bisect, region_angle=FLAGS.region_angle, max_seeds=FLAGS.max_seeds)
+    cfg = saddles.SaddlesConfig(**{f.name: FLAGS[f.name].value for f in dataclasses.fields(saddles.SaddlesConfig)
+                                   if f.name in FLAGS})  # every field that is a flag (the others keep their default)
     if FLAGS.continuation:
         return _along(cfg, t0, FLAGS.continuation, FLAGS.output_dir, pid, n_proc, FLAGS.overwrite)
     out_name = _out_dir(FLAGS.output_dir, FLAGS.run, "--run")
@@ -136,8 +135,9 @@ def main(argv):
     n = len(record["optima"])
     io.write_csv(out / "barriers.csv", ["optimum"] + [str(j) for j in range(n)],
                  [[i] + [f"{v:.12g}" for v in row] for i, row in enumerate(record["barrier_matrix"])])
+    title = f"{summary['config']['act']}, {summary['config']['data']['data']}: {n} optima"
     for name, fig in (("disconnectivity", figures.disconnectivity_figure), ("paths", figures.saddle_paths_figure)):
-        io.save_figure(out / f"{name}.png", fig(record, f"{summary['config']['act']}, {summary['config']['data']['data']}: {n} optima"))
+        io.save_figure(out / f"{name}.png", fig(record, title))
     io.write_json(out / "saddles.json", {**cli.with_run_record("scripts/saddles.py", record, num_processes=n_proc),
                                          "wall_s": time.time() - t0})
     out = cli.finish(run)

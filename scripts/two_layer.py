@@ -88,8 +88,8 @@ def _train(cfg, s, i, n, save_weights):
 
     def progress(done, ls):  # the mean loss of the finite seeds (nan when none is, without numpy's warning)
         if done == steps or done % max(cfg.block, steps // 5) == 0:
-            v = np.asarray(ls)[np.isfinite(ls)]
-            cli.log(f"[{i + 1}/{n}] {s.tag}: step {done}/{steps}  loss {v.mean() if v.size else np.nan:.4f}  {time.time() - t1:.1f} s")
+            loss = v.mean() if (v := np.asarray(ls)[np.isfinite(ls)]).size else np.nan
+            cli.log(f"[{i + 1}/{n}] {s.tag}: step {done}/{steps}  loss {loss:.4f}  {time.time() - t1:.1f} s")
     r = token_grid.run_setting(s, cfg.train, n_seeds=cfg.n_seeds, seed=cfg.seed, spec=cfg.spec, d_out=cfg.d_out,
                                block=cfg.block, on_block=progress)
     for k, step in token_grid.nonfinite_seeds(r):

@@ -105,6 +105,7 @@ def test_the_reader_finds_tables_split_blocks_and_keys():
     assert problems(text) == [f"table at line {found[1][0] + 1} (x  y...) has no key under it"]
     assert text.splitlines()[found[1][0]] == "x  y"
     assert report.format_table(["a", "b"], [[1, 2]], width=None) == "a  b\n-  -\n1  2"
+    assert report.keyed_table(["a", "b"], [[1, 2]], "a, b: numbers") == "a  b\n-  -\n1  2\nkey: a, b: numbers"
     assert "wide" in problems("h\n-\n" + "x" * 121 + "\n" + key[0])[0]
 
 
