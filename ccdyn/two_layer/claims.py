@@ -20,17 +20,55 @@ CSV, the summary table and the JSON record.
 Ledger records (:func:`ccdyn.verdicts.claim_record`): :func:`grid_claims` (the checks of
 :func:`check_grids`), :func:`mnist_ledger` and :func:`modulation_claims` (the verdicts of
 :mod:`ccdyn.two_layer.studies.modulation`).
+
+Kept in modules of their own and re-exported here (so that each stays small): Table 1 and the longer-training
+check (:mod:`ccdyn.two_layer.table1_claims`), App. E.3 (:mod:`ccdyn.two_layer.mnist_claims`), the modulation
+verdicts and records (:mod:`ccdyn.two_layer.modulation_claims`) and the appendix forms
+(:mod:`ccdyn.two_layer.appendix_claims`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
 
 from ccdyn import report, stats, verdicts
 from ccdyn.two_layer.appendix_claims import appendix_forms_claims
+from ccdyn.two_layer.mnist_claims import (
+    CONDITIONS,
+    mnist_claims,
+    mnist_ledger,
+    mnist_scores_csv,
+    mnist_summary,
+    mnist_summary_key,
+    mnist_summary_table,
+)
+from ccdyn.two_layer.modulation_claims import (
+    EQ15_TOLERANCE,
+    EQ155_ALPHA,
+    FIG7_TOLERANCE,
+    cor3_verdict,
+    eq15_verdict,
+    eq155_verdict,
+    fig7_verdict,
+    lemma5_general_claims,
+    modulation_bounds_claims,
+    modulation_claims,
+    modulation_verdicts,
+    thm6_verdict,
+    top_layer_claims,
+)
+from ccdyn.two_layer.table1_claims import (
+    PAPER_TABLE1,
+    TABLE1_VARIANTS,
+    check_more_steps,
+    steps_markdown,
+    table1_cells,
+    table1_csv,
+    table1_markdown,
+    table1_table,
+)
 from ccdyn.verdicts import claims_markdown, claims_table, verdict, verdict_word
 
 __all__ = ["verdict", "verdict_word", "check_p1", "check_relu_beats_linear", "check_infonce_beats_quadratic",
@@ -45,8 +83,6 @@ __all__ = ["verdict", "verdict_word", "check_p1", "check_relu_beats_linear", "ch
            "modulation_bounds_claims", "lemma5_general_claims", "top_layer_claims",
            "modulation_claims", "CONDITIONS", "eq15_verdict", "fig7_verdict", "eq155_verdict", "thm6_verdict",
            "cor3_verdict", "modulation_verdicts", "EQ15_TOLERANCE", "FIG7_TOLERANCE", "EQ155_ALPHA"]
-
-CONDITIONS = ("no_aug", "aug")  # the paired App. E.3 runs (ccdyn.two_layer.studies.mnist): without / with crops
 
 
 def _table(rows, score="chi_plus"):
@@ -317,200 +353,6 @@ def summary_markdown(grids: dict) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-# Column order of the paper's Table 1: (BN variant, (mu backprop?, sigma backprop?)).
-TABLE1_VARIANTS = (("none_backprop", "μ no bp, σ² no bp"), ("var_only", "μ no bp, σ² bp"),
-                   ("mean_only", "μ bp, σ² no bp"), ("vanilla", "μ bp, σ² bp"))
-
-# Table 1 of the paper (ReLU, zeta = 10, InfoNCE), (beta, P) -> chi_bar_+ mean, std in TABLE1_VARIANTS order.
-PAPER_TABLE1 = {
-    (1, 1): [(0.31, 0.24), (0.23, 0.06), (0.30, 0.24), (0.23, 0.06)],
-    (1, 3): [(0.65, 0.09), (-0.03, 0.01), (0.64, 0.07), (0.24, 0.11)],
-    (1, 5): [(0.61, 0.06), (-0.00, 0.00), (0.62, 0.02), (0.38, 0.04)],
-    (1, 10): [(0.66, 0.06), (0.53, 0.05), (0.70, 0.03), (0.56, 0.04)],
-    (2, 1): [(0.36, 0.13), (0.27, 0.06), (0.63, 0.11), (0.33, 0.12)],
-    (2, 3): [(0.78, 0.01), (0.00, 0.01), (0.80, 0.02), (0.41, 0.07)],
-    (2, 5): [(0.78, 0.02), (0.22, 0.21), (0.77, 0.07), (0.56, 0.02)],
-    (2, 10): [(0.83, 0.08), (0.72, 0.06), (0.80, 0.04), (0.71, 0.05)],
-    (5, 1): [(0.63, 0.06), (0.43, 0.12), (0.67, 0.06), (0.46, 0.06)],
-    (5, 3): [(0.90, 0.06), (0.45, 0.07), (0.90, 0.03), (0.60, 0.08)],
-    (5, 5): [(0.90, 0.01), (0.72, 0.01), (0.88, 0.06), (0.74, 0.02)],
-    (5, 10): [(0.88, 0.01), (0.88, 0.04), (0.92, 0.03), (0.90, 0.03)],
-    (10, 1): [(0.63, 0.12), (0.37, 0.15), (0.70, 0.17), (0.46, 0.15)],
-    (10, 3): [(0.95, 0.05), (0.72, 0.06), (0.94, 0.05), (0.80, 0.03)],
-    (10, 5): [(0.98, 0.02), (0.84, 0.05), (0.96, 0.06), (0.92, 0.01)],
-    (10, 10): [(0.90, 0.01), (0.97, 0.02), (0.89, 0.03), (0.97, 0.02)],
-}
-
-
-def table1_cells(rows, act: str = "relu") -> list:
-    """[(beta, P, [(ours, paper) per TABLE1_VARIANTS])] for the (beta, P) cells of ``act`` in ``rows``;
-    ours and paper are (mean, std) or None where missing."""
-    ours = {(r["beta"], r["n_candidates"], r["bn"]): r["chi_plus"] for r in rows if r["act"] == act}
-    out = []
-    for b, p in sorted({(b, p) for b, p, _ in ours}):
-        pairs = []
-        for j, (bn, _) in enumerate(TABLE1_VARIANTS):
-            o = ours.get((b, p, bn))
-            pairs.append((None if o is None else (o["mean"], o["std"]), PAPER_TABLE1.get((b, p), [None] * 4)[j]))
-        out.append((b, p, pairs))
-    return out
-
-
-def _mean_std(v) -> str:
-    return "-" if v is None or v[0] is None else f"{v[0]:.2f} ± {v[1]:.2f}"
-
-
-def table1_table(cells) -> tuple:
-    """(headers, rows) of Table 1: a row per (beta, P), ours and the paper's mean ± std per variant side by side."""
-    headers = ["β", "P"] + [f"{name}: {who}" for _, name in TABLE1_VARIANTS for who in ("ours", "paper")]
-    return headers, [[b, p] + [_mean_std(x) for pair in pairs for x in pair] for b, p, pairs in cells]
-
-
-def table1_markdown(cells) -> str:
-    """Table 1 as markdown (:func:`table1_table`)."""
-    return report.markdown_table(*table1_table(cells))
-
-
-def table1_csv(cells) -> tuple:
-    """(headers, rows) of ``table1.csv``: <variant>_<ours|paper>_<mean|std>, rounded to 4 digits, empty if missing."""
-    headers = ["beta", "P"] + [f"{bn}_{who}_{stat}" for bn, _ in TABLE1_VARIANTS for who in ("ours", "paper")
-                               for stat in ("mean", "std")]
-    return headers, [[b, p] + [("" if x is None or x[0] is None else round(x[i], 4)) for pair in pairs for x in pair
-                               for i in (0, 1)] for b, p, pairs in cells]
-
-
-def check_more_steps(rows, reference_rows, margin=0.05):
-    """Does a smaller lr reach a larger lr's outcome with more steps (issue #15)?
-
-    ``rows``: rows of ``scripts/two_layer_steps.py`` (a ``steps`` field each, one training per setting
-    scored at several step counts); ``reference_rows``: the grid at the larger lr. Per activation, the
-    part holds when at the largest step count chi_bar_+ is within ``margin`` of the reference (or
-    above it) in every (P, beta) cell that both have.
-    """
-    claim = "more steps at the small lr reach the large lr's chi_+"
-    ref = {(r["act"], r["n_candidates"], r["beta"]): r["chi_plus"]["mean"] for r in reference_rows}
-    last = max(r["steps"] for r in rows)
-    gaps: dict[str, list[float]] = {}
-    for r in rows:
-        cell = (r["act"], r["n_candidates"], r["beta"])
-        if r["steps"] == last and cell in ref:
-            gaps.setdefault(r["act"], []).append(ref[cell] - r["chi_plus"]["mean"])
-    if not gaps:
-        return verdict(claim, None, {})
-    parts = {f"{act}: within {margin:g} of the reference in every cell at {last} steps": max(g) < margin
-             for act, g in sorted(gaps.items())}
-    return verdict(claim, parts, {"steps": last, "max_gap": {a: max(g) for a, g in sorted(gaps.items())}})
-
-
-def steps_markdown(rows, reference_rows, reference_label: str = "reference") -> str:
-    """chi_bar_+ (chi_bar_-) of each (act, P, beta) at every step count, next to the reference grid's cell,
-    and the mean angle the filters turned by the last step count."""
-    steps = sorted({r["steps"] for r in rows})
-    ref = {(r["act"], r["n_candidates"], r["beta"]): r for r in reference_rows}
-    by = {(r["act"], r["n_candidates"], r["beta"], r["steps"]): r for r in rows}
-    cells = sorted({(r["act"], r["n_candidates"], r["beta"]) for r in rows})
-    headers = ["act", "P", "β"] + [f"{s} steps" for s in steps] + [reference_label, f"turned by {steps[-1]}"]
-    body = []
-    for act, p, b in cells:
-        cols = [f"{by[(act, p, b, s)]['chi_plus']['mean']:.3f} ({by[(act, p, b, s)]['chi_minus']['mean']:.3f})"
-                if (act, p, b, s) in by else "–" for s in steps]
-        r = ref.get((act, p, b))
-        turned = by.get((act, p, b, steps[-1]), {}).get("turn_deg")
-        body.append([act, p, b] + cols + [f"{r['chi_plus']['mean']:.3f} ({r['chi_minus']['mean']:.3f})" if r else "–",
-                                          f"{turned['mean']:.1f}°" if turned else "–"])
-    return report.markdown_table(headers, body)
-
-
-
-def mnist_claims(record: dict, confidence: float = 0.95) -> list:
-    """Verdicts on App. E.3 / Figs. 12-13 from paired per-seed differences (aug - no_aug) of the final
-    scores: each claim holds when the mean difference has the claimed sign and its t interval over
-    seeds excludes 0. Seeds with a non-finite run are left out (and counted)."""
-    out = []
-    for key, claim in (("hf", "augmentation gives smoother filters, weaker high frequencies (App. E.3, Fig. 13)"),
-                       ("max_cos", "augmentation gives more diverse filters, lower max cosine (issue #15's "
-                                   "reading of Figs. 12-13)"),
-                       ("max_cos_live", "the same among the filters that fire on the data (dead filters left out)")):
-        a, b = record["final"]["aug"][key], record["final"]["no_aug"][key]
-        diff = a - b
-        ok = np.isfinite(diff)
-        mean, lo, hi = stats.t_interval(diff[ok], confidence)
-        nan = float("nan")  # (numpy's nanmean, as the committed summaries have it, where a seed is left)
-        numbers = {"aug": float(np.nanmean(a)) if ok.any() else nan,
-                   "no_aug": float(np.nanmean(b)) if ok.any() else nan, "diff": mean,
-                   "diff_ci": [lo, hi], "seeds": int(ok.sum()), "seeds_dropped": int((~ok).sum())}
-        parts: dict[str, bool] | None = {"lower with augmentation on average": bool(mean < 0),
-                 f"{int(100 * confidence)}% interval over seeds below 0": bool(hi < 0)}
-        if not ok.any():  # nothing to judge: named, not a mean of nothing
-            parts, numbers["reason"] = None, f"every seed's run went non-finite ({int((~ok).sum())} of {ok.size})"
-        out.append(dict(verdicts.verdict(claim, parts, numbers), grid="mnist"))
-    return out
-
-
-def mnist_scores_csv(record: dict) -> tuple:
-    """(header, rows) of ``scores.csv``: one row per seed and condition."""
-    keys = ("hf", "max_cos", "dead", "max_cos_live")
-    header = (["seed", "condition", "finite", "stopped_at"] + list(keys) + [f"{k}_init" for k in keys]
-              + ["final_loss"])
-    rows = []
-    for cond in CONDITIONS:
-        f, i = record["final"][cond], record["init"][cond]
-        for s in range(len(f["hf"])):
-            rows.append([s, cond, bool(record["finite"][cond][s]), int(record["stopped_at"][cond][s])]
-                        + [float(f[k][s]) for k in keys] + [float(i[k][s]) for k in keys]
-                        + [float(record["loss"][cond][-1, s])])
-    return header, rows
-
-
-def mnist_summary_table(record: dict, confidence: float = 0.95) -> tuple:
-    """(header, rows): per condition, each score (final and initial) over the finite seeds with an
-    interval that stays in the score's range by construction. The dead-filter fraction: the pooled count of
-    dead filters over all filters of those seeds, with its Wilson interval (:func:`ccdyn.stats.wilson_interval`;
-    filters as independent draws). The other scores: the mean with its t interval over seeds intersected
-    with the score's range (high-frequency fraction [0, 1], cosines [-1, 1]); the mean lies in that range,
-    so the intersection keeps the interval's coverage. Rows as :func:`mnist_summary_key` explains."""
-    def t_cell(v, lo_range, hi_range):
-        v = np.asarray(v, float)
-        mean, lo, hi = stats.t_interval(v[np.isfinite(v)], confidence)
-        return f"{mean:.3f} [{max(lo, lo_range):.3f}, {min(hi, hi_range):.3f}]"
-
-    def dead_cell(cond, at):
-        ok = np.asarray(record["finite"][cond], bool)
-        per_run = int(np.prod(np.shape(record["W"][cond])[1:3]))  # K receptive fields x M filters
-        count = int(np.rint(np.asarray(record[at][cond]["dead"], float)[ok] * per_run).sum())
-        n = per_run * int(ok.sum())
-        if n == 0:
-            return "-"
-        from scipy.special import ndtri  # the normal quantile of the Wilson interval
-
-        lo, hi = stats.wilson_interval(count, n, z=float(ndtri(0.5 + confidence / 2)))
-        return f"{count / n:.3f} [{lo:.3f}, {hi:.3f}]"
-
-    header = ["condition", "seeds (ok)", "high-freq. fraction", "max cosine", "dead filters", "max cos. (live)"]
-    rows = [[f"{cond}{'' if at == 'final' else ' at init'}",
-             f"{len(record['finite'][cond])} ({int(np.sum(record['finite'][cond]))})",
-             t_cell(record[at][cond]["hf"], 0.0, 1.0), t_cell(record[at][cond]["max_cos"], -1.0, 1.0),
-             dead_cell(cond, at), t_cell(record[at][cond]["max_cos_live"], -1.0, 1.0)]
-            for at, conds in (("final", CONDITIONS), ("init", CONDITIONS[:1])) for cond in conds]
-    return header, rows
-
-
-def mnist_summary_key(confidence: float = 0.95) -> str:
-    """The key printed under :func:`mnist_summary_table`."""
-    c = int(round(100 * confidence))
-    return (f"key: score [{c}% interval]. dead filters: pooled count over all filters of the finite seeds, Wilson\n"
-            f"     interval; other scores: mean over seeds, t interval cut to the score's range ([0, 1];\n"
-            "     cosines [-1, 1]). seeds (ok): seeds run (those that stayed finite, the only ones counted);\n"
-            "     at init: the same scores of the initial filters.")
-
-
-def mnist_summary(record: dict, cfg, data: str) -> dict:
-    """The JSON record of a run (without the filters): config, per-seed scores, the claims' verdicts."""
-    keep = ("side", "n_images", "finite", "stopped_at", "final", "init")
-    return {"data": data, "config": dataclasses.asdict(cfg), **{k: record[k] for k in keep},
-            "final_loss": {c: record["loss"][c][-1] for c in CONDITIONS}, "claims": mnist_claims(record)}
-
-
 # --- ledger records ------------------------------------------------------------------------------------
 
 _GRID_CLAIMS = (("P=1:", "p1", "Sec. 5, Fig. 4 / 9a (Fig. 10: quadratic loss)"),
@@ -584,226 +426,6 @@ def grid_claims(checks, *, result: str = "results/two_layer/claims.json",
                                          reading="docs/two_layer_readings.md", result=result, command=command,
                                          evidence=ev))
     return out
-
-
-def mnist_ledger(summary: dict, *, result: str = "results/two_layer/mnist", command: str | None = None) -> list:
-    """The App. E.3 verdicts of :func:`mnist_summary` (or ``summary.json``) as ledger records; ``command``:
-    the one given, else the run record's (``summary.json``), else the results/README.md command."""
-    command = (command or summary.get("command")
-               or "python scripts/mnist.py --n_seeds=10 --output_dir=results/two_layer/mnist")
-    ids = ("core-appE3-smoother", "core-appE3-more-diverse", "core-appE3-more-diverse-live")
-    diverse = {"scope": "not claimed", "why": "App. E.3 says the filters of each RF capture a diverse set of "
-               "patterns (Fig. 12, without augmentation) and that augmentation makes them smoother; it does not "
-               "say augmentation makes them more diverse (issue #15's reading)"}
-    return [verdicts.claim_record(i, "core", "App. E.3, Figs. 12-13", c["claim"], c, c["numbers"], "sampled estimate",
-                                  reading="docs/two_layer_readings.md (MNIST)", result=result, command=command,
-                                  evidence=diverse if "diverse" in i else None)
-            for i, c in zip(ids, summary["claims"])]
-
-
-_MODULATION = {"eq15": ("core-thm5", "Thm. 5 (Eq. 15, Lemma 4)", "enumeration"),
-               "fig7": ("core-fig7", "Fig. 7 (Eq. 147, 150)", "closed form"),
-               "eq155": ("core-eq155", "Eq. 155", "sampled estimate"),
-               "thm6": ("core-thm6", "Thm. 6", "sampled estimate"),
-               "cor3": ("core-cor3", "Cor. 3", "simulation against a closed form")}
-
-# The modulation study's verdicts (ccdyn.two_layer.studies.modulation puts them in its record; the ledger
-# computes them again from the committed JSON / CSV numbers).
-EQ15_TOLERANCE = 1e-10  # largest relative |Eq. 15 - Lemma 4| that counts as agreement (float64)
-FIG7_TOLERANCE = 1e-9  # largest relative |closed form - RK4| that counts as agreement
-EQ155_ALPHA = 0.01  # Eq. 155 fails when this many values outside their 95% interval has chance < EQ155_ALPHA
-
-
-def eq15_verdict(rows, tolerance: float = EQ15_TOLERANCE) -> dict:
-    """Thm. 5: Eq. 15's velocity equals Lemma 4's (and, with BatchNorm, Cor. 3's equals Lemma 6's) on every
-    enumerated population, relative difference below ``tolerance``. ``rows``: the study's ``eq15`` rows."""
-    plain, normed = (max([r["relative"] for r in rows if r["batch_norm"] == bn], default=None) for bn in (False, True))
-    assert plain is not None, "eq15 rows without batch_norm=False"  # the study enumerates both settings
-    parts = {f"Eq. 15 = Lemma 4 (relative difference < {tolerance:g})": plain < tolerance}
-    if normed is not None:
-        parts[f"BatchNorm: Cor. 3 = Lemma 6 (relative difference < {tolerance:g})"] = normed < tolerance
-    return verdict("Thm. 5: Eq. 15 is Lemma 4's velocity", parts,
-                   {"worst_relative": max(r["relative"] for r in rows), "cases": len(rows)})
-
-
-def fig7_verdict(per_y0: dict, tolerance: float = FIG7_TOLERANCE) -> dict:
-    """Fig. 7: the closed form (Eq. 147) equals RK4 to ``tolerance`` (relative) and t* (Eq. 150) is finite
-    exactly when y(0) > 0. ``per_y0``: str(y(0)) -> {"t_star", "max_rel_err"}."""
-    worst = max(float(e["max_rel_err"]) for e in per_y0.values())
-    parts = {f"closed form (Eq. 147) = RK4 (relative error < {tolerance:g})": worst < tolerance,
-             "finite t* exactly when y(0) > 0 (Eq. 150)": all(bool(np.isfinite(float(e["t_star"]))) == (float(y) > 0)
-                                                             for y, e in per_y0.items())}
-    return verdict("Fig. 7: y' = (y + b) y blows up at t* when y(0) > 0", parts, {"worst_rel_err": worst})
-
-
-def _binomial_tail(k: int, n: int, p: float) -> float:
-    """P[X >= k] for X ~ Binomial(n, p)."""
-    return float(sum(math.comb(n, j) * p**j * (1 - p) ** (n - j) for j in range(k, n + 1)))
-
-
-def eq155_verdict(rows, alpha: float = EQ155_ALPHA) -> dict:
-    """Eq. 155: P[E_l] against Monte Carlo; fails when as many theory values outside their 95% Wilson
-    interval as seen have chance < ``alpha`` (binomial, 5% each). ``rows``: {"inside"} each (bool or the
-    CSV's "True"/"False")."""
-    inside = [r["inside"] in (True, "True") for r in rows]
-    outside = inside.count(False)
-    chance = _binomial_tail(outside, len(rows), 0.05)
-    return verdict("Eq. 155: P[E_l] matches Monte Carlo",
-                   {f"values outside their 95% interval no more than chance allows (P >= {alpha:g})": chance >= alpha},
-                   {"inside": f"{len(rows) - outside}/{len(rows)}", "chance_of_as_many_outside": chance})
-
-
-def thm6_verdict(rows, d: int) -> dict:
-    """Thm. 6: the share of random starts reaching u_0 grows with the modulation c, and is 1/d (inside
-    its 95% interval) at c = 0. ``rows``: the study's ``thm6`` rows."""
-    by_c = sorted(rows, key=lambda r: r["c"])
-    parts = {}
-    if len(by_c) > 1:
-        parts["the share reaching u_0 grows with c"] = all(a["to_u0"] < b["to_u0"] for a, b in zip(by_c, by_c[1:]))
-    if by_c[0]["c"] == 0:
-        lo, hi = by_c[0]["to_u0_ci95"]
-        parts["at c = 0 it is 1/d (inside the 95% interval)"] = lo <= 1 / d <= hi
-    return verdict("Thm. 6: modulation enlarges the basin of u_0", parts,
-                   {"to_u0": {r["c"]: r["to_u0"] for r in rows},
-                    "predictor_agrees": {r["c"]: r["predictor_agrees"] for r in rows}})
-
-
-def cor3_verdict(c3: dict, final_step: int) -> dict:
-    """Cor. 3: BatchNorm narrows the spread of the RFs' initial speeds more than 10x and, by ``final_step``,
-    every RF turns at least a third of the largest angle. ``c3``: the study's ``cor3`` (``none``, ``bn``)."""
-    spread = {v: float(np.max(c3[v]["initial_speed"]) / np.min(c3[v]["initial_speed"])) for v in ("none", "bn")}
-    final = {v: np.asarray(c3[v]["angle_moved_deg"][final_step] if final_step in c3[v]["angle_moved_deg"]
-                           else c3[v]["angle_moved_deg"][str(final_step)], float) for v in ("none", "bn")}
-    ratio = {v: float(np.min(final[v]) / max(np.max(final[v]), 1e-30)) for v in ("none", "bn")}
-    parts = {"BatchNorm narrows the spread (max/min) of the initial speeds more than 10x":
-             spread["none"] > 10 * spread["bn"],
-             "with BatchNorm every RF turns at least a third of the largest angle": ratio["bn"] >= 1 / 3}
-    return verdict("Cor. 3: BatchNorm lets RFs of every scale learn at comparable speed", parts,
-                   {"speed_spread": spread, "smallest_over_largest_angle": ratio})
-
-
-def modulation_verdicts(files: dict) -> dict:
-    """The five verdicts from the committed files of ``scripts/modulation.py``: ``files`` maps "eq15",
-    "fig7", "thm6", "cor3" to their JSON and "eq155" to the rows of ``eq155.csv`` (dicts)."""
-    cor3 = files["cor3"]
-    return {"eq15": eq15_verdict(files["eq15"]["rows"]), "fig7": fig7_verdict(files["fig7"]["per_y0"]),
-            "eq155": eq155_verdict(files["eq155"]), "thm6": thm6_verdict(files["thm6"]["rows"], files["thm6"]["d"]),
-            "cor3": cor3_verdict(cor3, cor3["none"]["n_steps"])}
-
-
-def modulation_claims(verdicts_by_check: dict, *, result: str = "results/theory/modulation",
-                      command: str = "python scripts/modulation.py --overwrite") -> list:
-    """The five verdicts of :func:`modulation_verdicts` (or of ``modulation.run``'s record: a check ->
-    {"verdict"} each) as ledger records."""
-    out = []
-    for name, (cid, where, kind) in _MODULATION.items():
-        if name in verdicts_by_check:
-            v = verdicts_by_check[name]
-            v = v.get("verdict", v)
-            out.append(verdicts.claim_record(cid, "core", where, v["claim"], v, v["numbers"], kind, result=result,
-                                             command=command))
-    return out
-
-
-def modulation_bounds_claims(record: dict, *, result: str = "results/theory/modulation_bounds",
-                             command: str | None = None, rel_tol: float = 1e-8) -> list:
-    """Eq. 151 and Eq. 156-157 (``studies.modulation_bounds.run``'s record or ``modulation_bounds.json``).
-    Eq. 151: the printed dt*/db equals float64 autodiff of Eq. 150 to ``rel_tol`` (the printed bracket
-    cancels to ~x^2/2 at small x = b/y0) and is negative on the whole grid. Eq. 156-157: the exact P[E_l]
-    against the bounds, split by regime (Eq. 156 top gap <= 1; Eq. 157 gaps <= 2), and the corrected
-    forms min(gap, 1)/2 and max(0, bound) in every case."""
-    command = record.get("command") or command or "python scripts/modulation_bounds.py --overwrite"
-    e, rows = record["eq151"], record["rows"]
-    n1 = {k: e[k] for k in ("x_range", "points", "max_rel_diff_autodiff", "max_value")}
-    v1 = verdict("Eq. 151", {f"printed dt*/db = autodiff of Eq. 150 (rel. {rel_tol:g})":
-                                 e["max_rel_diff_autodiff"] < rel_tol,
-                             "dt*/db < 0 at every grid point": e["max_value"] < 0}, n1)
-    tot = lambda key, regime: sum(r[key][regime] for r in rows)  # noqa: E731
-    n2 = {"eq156_draws_gap_le_1": tot("eq156_draws", "small"),
-          "eq156_violations_gap_le_1": tot("eq156_violations", "small"),
-          "eq156_draws_gap_gt_1": tot("eq156_draws", "large"),
-          "eq156_violations_gap_gt_1": tot("eq156_violations", "large"),
-          "eq157_cases_gaps_le_2": tot("eq157_cases", "small"),
-          "eq157_violations_gaps_le_2": tot("eq157_violations", "small"),
-          "eq157_cases_gap_gt_2": tot("eq157_cases", "large"),
-          "eq157_violations_gap_gt_2": tot("eq157_violations", "large"),
-          "eq156_min_slack_gap_le_1": min(r["eq156_min_slack_gap_le_1"] for r in rows
-                                          if r["eq156_min_slack_gap_le_1"] is not None),
-          "worst_miss_eq156": max(r["worst_miss"]["eq156"] for r in rows),
-          "worst_miss_eq157": max(r["worst_miss"]["eq157"] for r in rows),
-          "max_p_at_eq157_violation": max(r["max_p_at_eq157_violation"] for r in rows),
-          "corrected_violations": sum(r["corrected_violations"]["eq156"] + r["corrected_violations"]["eq157"]
-                                      for r in rows)}
-    v2 = verdict("Eq. 156-157", {
-        "Eq. 156 holds where the top gap <= 1": n2["eq156_draws_gap_le_1"] > 0 and n2["eq156_violations_gap_le_1"] == 0,
-        "Eq. 157 holds where the gaps <= 2": n2["eq157_cases_gaps_le_2"] > 0 and n2["eq157_violations_gaps_le_2"] == 0,
-        "Eq. 156 and 157 as printed hold at every gap":
-            n2["eq156_violations_gap_gt_1"] + n2["eq157_violations_gap_gt_2"] == 0,
-        "min(gap, 1)/2 and max(0, Eq. 157) hold in every case": n2["corrected_violations"] == 0}, n2)
-    note = None
-    if not v2["holds"]:
-        note = ("as printed, Eq. 156 exceeds 1/2 >= P for a top gap > 1 and Eq. 157 turns negative (P = 0) for "
-                "gaps > 2; min(gap, 1)/2 and max(0, .) hold in every case")
-    return [verdicts.claim_record("core-eq151", "core", "Eq. 151 (App. C.3)", "dt*/db < 0: a larger b_l blows up "
-                                  "sooner (the printed derivative of Eq. 150)", v1, n1, "autodiff",
-                                  result=result, command=command),
-            verdicts.claim_record("core-eq156-157", "core", "Eq. 156-157 (App. C.3)", "general modulation: P[E_c(1)] "
-                                  ">= (eps_c(1) - eps_c(2))/2 and P[E_c(r)] <= min_r' (1 - gap/2)^(r'+1) / (r'+1)",
-                                  v2, n2, "closed form", result=result, command=command, note=note)]
-
-
-def lemma5_general_claims(record: dict, *, result: str = "results/theory/lemma5_general", command: str | None = None,
-                          rel_tol: float = 1e-12) -> list:
-    """Lemma 5 (Eq. 120) beyond C = 2, M = 1 (``studies.lemma5_general.run``'s record or ``lemma5_general.json``):
-    the closed form equals the enumerated V[x~] to ``rel_tol`` (relative to the largest entry) in every shape
-    with C > 2 or M > 1, and the between-class term has rank <= C (the paper's "at most rank C")."""
-    command = record.get("command") or command or "python scripts/lemma5_general.py --overwrite"
-    rows = [r for r in record["rows"] if r["C"] > 2 or r["M"] > 1]
-    numbers = {"shapes_beyond_C2_M1": len(rows), "max_rel_diff": max((r["max_rel_diff"] for r in rows), default=None),
-               "C_M": [[r["C"], r["M"]] for r in rows], "between_rank": [r["between_rank"] for r in rows]}
-    v = verdict("Lemma 5", {f"Eq. 120 = enumeration (rel. {rel_tol:g}) for every C > 2 or M > 1 shape":
-                            bool(rows) and all(r["max_rel_diff"] < rel_tol for r in rows),
-                            "between-class term of rank <= C": bool(rows) and all(max(r["between_rank"]) <= r["C"]
-                                                                                  for r in rows)}, numbers)
-    note = None
-    if v["holds"] and all(max(r["between_rank"]) <= r["C"] - 1 for r in rows):
-        note = "the between-class term has rank C - 1 (its C terms sum to zero), one below the stated bound"
-    return [verdicts.claim_record("core-lemma5-general", "core", "Lemma 5 (Eq. 120), C > 2 or M > 1",
-                                  "V[x~] = diag_k L_k + sum_c p_c (1 - p_c)^2 Delta(c) Delta(c)^T under conditional "
-                                  "independence", v, numbers, "enumeration", result=result, command=command,
-                                  note=note)]
-
-
-def top_layer_claims(record: dict, *, result: str = "results/theory/top_layer", command: str | None = None,
-                     tol: float = 1e-12, rate_tol: float = 1e-4) -> list:
-    """Sec. 4 after Lemma 4 (``studies.top_layer.run``'s record or ``top_layer.json``), V on ||V||_F = 1: the flow
-    from random starts reaches S = s_max s_max^T (to ``tol``; the exact flow matches RK4), every V = v s_i^T is
-    stationary (residual < ``tol``: rank-1 S at every stationary point), and only s_max is stable (the other
-    ones grow toward s_max at lambda_max - lambda_i, to ``rate_tol`` relative to the spread of C's spectrum, > 0).
-    The paper's "necessary condition" names s_max; the saddles v s_i^T (i not max) are stationary too."""
-    command = record.get("command") or command or "python scripts/top_layer.py --overwrite"
-    rows = record["rows"]
-    numbers = {"draws": len(rows), "max_S_minus_top_outer": max(r["S_minus_top_outer"] for r in rows),
-               "max_rk4_vs_exact": max(r["rk4_vs_exact"] for r in rows),
-               "max_residual_v_si": max(r["max_residual_v_si"] for r in rows),
-               "min_start_residual": min(r["start_residual"] for r in rows),
-               "max_rate_rel_err": max(r["rate_rel_err"] for r in rows),
-               "min_rate_non_top": min(r["min_rate_non_top"] for r in rows),
-               "min_eig_gap_top": min(r["eig_gap_top"] for r in rows)}
-    v = verdict("rank-1 S", {
-        f"the flow reaches S = s_max s_max^T (< {tol:g}) and the exact flow matches RK4 (< 1e-9)":
-            numbers["max_S_minus_top_outer"] < tol and numbers["max_rk4_vs_exact"] < 1e-9,
-        f"every v s_i^T is stationary (< {tol:g}) and random starts are not": numbers["max_residual_v_si"] < tol
-            and numbers["min_start_residual"] > 1e-3,
-        "only v s_max^T is stable (others grow at lambda_max - lambda_i > 0)":
-            numbers["max_rate_rel_err"] < rate_tol and numbers["min_rate_non_top"] > 0,
-        "as stated: every stationary V has s = s_max (no stationary v s_i^T with i not max)":
-            not (numbers["max_residual_v_si"] < tol)}, numbers)
-    return [verdicts.claim_record("core-sec4-rank1-s", "core", "Sec. 4 (after Lemma 4)",
-                                  "a stationary V is v s^T with s the maximal eigenvector of C_alpha[f_1]: S = s s^T "
-                                  "is rank 1", v, numbers, "closed form", result=result, command=command,
-                                  note=None if v["holds"] else "S is rank 1 at every stationary V (v s_i^T); s is "
-                                  "the maximal eigenvector only at the stable one, the others are saddles")]
 
 
 def fig4_caption_claims(fig4: dict, fig10: dict, *, margin: float = 0.05,
