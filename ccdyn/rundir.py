@@ -20,12 +20,12 @@ directories"):
 - Every chunk file carries the run's fingerprint; a chunk from another run, or an unreadable one, is
   refused with the file's name.
 
-This module touches files; it imports nothing of ccdyn but :mod:`ccdyn.io`.
+This module touches files; it imports nothing of ccdyn but :mod:`ccdyn.io` and :mod:`ccdyn.signal_safe`
+(whose :func:`uninterrupted` sections it re-exports).
 """
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import fnmatch
 import hashlib
@@ -36,11 +36,11 @@ import shutil
 import socket
 import time
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from ccdyn import io
+from ccdyn.signal_safe import defer_if_uninterrupted, uninterrupted
 
 __all__ = ["MANIFEST", "LOCK", "RunDirError", "fingerprint", "differences", "RunDir", "ChunkStore", "read_stamped",
            "write_stamped", "foreign_entries", "written_files", "uninterrupted", "defer_if_uninterrupted"]
@@ -53,34 +53,6 @@ _TMP = ".*.tmp"  # at every level
 # What the library itself writes inside a run's subfolders: the chunks of a ChunkStore, the per-setting
 # records of ccdyn.grid (and their weights). A script's ``outputs`` may also name nested files ("a/b_*.csv").
 NESTED = {"chunks": ("chunk_*.npz",), "runs": ("*.json", "*.weights.npz")}
-
-
-_STEADY: dict[str, Any] = {"depth": 0, "deferred": None}  # see uninterrupted()
-
-
-@contextlib.contextmanager
-def uninterrupted():
-    """A section that a signal handler must not cut short (a run directory half swapped, a manifest
-    being written, an opened run not yet known to the caller): a handler that finds one open
-    (:func:`defer_if_uninterrupted`) leaves its work to the end of the outermost section. Single
-    threaded: signal handlers run in the main thread, between its bytecodes."""
-    _STEADY["depth"] += 1
-    try:
-        yield
-    finally:
-        _STEADY["depth"] -= 1
-        if _STEADY["depth"] == 0 and _STEADY["deferred"] is not None:
-            work, _STEADY["deferred"] = _STEADY["deferred"], None
-            work()
-
-
-def defer_if_uninterrupted(work) -> bool:
-    """For a signal handler: when an :func:`uninterrupted` section is open, keeps ``work`` (a callable)
-    to run when it closes and returns True; else returns False (the handler goes on at once)."""
-    if _STEADY["depth"] > 0:
-        _STEADY["deferred"] = work
-        return True
-    return False
 
 
 class RunDirError(ValueError):
