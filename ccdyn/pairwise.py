@@ -100,10 +100,15 @@ class Pairwise:
     Attributes:
       kind: ``uniform`` or ``gaussian``.
       tau: temperature of the Gaussian kernel (ignored for uniform).
+      feature_range: ``None``, or an upper bound on max_i g_i - min_i g_i over every node the kernel will
+        see (:func:`ccdyn.one_layer.gaussian_kernel.feature_range`); with it the one-layer dynamics apply
+        the Gaussian kernel through Lemma 1's truncated features, exact to the dtype's rounding, in
+        O(n K) instead of O(n^2) (:func:`ccdyn.one_layer.dynamics.laplacian_rows`).
     """
 
     kind: str = "uniform"
     tau: float = 1.0
+    feature_range: float | None = None
 
     def matrix(self, g, stop_gradient: bool = True):
         """alpha for one node from its un-augmented outputs g = h(w^T x0) (n,) (Cor. 2)."""

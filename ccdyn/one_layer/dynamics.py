@@ -21,7 +21,11 @@ Z = W X^T and U = (h'(Z) o S L) X, where S holds p h(Z) and L is the population 
 :func:`ccdyn.covariance.laplacian_apply`; no per-init d x d matrix is built. Init-first is several
 times faster on CPU than contracting over the leading axis of a (points, inits) matrix
 (benchmarks/bench_basins.py). Dense A(w) is only built on request (:func:`a_matrix`, certification).
-Gaussian alpha (Cor. 2) depends on w: it costs O(k n^2) time per call, O(GAUSSIAN_BATCH n^2) memory.
+Gaussian alpha (Cor. 2) depends on w: it costs O(k n^2) time per call, O(GAUSSIAN_BATCH n^2) memory, or,
+when the Pairwise carries a bound on the node's range (``feature_range``, set by the engine's runner),
+O(k n K) through Lemma 1's K centred features (:func:`ccdyn.one_layer.gaussian_kernel.taylor_laplacian_rows`),
+K chosen so that no entry of alpha is off by more than the dtype's unit roundoff (K = 29 for a range of
+5 at tau = 1 in float32), wherever 4 K <= n.
 
 alpha is held under stop_gradient everywhere (Eq. 2).
 """
@@ -37,17 +41,18 @@ from ccdyn import sphere
 from ccdyn.activations import Activation, get_activation
 from ccdyn.covariance import laplacian_apply
 from ccdyn.data.dataset import Dataset
-from ccdyn.one_layer import fused_ascent
+from ccdyn.one_layer import fused_ascent, gaussian_kernel
 from ccdyn.pairwise import Pairwise, get_pairwise
 
 __all__ = [
     "UNIFORM", "check_w", "node_alpha", "gated_input", "a_matrix", "a_matrices", "field_jacobian", "ascent", "energy",
     "energy_given_alpha", "flow_update", "power_update", "flow_step", "power_step", "min_eigenvalue", "flow",
-    "power_iteration", "features", "laplacian_rows",
+    "power_iteration", "features", "laplacian_rows", "taylor_order",
 ]
 
 UNIFORM = Pairwise("uniform")
 GAUSSIAN_BATCH = 16  # inits whose (n, n) Gaussian alpha is held in memory at once
+TAYLOR_ELEMENTS = 1 << 22  # features of the Gaussian alpha's Taylor path held in memory at once
 
 
 def check_w(ds: Dataset, w, ndim: int, name: str = "w") -> None:
@@ -69,11 +74,37 @@ def node_alpha(ds: Dataset, act: Activation, pairwise: Pairwise, w, stop_gradien
     return pairwise.matrix(act.h(ds.x @ w), stop_gradient)
 
 
+def _in_batches(fn, a, b, batch: int):
+    """fn(a, b) on row blocks of ``batch`` rows ((k, n) each; the last block padded with a's first rows)."""
+    k = a.shape[0]
+    if k <= batch:
+        return fn(a, b)
+    blocks = -(-k // batch)
+    pad = lambda v: jnp.concatenate([v, jnp.broadcast_to(v[:1], (blocks * batch - k,) + v.shape[1:])])
+    out = jax.lax.map(lambda ab: fn(*ab), (pad(a).reshape(blocks, batch, -1), pad(b).reshape(blocks, batch, -1)))
+    return out.reshape(blocks * batch, -1)[:k]
+
+
+def taylor_order(pairwise: Pairwise, dtype, n: int) -> int | None:
+    """K, the number of Lemma 1 features that apply the Gaussian alpha of ``pairwise`` to n points in
+    ``dtype`` with every entry within the unit roundoff (``None``: the dense kernel, for uniform alpha, for
+    a Pairwise without ``feature_range``, or where 4 K > n)."""
+    if pairwise.kind != "gaussian" or pairwise.feature_range is None:
+        return None
+    x_bound = (0.5 * pairwise.feature_range) ** 2 / pairwise.tau
+    order = gaussian_kernel.taylor_order(x_bound, 0.5 * float(jnp.finfo(dtype).eps))
+    return order if order is not None and gaussian_kernel.TAYLOR_SHARE * order <= n else None
+
+
 def laplacian_rows(ds: Dataset, act: Activation, pairwise: Pairwise, W, S):
     """(L_alpha(w_k) S[k])_k for every init k (S: (k_inits, n)); alpha depends on w for Gaussian."""
     if pairwise.kind == "uniform":  # laplacian_apply(S.T, p).T, written row-wise for XLA fusion
         return ds.p * (S - (S @ ds.p)[:, None])
     F0 = act.h(W @ ds.x.T)  # un-augmented outputs (k, n)
+    order = taylor_order(pairwise, F0.dtype, ds.x.shape[0])
+    if order is not None:  # (order, batch, n) features in memory at once
+        rows = lambda f0, s: gaussian_kernel.taylor_laplacian_rows(f0, s, ds.p, pairwise.tau, order)
+        return _in_batches(rows, F0, S, max(1, TAYLOR_ELEMENTS // (order * ds.x.shape[0])))
 
     def one(rows):
         f0, s = rows

@@ -34,7 +34,7 @@ from jax.sharding import NamedSharding, PartitionSpec
 from ccdyn import parallel
 from ccdyn.activations import Activation
 from ccdyn.data.dataset import Dataset
-from ccdyn.one_layer import engine, methods
+from ccdyn.one_layer import engine, gaussian_kernel, methods
 from ccdyn.one_layer.engine import Dynamics, State, Status
 from ccdyn.one_layer.methods import Rerun
 from ccdyn.pairwise import Pairwise
@@ -102,6 +102,7 @@ class ChunkRunner:
         self.values = len(ds) if isinstance(ds, (list, tuple)) else None
         one = ds[0] if self.values is not None else ds
         self.dyn, self.tile, self.dim = dyn, int(tile), one.dim
+        pw = gaussian_kernel.bounded(pw, [d.x for d in ds] if self.values is not None else [ds.x], act)
         self.mesh = parallel.device_mesh() if mesh is None else mesh
         self.n_devices = self.mesh.devices.size
         shared = stack(list(ds)) if self.values is not None else ds

@@ -33,6 +33,22 @@ def test_same_results_for_any_chunk_size_and_tile_padding():
         np.testing.assert_array_equal(a[k], b[k])
 
 
+def test_gaussian_alpha_same_results_for_any_chunk_size_and_tile():
+    """The runner applies a Gaussian alpha through Lemma 1's features (Pairwise.feature_range): an init's
+    numbers do not depend on the chunk or tile it ran in."""
+    from ccdyn.one_layer import gaussian_kernel
+
+    x = np.random.default_rng(3).standard_normal((120, 4))
+    ds = data.make_dataset(x / np.linalg.norm(x, axis=1).max(), dtype=jnp.float32)
+    act, pw = activations.get_activation("relu"), pairwise.get_pairwise("gaussian", 0.5)
+    assert dynamics.taylor_order(gaussian_kernel.bounded(pw, [ds.x], act), jnp.float32, 120) is not None
+    dyn = engine.Dynamics(method="power", max_steps=300)
+    a, b = (engine.collect(engine.ChunkRunner(ds, act, pw, dyn, tile=tile), jax.random.PRNGKey(1), 96, chunk,
+                           jnp.float32) for tile, chunk in ((32, 96), (16, 40)))
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k])
+
+
 @pytest.mark.slow  # 6 s; fast: the statuses and hints in test_sliding.py, the cycling rule in the engine-reference bit-identity test
 def test_power_iteration_cycling_is_detected():
     """On the latent categorical model, plain power iteration falls into period-2 cycles."""

@@ -132,21 +132,25 @@ def _seconds_per_init(ds, act, pw, dtype) -> float:
 def cost_estimate(cfg: BasinsConfig, ds64) -> dict | None:
     """The up-front cost of a run whose field is far dearer per init than a uniform alpha's, or None.
 
-    A Gaussian alpha (Cor. 2) builds an (n, n) matrix per init and field evaluation: O(n^2) against the
-    O(n views d) of a uniform alpha, so 10^3 inits on 400 points can take more than an hour where the
-    default data take seconds. Measured, not modelled: one evaluation of the field on
+    A Gaussian alpha (Cor. 2) builds an (n, n) matrix per init and field evaluation, O(n^2) against the
+    O(n views d) of a uniform alpha, or, where its K Taylor features pay (:func:`dynamics.taylor_order`),
+    O(n K): 10^3 inits on 400 points could take more than an hour where the default data take seconds.
+    Measured, not modelled: one evaluation of the field on
     :data:`COST_PROBE_INITS` inits in the run's dtype (the fastest of a few), against the same with a
     uniform alpha. ``max_s``: the time if every init runs to ``max_steps`` (an upper estimate: inits
     that converge sooner cost less) over the devices; ``evals_per_step``: 3 for the flow (Bogacki-Shampine
-    3(2)), else 1. None for a uniform alpha (no O(n^2) term)."""
+    3(2)), else 1; ``taylor_order``: K of the expansion used, or None for the dense kernel. None for a
+    uniform alpha (no O(n^2) term)."""
     if cfg.alpha == "uniform":
         return None
-    from ccdyn.one_layer import stepper
+    from ccdyn.one_layer import dynamics, gaussian_kernel, stepper
 
     ds = ds64.astype(cfg.dtype)
-    per_init = _seconds_per_init(ds, cfg.activation, cfg.pairwise, cfg.dtype)
+    pw = gaussian_kernel.bounded(cfg.pairwise, [ds.x], cfg.activation)
+    per_init = _seconds_per_init(ds, cfg.activation, pw, cfg.dtype)
     uniform = _seconds_per_init(ds, cfg.activation, pairwise.get_pairwise("uniform"), cfg.dtype)
     evals = stepper.BS32.evaluations if cfg.dynamics.method == "flow" else 1
     max_s = cfg.n_init * cfg.dynamics.max_steps * evals * per_init / jax.device_count()
-    return {"seconds_per_eval": per_init, "uniform_seconds_per_eval": uniform,
+    order = dynamics.taylor_order(pw, cfg.dtype, ds64.x.shape[0])
+    return {"seconds_per_eval": per_init, "uniform_seconds_per_eval": uniform, "taylor_order": order,
             "ratio": per_init / max(uniform, 1e-12), "evals_per_step": evals, "max_s": max_s, "n": ds64.n}

@@ -60,7 +60,8 @@ def cost_warning(cfg: BasinsConfig, ds64, estimate: dict | None = None) -> str |
     est = cost_estimate(cfg, ds64) if estimate is None else estimate
     if est is None or est["ratio"] < COST_RATIO_WARN or est["max_s"] < COST_WARN_S:
         return None
-    return (f"warning: --alpha={cfg.alpha} costs O(n^2) per init step on these {est['n']} points, "
+    cost = "O(n^2)" if est.get("taylor_order") is None else f"O(n K) (K = {est['taylor_order']} terms, Lemma 1)"
+    return (f"warning: --alpha={cfg.alpha} costs {cost} per init step on these {est['n']} points, "
             f"{est['ratio']:.0f}x a uniform alpha (measured): --n_init={cfg.n_init} may take up to "
             f"{report.duration(est['max_s'])} (every init to --max_steps={cfg.dynamics.max_steps}; inits that "
             "converge sooner cost less); lower --n_init (or the points, --n_samples) or use --alpha=uniform")
