@@ -72,6 +72,9 @@ DATA_RTOL = 1e-6  # stored data against today's draw (numpy's draws agree exactl
 NOT_READ = {
     "theory/cor2/exact/cor2_exact.json": "rows hold the exact population's w with no stored energy (Cor. 2 ratios); "
                                          "its data has no random draw (theory/cor2_exact)",
+    "saddles/tau/along.json": "saddle points along the tau continuation of saddles/tau_basins (read there); their "
+                              "stored energy is the flow's potential Psi of the Gaussian alpha (docs/saddles.md, "
+                              "'Which E, with Gaussian alpha'), which the energy check here does not compute",
     **{f"basins/{run}/kink_check.json": "its optima (w per set) are probed by kink_check itself on the stored "
                                         "clouds (sets/set*.npz), which stored_data compares with today's draw"
        for run in ("kink_check", "kink_check_gaussian", "kink_check_seeds2000", "kink_check_gaussian_seeds2000")},

@@ -95,7 +95,9 @@ class ChunkRunner:
         the wider kink analysis; False: they stay KINK_LIMIT, the engine before it, kept for comparisons).
 
     Every process runs the same program on the whole chunk; each holds only its devices' rows. The compiled
-    blocks are built once and reused by every chunk of the same padded size.
+    blocks are built once and reused by every chunk of the same padded size. A Gaussian ``pw`` gets its
+    ``feature_range`` from the data here (:func:`ccdyn.one_layer.gaussian_kernel.bounded`): the field then
+    applies alpha through Lemma 1's features where they pay (:func:`ccdyn.one_layer.dynamics.taylor_order`).
     """
 
     def __init__(self, ds, act: Activation, pw: Pairwise, dyn: Dynamics, *, tile: int, mesh=None, wide: bool = True):
