@@ -71,7 +71,8 @@ def variance_sum(fbar, p, phi) -> np.ndarray:
 # Truncated at m < K the error of every entry is e^{-(a_i^2+a_j^2)/2} sum_{m>=K} (a_i a_j)^m / m!, at most
 # x^K / K! with x = |a_i a_j| <= A^2 (since a_i^2/2 + a_j^2/2 >= |a_i a_j| and the tail is at most
 # x^K e^x / K!). Every feature is at most 1 in size and sum_m phi_m(a)^2 = 1, so the rank-K product has no
-# cancellation; each feature is rounded to about eps times its exponent's size, m log m (docs/flow.md). The Laplacian L s = p o (alpha (p) o s - alpha (p o s)) then costs
+# cancellation; each feature is rounded to about eps times its exponent's size, m log m (docs/flow.md).
+# The Laplacian L s = p o (alpha (p) o s - alpha (p o s)) then costs
 # O(n K) per node instead of O(n^2) exponentials.
 
 TAYLOR_SHARE = 4  # the features serve when 4 K <= n: four (n, K) contractions against the dense (n, n) kernel
