@@ -94,10 +94,14 @@ def taylor_order(x_bound: float, eps: float) -> int | None:
 def feature_range(xs, act) -> float:
     """An upper bound on max_i g_i - min_i g_i, g = h(w^T x0) (Cor. 2), over every unit w (d,) and every
     support set x0 (n, d) in ``xs``: the range of h on [-X, X], X = max ||x0_i|| (times 1 + 1e-6),
-    from h on a grid of 8193 points plus its largest step between neighbours (h continuous)."""
+    from h on a grid of 8193 points plus its largest step between neighbours (h continuous). Computed in
+    float64 whatever the x64 mode, so that K, and every run's numbers, do not depend on it."""
+    import jax  # noqa: PLC0415 -- the numpy half of this module needs no JAX
+
     big = max(float(np.sqrt(np.max(np.sum(np.asarray(x, np.float64) ** 2, axis=1)))) for x in xs)
     z = np.linspace(-1.0, 1.0, 8193) * big * (1.0 + 1e-6)
-    hz = np.asarray(act.h(z), np.float64)
+    with jax.enable_x64(True):
+        hz = np.asarray(act.h(z), np.float64)
     step = np.max(np.abs(np.diff(hz))) if hz.size > 1 else 0.0
     return float(np.max(hz) - np.min(hz) + step)
 

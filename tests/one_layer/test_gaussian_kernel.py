@@ -74,6 +74,8 @@ def test_feature_range_bounds_every_unit_node(name):
     assert worst <= bound <= 1.01 * (np.max(act.h(np.linspace(-1, 1, 100001) * np.linalg.norm(x, axis=1).max()))
                                      - np.min(act.h(np.linspace(-1, 1, 100001) * np.linalg.norm(x, axis=1).max()))) + 1e-9
     assert worst > 0.5 * bound  # the bound is not loose by orders: the nodes along the longest x come near it
+    with jax.enable_x64(False):  # the same float64 bound whatever the x64 mode (so the same K, the same numbers)
+        assert gk.feature_range([x, 0.5 * x], act) == bound
 
 
 def _dense_rows(g, s, p, tau):
