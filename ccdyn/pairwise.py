@@ -102,7 +102,7 @@ class Pairwise:
       tau: temperature of the Gaussian kernel (ignored for uniform).
       feature_range: ``None``, or an upper bound on max_i g_i - min_i g_i over every node the kernel will
         see (:func:`ccdyn.one_layer.gaussian_kernel.feature_range`); with it the one-layer dynamics apply
-        the Gaussian kernel through Lemma 1's truncated features, exact to the dtype's rounding, in
+        the Gaussian kernel through Lemma 1's features, truncated below the dtype's unit roundoff, in
         O(n K) instead of O(n^2) (:func:`ccdyn.one_layer.dynamics.laplacian_rows`).
     """
 

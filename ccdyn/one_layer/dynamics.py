@@ -24,8 +24,8 @@ times faster on CPU than contracting over the leading axis of a (points, inits) 
 Gaussian alpha (Cor. 2) depends on w: it costs O(k n^2) time per call, O(GAUSSIAN_BATCH n^2) memory, or,
 when the Pairwise carries a bound on the node's range (``feature_range``, set by the engine's runner),
 O(k n K) through Lemma 1's K centred features (:func:`ccdyn.one_layer.gaussian_kernel.taylor_laplacian_rows`),
-K chosen so that no entry of alpha is off by more than the dtype's unit roundoff (K = 29 for a range of
-5 at tau = 1 in float32), wherever 4 K <= n.
+K chosen so that truncating moves no entry of alpha by more than the dtype's unit roundoff (K = 29 for a
+range of 5 at tau = 1 in float32), wherever 4 K <= n.
 
 alpha is held under stop_gradient everywhere (Eq. 2).
 """
@@ -75,7 +75,7 @@ def node_alpha(ds: Dataset, act: Activation, pairwise: Pairwise, w, stop_gradien
 
 
 def _in_batches(fn, a, b, batch: int):
-    """fn(a, b) on row blocks of ``batch`` rows ((k, n) each; the last block padded with a's first rows)."""
+    """fn(a, b) on row blocks of ``batch`` rows ((k, n) each; the last block of each padded with its first row)."""
     k = a.shape[0]
     if k <= batch:
         return fn(a, b)
@@ -87,8 +87,8 @@ def _in_batches(fn, a, b, batch: int):
 
 def taylor_order(pairwise: Pairwise, dtype, n: int) -> int | None:
     """K, the number of Lemma 1 features that apply the Gaussian alpha of ``pairwise`` to n points in
-    ``dtype`` with every entry within the unit roundoff (``None``: the dense kernel, for uniform alpha, for
-    a Pairwise without ``feature_range``, or where 4 K > n)."""
+    ``dtype``, truncated where no entry moves by more than the unit roundoff (``None``: the dense kernel,
+    for uniform alpha, for a Pairwise without ``feature_range``, or where 4 K > n)."""
     if pairwise.kind != "gaussian" or pairwise.feature_range is None:
         return None
     x_bound = (0.5 * pairwise.feature_range) ** 2 / pairwise.tau
