@@ -190,17 +190,21 @@ assert jax.device_count() == 3
 cloud = data.make_dataset(x=np.random.default_rng(1).standard_normal((20, 3)), dtype=jnp.float64)  # kinks everywhere
 relu, uniform = activations.get_activation("relu"), pairwise.get_pairwise("uniform")
 d5 = build_dataset(DataSpec(d=5, m=5), jnp.float32)
+x = np.random.default_rng(3).standard_normal((120, 4))
+unit = data.make_dataset(x / np.linalg.norm(x, axis=1).max(), dtype=jnp.float32)
+gauss = pairwise.get_pairwise("gaussian", 0.5)  # 9 Taylor features on these 120 points (the runner's kernel)
 cases = {  # power and the sliding flow on d = 5 in float32; power circling kinks (the tiled kink watch)
-    "power": (d5, jnp.float32, engine.Dynamics(method="power", max_steps=300, block=20)),
-    "short": (d5, jnp.float32, engine.Dynamics(method="power", max_steps=6, block=3)),  # w keeps the inits' bits
-    "flow": (d5, jnp.float32, engine.Dynamics(method="flow", max_steps=300, block=20)),
-    "circling": (cloud, jnp.float64, engine.Dynamics(method="power", max_steps=60, block=20)),
+    "power": (d5, jnp.float32, engine.Dynamics(method="power", max_steps=300, block=20), uniform),
+    "short": (d5, jnp.float32, engine.Dynamics(method="power", max_steps=6, block=3), uniform),  # the inits' bits
+    "flow": (d5, jnp.float32, engine.Dynamics(method="flow", max_steps=300, block=20), uniform),
+    "circling": (cloud, jnp.float64, engine.Dynamics(method="power", max_steps=60, block=20), uniform),
+    "gaussian": (unit, jnp.float32, engine.Dynamics(method="auto", max_steps=300, block=20), gauss),
 }
 n = 200
-for name, (ds, dtype, dyn) in cases.items():
+for name, (ds, dtype, dyn, pw) in cases.items():
     outs = {}
     for n_dev in (1, 2, 3):
-        runner = engine.ChunkRunner(ds, relu, uniform, dyn, tile=16, mesh=parallel.device_mesh(jax.devices()[:n_dev]))
+        runner = engine.ChunkRunner(ds, relu, pw, dyn, tile=16, mesh=parallel.device_mesh(jax.devices()[:n_dev]))
         for chunk in (n, 64, 37):
             outs[n_dev, chunk] = engine.collect(runner, jax.random.PRNGKey(0), n, chunk, dtype)
     ref = outs[1, n]
@@ -216,7 +220,8 @@ for name, (ds, dtype, dyn) in cases.items():
 def test_one_two_three_devices_and_any_chunk_size_give_the_same_bits():
     """1, 2 and 3 forced CPU devices x chunks of 200, 64 and 37 inits (tile 16: 13, 4 and 3 tiles on one
     device; 5, 2 and 1 per device on three), each init's w, residual, status and step count equal bit for
-    bit, at XLA's default optimization level. Before the inits were drawn in fixed blocks, d = 5 in float32
+    bit, at XLA's default optimization level; power, the flow, power circling kinks, and auto with a Gaussian
+    alpha applied through its Taylor features. Before the inits were drawn in fixed blocks, d = 5 in float32
     differed in the last bit of w and the residual (the norm's multiply-adds fused into FMAs or not
     depending on the number of rows)."""
     # XLA's default optimization level, as the scripts run (at the suite's level 0 the old draw happened
@@ -231,3 +236,4 @@ def test_one_two_three_devices_and_any_chunk_size_give_the_same_bits():
     assert lines["flow"][0] == 200 and lines["power"][0] > 100, lines  # converged inits
     assert lines["circling"][1] > 0  # the kink watch marked some
     assert all(lines[k][2] > 3 for k in ("power", "flow", "circling"))  # many different stops: re-packing happened
+    assert lines["gaussian"][0] > 150  # auto with the Gaussian alpha's features: the handed-over inits converge
