@@ -53,7 +53,7 @@ jax.config.update("jax_enable_x64", True)
 import jax.numpy as jnp  # noqa: E402
 
 import ccdyn  # noqa: E402
-from ccdyn import io, one_layer, parallel  # noqa: E402
+from ccdyn import compiling, io, one_layer, parallel  # noqa: E402
 from ccdyn.one_layer import basins, engine  # noqa: E402
 from ccdyn.data.registry import DataSpec, build_dataset  # noqa: E402
 
@@ -80,20 +80,13 @@ def log(msg: str) -> None:
 
 
 def measure(fn, *args, repeats: int):
-    """(compile seconds, median run seconds) of the jitted ``fn`` on ``args``."""
-    t0 = time.perf_counter()
-    compiled = fn.lower(*args).compile()
-    compile_s = time.perf_counter() - t0
-    out = jax.block_until_ready(compiled(*args))  # warm-up run
+    """(compile seconds, median run seconds) of the jitted ``fn`` on ``args`` (:func:`ccdyn.compiling.timed`),
+    whose floating outputs must be DTYPE."""
+    compile_s, run_s, out = compiling.timed(fn, *args, repeats=repeats)
     leaves = [a for a in jax.tree.leaves(out) if jnp.issubdtype(a.dtype, jnp.floating)]
     if any(a.dtype != DTYPE for a in leaves):
         raise TypeError(f"expected {DTYPE.__name__} outputs, got {sorted({str(a.dtype) for a in leaves})}")
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        jax.block_until_ready(compiled(*args))
-        times.append(time.perf_counter() - t0)
-    return compile_s, statistics.median(times)
+    return compile_s, run_s
 
 
 def naive_loop(act, pw, method: str, steps: int):

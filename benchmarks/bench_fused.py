@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import statistics
 import sys
 import time
 
@@ -90,20 +89,6 @@ def kernel(name: str):
         yield
     finally:
         os.environ.pop(env) if old is None else os.environ.update({env: old})
-
-
-def timed(fn, *args, repeats: int):
-    """(compile s, median run s, output) of the jitted ``fn``."""
-    t0 = time.perf_counter()
-    compiled = fn.lower(*args).compile()
-    compile_s = time.perf_counter() - t0
-    out = jax.block_until_ready(compiled(*args))
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        jax.block_until_ready(compiled(*args))
-        times.append(time.perf_counter() - t0)
-    return compile_s, statistics.median(times), out
 
 
 def datasets() -> dict:
@@ -185,7 +170,7 @@ def kernel_rows(ds, act, flop) -> list:
         blocks = parse_config(text)
         loop = power_loop(lambda w, b=blocks: fused_ascent.ascent(ds.x, ds.p, w, act, b), steps)
         try:
-            c, t, _ = timed(loop, W, repeats=reps)
+            c, t, _ = compiling.timed(loop, W, repeats=reps)
             rows.append(rate_row(f"fused {text}", k, steps, t, c, flop))
         except Exception as e:  # a configuration Triton cannot compile is reported, not fatal
             log(f"[fused {text}] failed: {type(e).__name__}: {str(e)[:300]}")
@@ -193,8 +178,8 @@ def kernel_rows(ds, act, flop) -> list:
     for label, ctx in (("xla default", contextlib.nullcontext()),
                        ("xla highest", jax.default_matmul_precision("highest"))):
         with ctx:
-            c, t, _ = timed(power_loop(lambda w: dynamics._ascent_xla(ds, act, w, dynamics.UNIFORM), steps), W,
-                            repeats=reps)
+            xla = lambda w: dynamics._ascent_xla(ds, act, w, dynamics.UNIFORM)
+            c, t, _ = compiling.timed(power_loop(xla, steps), W, repeats=reps)
         rows.append(rate_row(label, k, steps, t, c, flop))
     return rows
 
@@ -208,7 +193,7 @@ def engine_rows(ds, act, pw, mesh, flop) -> list:
         with kernel("xla" if xla else "fused"):
             block = jax.jit(parallel.tiled_sharded(engine.make_block(act, pw, dyn), mesh, tile))
             triton = "xla.gpu.triton" in block.lower(ds, st).as_text()
-            c, t, _ = timed(block, ds, st, repeats=FLAGS.repeats)
+            c, t, _ = compiling.timed(block, ds, st, repeats=FLAGS.repeats)
         row = rate_row(f"engine {'xla' if xla else 'fused'} tile {tile}", padded, FLAGS.steps, t, c, flop)
         rows.append(dict(row, tile=tile, path="xla" if xla else "fused", triton_kernel=triton))
     return rows

@@ -15,8 +15,6 @@ is asserted.
 from __future__ import annotations
 
 import os
-import statistics
-import time
 
 import jax
 from absl import app, flags
@@ -26,7 +24,7 @@ jax.config.update("jax_enable_x64", True)  # the float64 reference; the timed fi
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from ccdyn import io, pairwise, report  # noqa: E402
+from ccdyn import compiling, io, pairwise, report  # noqa: E402
 from ccdyn.activations import get_activation  # noqa: E402
 from ccdyn.data import user_sets  # noqa: E402
 from ccdyn.data.dataset import make_dataset  # noqa: E402
@@ -39,20 +37,6 @@ flags.DEFINE_integer("n_init", 256, "Inits per evaluation.", lower_bound=1)
 flags.DEFINE_integer("repeats", 7, "Timed evaluations per path (the median is reported).", lower_bound=1)
 flags.DEFINE_string("output_json", None, "Write the records here.")
 FLAGS = flags.FLAGS
-
-
-def timed(fn, W, repeats: int) -> tuple:
-    """(compile s, median s of ``repeats`` calls, the output)."""
-    t0 = time.perf_counter()
-    compiled = jax.jit(fn).lower(W).compile()
-    compile_s = time.perf_counter() - t0
-    out = jax.block_until_ready(compiled(W))
-    walls = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        jax.block_until_ready(compiled(W))
-        walls.append(time.perf_counter() - t0)
-    return compile_s, statistics.median(walls), np.asarray(out, np.float64)
 
 
 def record(name: str, tau: float, n_init: int, repeats: int) -> dict:
@@ -69,7 +53,8 @@ def record(name: str, tau: float, n_init: int, repeats: int) -> dict:
            "feature_range": fast.feature_range, "order": dynamics.taylor_order(fast, jnp.float32, x.shape[0])}
     W = jnp.asarray(w, jnp.float32)
     for label, pw in (("dense", dense), ("features", fast)):
-        compile_s, wall, u = timed(lambda W, pw=pw: dynamics.ascent(ds32, act, W, pw), W, repeats)
+        compile_s, wall, u = compiling.timed(jax.jit(lambda W, pw=pw: dynamics.ascent(ds32, act, W, pw)), W,
+                                             repeats=repeats)
         rec[label] = {"compile_s": compile_s, "wall_s": wall, "init_evals_per_s": n_init / wall,
                       "max_deviation": float(np.max(np.linalg.norm(u - ref, axis=1)) / scale)}
     rec["speedup"] = rec["dense"]["wall_s"] / rec["features"]["wall_s"]

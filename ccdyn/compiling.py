@@ -12,13 +12,17 @@ the draws inside the ``LOOP`` program, 12.0 s with them in a ``SAMPLING`` progra
 Which kernel computes the 1-layer field on a CUDA GPU (:mod:`ccdyn.one_layer.fused_ascent`):
 ``CCDYN_KERNEL`` in the environment, ``fused`` or ``xla`` (default :data:`DEFAULT_KERNEL`), read by
 :func:`kernel` when a program is traced; the scripts check it at start.
+
+:func:`timed`: what a jitted program costs to compile and to run (the benchmarks' one timing rule).
 """
 
 from __future__ import annotations
 
 import os
+import statistics
+import time
 
-__all__ = ["QUICK", "LOOP", "SAMPLING", "KERNEL_ENV", "KERNELS", "DEFAULT_KERNEL", "kernel"]
+__all__ = ["QUICK", "LOOP", "SAMPLING", "KERNEL_ENV", "KERNELS", "DEFAULT_KERNEL", "kernel", "timed"]
 
 QUICK = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
 LOOP = {"xla_llvm_disable_expensive_passes": True}
@@ -36,3 +40,20 @@ def kernel() -> str:
     if name not in KERNELS:
         raise ValueError(f"{KERNEL_ENV}={name!r} must be one of {', '.join(KERNELS)}")
     return name
+
+
+def timed(fn, *args, repeats: int) -> tuple:
+    """(compile seconds, median run seconds of ``repeats`` calls, the output) of the jitted ``fn`` on ``args``:
+    compiled ahead of time, run once to warm up, then timed call by call, each to completion."""
+    import jax  # noqa: PLC0415 -- the options above need no JAX
+
+    t0 = time.perf_counter()
+    compiled = fn.lower(*args).compile()
+    compile_s = time.perf_counter() - t0
+    out = jax.block_until_ready(compiled(*args))
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        jax.block_until_ready(compiled(*args))
+        times.append(time.perf_counter() - t0)
+    return compile_s, statistics.median(times), out

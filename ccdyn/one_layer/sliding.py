@@ -219,6 +219,11 @@ def min_norm(t0, B, mask, sweeps: int = SWEEPS, accuracy: float = 0.0) -> MinNor
     return MinNorm(lam, t0 + jnp.sum(lam[..., None] * B, axis=1))
 
 
+def _past_last(mask):
+    """One past the last True column of any row of ``mask`` (k, m): where a loop over the columns can stop."""
+    return jnp.max(jnp.where(mask, jnp.arange(1, mask.shape[1] + 1, dtype=jnp.int32)[None], 0))
+
+
 def _min_norm_wide(t0, B, mask, sweeps: int, accuracy: float) -> MinNorm:
     """:func:`min_norm` for many views (m > MAX_ACTIVE: the wider second analysis), the same projected
     coordinate descent written on the residual v = t0 + sum lam_i B_i: a coordinate step costs O(d), not
@@ -260,7 +265,7 @@ def _min_norm_wide(t0, B, mask, sweeps: int, accuracy: float) -> MinNorm:
 
     # the views past the last live one of every row are no-ops (lam stays 0 and v unchanged, exactly): each sweep
     # stops there (the same arithmetic for the others, and much less of it: most rows hold far fewer than m)
-    top = jnp.max(jnp.where(live, jnp.arange(1, m + 1, dtype=jnp.int32)[None], 0))
+    top = _past_last(live)
 
     def sweep(carry):
         n, lam, going = carry
@@ -392,7 +397,7 @@ def independent(X, keep, limit: int):
     init = (jnp.zeros_like(X[:, 0, :, None]) + jnp.zeros((1, 1, d), X.dtype), jnp.zeros_like(keep[:, 0], jnp.int32),
             jnp.zeros_like(keep))
     # past the last kept vector of every row a vector is never taken: the loop stops there (the same result)
-    top = jnp.max(jnp.where(keep, jnp.arange(1, m + 1, dtype=jnp.int32)[None], 0))
+    top = _past_last(keep)
     return jax.lax.fori_loop(0, top, body, init)[2]
 
 

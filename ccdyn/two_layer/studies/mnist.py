@@ -48,7 +48,7 @@ from ccdyn.data import crops
 from ccdyn.data import mnist as mnist_data
 from ccdyn.two_layer import metrics
 from ccdyn.two_layer import network as net_lib
-from ccdyn.two_layer.claims import CONDITIONS
+from ccdyn.two_layer.mnist_claims import CONDITIONS
 
 __all__ = ["MnistConfig", "network", "run_keys", "minibatch", "train", "filter_scores",
            "left_out_seeds", "run", "CONDITIONS"]

@@ -27,7 +27,7 @@ import numpy as np
 
 from ccdyn import activations, report, stats
 from ccdyn.two_layer import modulation
-from ccdyn.two_layer.claims import (
+from ccdyn.two_layer.modulation_claims import (
     EQ15_TOLERANCE,
     EQ155_ALPHA,
     FIG7_TOLERANCE,
