@@ -160,12 +160,18 @@ def padded_chunk(count: int, tile: int, n_devices: int) -> int:
     return max(1, math.ceil(count / unit)) * unit
 
 
-def tiled_sharded(fn, mesh: Mesh, tile: int):
+def tiled_sharded(fn, mesh: Mesh, tile: int, *, counted: bool = False):
     """Lifts ``fn(shared, tree)`` on (tile, ...) arrays to (k * tile * n_dev, ...) arrays.
 
     ``shared`` (e.g. the dataset) is replicated on every device. The leading axis of ``tree`` is
     split over the mesh devices; each device applies ``fn`` to its tiles one after another with
     ``lax.map``, so ``fn`` always sees the same shapes.
+
+    ``counted``: the lifted function takes a third argument, ``counts`` (n_dev,) int32 split over the
+    devices, and each device applies ``fn`` to its first ``counts[device]`` tiles only (a loop with a
+    dynamic trip count, each tile updated in place); its other rows are returned unchanged. ``fn`` must
+    then return a tree of ``tree``'s shapes. One compiled program serves every number of live tiles: a
+    runner that packs its running rows onto fewer tiles keeps the shape, not a program per tile count.
     """
 
     def per_device(shared, tree):
@@ -174,7 +180,19 @@ def tiled_sharded(fn, mesh: Mesh, tile: int):
         out = jax.lax.map(lambda t: fn(shared, t), tiles)
         return jax.tree.map(lambda a: a.reshape((lead,) + a.shape[2:]), out)
 
+    def per_device_counted(shared, tree, counts):
+        lead = jax.tree.leaves(tree)[0].shape[0]
+
+        def one(i, tree):
+            at = i * tile
+            out = fn(shared, jax.tree.map(lambda a: jax.lax.dynamic_slice_in_dim(a, at, tile), tree))
+            return jax.tree.map(lambda a, o: jax.lax.dynamic_update_slice_in_dim(a, o, at, 0), tree, out)
+
+        return jax.lax.fori_loop(0, jnp.minimum(counts[0], lead // tile), one, tree)
+
     spec = PartitionSpec(AXIS)
+    if counted:
+        return jax.shard_map(per_device_counted, mesh=mesh, in_specs=(PartitionSpec(), spec, spec), out_specs=spec)
     return jax.shard_map(per_device, mesh=mesh, in_specs=(PartitionSpec(), spec), out_specs=spec)
 
 

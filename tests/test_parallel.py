@@ -39,6 +39,25 @@ def test_lifted_function_equals_the_function_over_tiles(tile, n_tiles):
         np.testing.assert_allclose(np.asarray(got[k]), want[k], rtol=1e-12, atol=1e-12)
 
 
+def test_counted_lift_runs_each_devices_first_tiles_only():
+    """``counted``: the first ``counts`` tiles are the function over them, the other rows come back as
+    they went in; with every tile counted it is the plain lift."""
+    rng = np.random.default_rng(7)
+    shared = jnp.asarray(rng.standard_normal((5, 5)))
+    tile, n = 4, 20
+    tree = (jnp.asarray(rng.standard_normal((n, 5))), jnp.asarray(rng.standard_normal(n)))
+    lifted = jax.jit(parallel.tiled_sharded(lambda sh, t: tuple(_fn(sh, t).values()), parallel.device_mesh(), tile,
+                                            counted=True))
+    want = _reference(shared, tree, tile)
+    for count in (0, 2, 5, 9):
+        got = lifted(shared, tree, jnp.array([count], jnp.int32))
+        live = min(count, n // tile) * tile
+        for g, k, a in zip(got, want, tree):
+            np.testing.assert_allclose(np.asarray(g)[:live], want[k][:live], rtol=1e-12, atol=1e-12)
+            np.testing.assert_array_equal(np.asarray(g)[live:], np.asarray(a)[live:])
+    assert lifted._cache_size() == 1
+
+
 def test_init_weights_depend_only_on_the_init_index(key):
     whole = parallel.init_weights(key, 0, 10, 4, jnp.float64)
     parts = jnp.concatenate([parallel.init_weights(key, 0, 3, 4, jnp.float64),

@@ -9,11 +9,14 @@ from the stacked datasets (a dynamic index, so the block is compiled once for al
 two GEMMs per tile). Inits are shared across values (``fold_in(key, i)``), so the tipping between values is
 paired: init i is the same point of the sphere at every value.
 
-Every per-init number is computed by programs of fixed shapes (one ``(tile, ...)`` program under
-``lax.map`` on every device), and rows of a tile never mix, so it is the same bits whatever the chunk size,
-the number of devices or processes, the values batched beside it (docs/reproducibility.md): between blocks
-only gathers and scatters of whole rows (re-packing, recording), which do no arithmetic. The method's
-finish passes (:mod:`ccdyn.one_layer.methods.base`) run the same way on every path: a
+Every per-init number is computed by programs of fixed shapes (one ``(tile, ...)`` program walked over
+each device's live tiles, :func:`ccdyn.parallel.tiled_sharded` with ``counted``), and rows of a tile never
+mix, so it is the same bits whatever the chunk size, the number of devices or processes, the values batched
+beside it (docs/reproducibility.md): between blocks only gathers and scatters of whole rows (re-packing,
+recording), which do no arithmetic. Re-packing keeps the arrays' shape (the running rows move to each
+device's first tiles, and only those run), so a block is compiled once per method and chunk size, not once
+per number of tiles left (on a user set the sliding flow's block, seconds to compile, was compiled 3 times).
+The method's finish passes (:mod:`ccdyn.one_layer.methods.base`) run the same way on every path: a
 :class:`~ccdyn.one_layer.methods.base.Rerun` re-packs the rows that ended in its status onto tiles of its
 own, a :class:`~ccdyn.one_layer.methods.base.Watch` runs tile by tile over the stopped chunk.
 
@@ -39,7 +42,7 @@ from ccdyn.one_layer.engine import Dynamics, State, Status
 from ccdyn.one_layer.methods import Rerun
 from ccdyn.pairwise import Pairwise
 
-__all__ = ["ChunkRunner", "collect", "same_shapes", "stack", "bucket"]
+__all__ = ["ChunkRunner", "collect", "same_shapes", "stack"]
 
 
 def same_shapes(datasets) -> bool:
@@ -54,15 +57,6 @@ def stack(datasets) -> Dataset:
     if not datasets or not same_shapes(datasets):
         raise ValueError("the values change the dataset's shapes: they cannot share one compiled program")
     return jax.tree.map(lambda *a: jnp.stack(a), *datasets)
-
-
-def bucket(tiles: int) -> int:
-    """The smallest 2^k or 3 x 2^(k-1) >= tiles: the values axis's packed layouts compile at most
-    2 log2(V x chunk / tile) sizes and waste < 1/3 of their rows."""
-    if tiles <= 2:
-        return max(tiles, 1)
-    k = (tiles - 1).bit_length()  # 2^(k-1) < tiles <= 2^k
-    return 3 << (k - 2) if tiles <= 3 << (k - 2) else 1 << k
 
 
 def _pack(st: State, vidx, sel, live):
@@ -114,7 +108,8 @@ class ChunkRunner:
         pick = (lambda s, v: jax.tree.map(lambda a: a[v[0]], s)) if self.values is not None else (lambda s, v: s)
 
         def tiled(fn, tile):  # fn(ds, st) -> st per tile, lifted to (st, vidx) on every tile of every device
-            return jax.jit(parallel.tiled_sharded(lambda s, t: (fn(pick(s, t[1]), t[0]), t[1]), self.mesh, tile))
+            return jax.jit(parallel.tiled_sharded(lambda s, t: (fn(pick(s, t[1]), t[0]), t[1]), self.mesh, tile,
+                                                  counted=True))
 
         self._block = tiled(engine.make_block(act, pw, dyn, self.method), self.tile)
         self._pack = jax.jit(_pack, out_shardings=(rows, rows))
@@ -138,33 +133,38 @@ class ChunkRunner:
     def _replicated(self, a):
         return parallel.to_global(a, self.mesh, PartitionSpec())
 
-    def _layout(self, keep, tile: int):
-        """(sel, live): the state rows to keep (``keep``: per value, the rows), padded with a value's own
-        first row to whole tiles of that value, then up to a multiple of the devices (one value) or with
-        whole padding tiles up to a size of :func:`bucket` (the values axis: few sizes compiled)."""
-        if self.values is None:
-            (k,) = keep
-            size = parallel.padded_chunk(k.size, tile, self.n_devices)
-            return np.concatenate([k, np.full(size - k.size, k[0])]).astype(np.int32), np.arange(size) < k.size
-        sel, live = [], []
+    def _counts(self, counts):
+        """The live tiles per device as the counted block's third argument."""
+        return parallel.to_global(np.asarray(counts, np.int32), self.mesh)
+
+    def _layout(self, keep, tile: int, size: int):
+        """(sel, live, counts): ``size`` state rows holding the rows ``keep`` (per value, the rows), each
+        value's padded with its own first row to whole tiles; the tiles are dealt to the devices in order,
+        ``counts[d]`` of them at the start of device d's share of the rows (the rest: padding, never run).
+        The shape is always ``size``: one compiled block serves every layout."""
+        tiles = []
         for k in keep:
             if k.size:
-                size = -(-k.size // tile) * tile
-                sel.append(np.concatenate([k, np.full(size - k.size, k[0])]))
-                live.append(np.arange(size) < k.size)
-        used = sum(s.size for s in sel)
-        extra = parallel.padded_chunk(bucket(used // tile) * tile, tile, self.n_devices) - used
-        fill = next(k[0] for k in keep if k.size)
-        return (np.concatenate(sel + [np.full(extra, fill)]).astype(np.int32),
-                np.concatenate(live + [np.zeros(extra, bool)]))
+                pad = -(-k.size // tile) * tile
+                rows = np.concatenate([k, np.full(pad - k.size, k[0])])
+                tiles += [(rows[i:i + tile], np.arange(i, i + tile) < k.size) for i in range(0, pad, tile)]
+        per_device = size // self.n_devices
+        c = -(-len(tiles) // self.n_devices)  # tiles per device
+        sel, live = np.full(size, tiles[0][0][0], np.int32), np.zeros(size, bool)
+        for j, (rows, on) in enumerate(tiles):
+            at = (j // c) * per_device + (j % c) * tile
+            sel[at:at + tile], live[at:at + tile] = rows, on
+        counts = [min(c, max(0, len(tiles) - d * c)) for d in range(self.n_devices)]
+        return sel, live, counts
 
-    def _drive(self, block, tile, st, vidx, rows, vhost, done, per, on_block):
+    def _drive(self, block, tile, st, vidx, rows, vhost, done, per, on_block, counts):
         """Runs the rows of ``st`` (row i is row ``rows[i]`` of ``done``, ``vhost[i]`` its value; a row
-        index past ``done``'s end: padding) block by block until none runs, re-packing the running rows
-        onto fewer tiles when they fit (the stopped rows first recorded into ``done``); returns ``done``."""
+        index past ``done``'s end: padding) block by block until none runs, on each device its first
+        ``counts`` tiles, re-packing the running rows onto fewer tiles when they fit (the stopped rows
+        first recorded into ``done``); returns ``done``."""
         total, V = done.status.shape[0], self.values or 1
         while True:
-            st, vidx = block(self.ds, (st, vidx))
+            st, vidx = block(self.ds, (st, vidx), self._counts(counts))
             status, steps = parallel.to_host((st.status, st.steps))
             running = (status == int(Status.RUNNING)) & (steps < self.dyn.max_steps) & (rows < total)
             if on_block is not None:  # the inits with a value still running (collect counts inits, not rows)
@@ -172,11 +172,12 @@ class ChunkRunner:
             n_run = int(running.sum())
             if n_run == 0:
                 return self._record(done, st, self._replicated(rows.astype(np.int32)))
-            sel, live = self._layout([np.flatnonzero(running & (vhost == v)) for v in range(V)], tile)
-            if sel.size < rows.size:
+            sel, live, fewer = self._layout([np.flatnonzero(running & (vhost == v)) for v in range(V)], tile,
+                                            rows.size)
+            if max(fewer) < max(counts):
                 done = self._record(done, st, self._replicated(rows.astype(np.int32)))
                 st, vidx = self._pack(st, vidx, self._replicated(sel), self._replicated(live))
-                rows, vhost = np.where(live, rows[sel], total), vhost[sel]
+                rows, vhost, counts = np.where(live, rows[sel], total), vhost[sel], fewer
 
     def run(self, key, start: int, count: int, dtype, on_block=None) -> dict:
         """Inits start .. start+count-1 to a stop (at every value); numpy arrays of length ``count`` (with the
@@ -205,18 +206,20 @@ class ChunkRunner:
         vhost = np.concatenate([np.repeat(np.arange(V), per), np.zeros(total - first, np.int64)]).astype(np.int32)
         st, vidx = parallel.to_global((st, vhost), self.mesh)
         rows = np.where(real, np.arange(total), total)  # each row's place in `done`
-        done = self._drive(self._block, self.tile, st, vidx, rows, vhost, st, per, on_block)
+        every = [total // (self.n_devices * self.tile)] * self.n_devices
+        done = self._drive(self._block, self.tile, st, vidx, rows, vhost, st, per, on_block, every)
         for p, fn, tile in self._passes:
             if isinstance(p, Rerun):
                 status = parallel.to_host(done.status)
                 idx = np.flatnonzero((status == int(Status[p.status])) & real)
                 if idx.size:
-                    sel, live = self._layout([idx[vhost[idx] == v] for v in range(V)], tile)
+                    size = parallel.padded_chunk(total, tile, self.n_devices)
+                    sel, live, counts = self._layout([idx[vhost[idx] == v] for v in range(V)], tile, size)
                     st, v_st = self._reopen(done, vidx, self._replicated(sel), self._replicated(live))
                     done = self._drive(fn, tile, st, v_st, np.where(live, sel, total), vhost[sel], done, per,
-                                       on_block)
+                                       on_block, counts)
             else:
-                done = fn(self.ds, (done, vidx))[0]
+                done = fn(self.ds, (done, vidx), self._counts(every))[0]
         host = parallel.to_host((done.w, done.status, done.steps, done.residual))
         host = [a[:first].reshape((V, per) + a.shape[1:])[:, :count] for a in host]  # (V, count, ...)
         w, status, steps, residual = [a.reshape((V * count,) + a.shape[2:]) for a in host]

@@ -58,7 +58,7 @@ def test_every_method_gives_the_same_bits_with_and_without_a_values_axis(name, s
 def test_the_values_axis_counts_inits_in_its_progress_and_refuses_other_shapes():
     """Power iteration on two ortho_eps values in float32 (they converge at different speeds): the progress
     callback sees inits done, never negative nor past the total (it counted rows x values); datasets of
-    other shapes are refused; the packed layouts compile few sizes."""
+    other shapes are refused."""
     dyn = engine.Dynamics(method="power", max_steps=200, block=10)
     sets = [build_dataset(DataSpec(d=5, m=5, ortho_eps=e), F64).astype(jnp.float32) for e in (0.0, 0.6)]
     seen = []
@@ -71,9 +71,28 @@ def test_the_values_axis_counts_inits_in_its_progress_and_refuses_other_shapes()
     assert runner.same_shapes([a, a]) and not runner.same_shapes([a, b])
     with pytest.raises(ValueError, match="change the dataset's shapes"):
         engine.ChunkRunner([a, b], RELU, UNIFORM, engine.Dynamics(), tile=8)
-    sizes = {runner.bucket(t) for t in range(1, 257)}
-    assert len(sizes) <= 16 and all(runner.bucket(t) >= t for t in range(1, 257))
-    assert all(runner.bucket(t) < 1.5 * t for t in range(3, 257))  # less than a third of a layout is padding
+
+
+def test_one_compiled_block_serves_every_packing():
+    """The running rows are re-packed onto fewer tiles as inits stop, but the block keeps its shape (each
+    device runs only its live tiles): one compiled program for the whole run, the passes' as well."""
+    dyn = engine.Dynamics(method="auto", max_steps=400, block=10)
+    r = engine.ChunkRunner(engine_reference.cloud(), RELU, UNIFORM, dyn, tile=16)
+    packs, compiled = [], []
+
+    def listen(event, seconds, fun_name="", **_):  # jax.monitoring's event of each XLA compilation
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiled.append(fun_name)
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        out = r.run(jax.random.PRNGKey(0), 0, 96, F64, on_block=lambda running, steps: packs.append(running))
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    assert len(set(packs)) > 3  # the running rows fell over the blocks: the layout was re-packed
+    blocks = [name for name in compiled if "per_device" in name]
+    assert 2 <= len(blocks) <= 1 + len(r._passes), compiled  # the block, the watch, the reruns that ran
+    assert np.all(out["status"] != int(engine.Status.RUNNING))
 
 
 def test_a_method_value_plugs_in_through_its_interface():
