@@ -107,9 +107,15 @@ class ChunkRunner:
         rows = NamedSharding(self.mesh, PartitionSpec(parallel.AXIS))
         pick = (lambda s, v: jax.tree.map(lambda a: a[v[0]], s)) if self.values is not None else (lambda s, v: s)
 
-        def tiled(fn, tile):  # fn(ds, st) -> st per tile, lifted to (st, vidx) on every tile of every device
-            return jax.jit(parallel.tiled_sharded(lambda s, t: (fn(pick(s, t[1]), t[0]), t[1]), self.mesh, tile,
-                                                  counted=True))
+        def tiled(fn, tile):  # fn(ds, st) -> st per tile, lifted to (ds, st, vidx, counts) -> (st, vidx)
+            lifted = parallel.tiled_sharded(lambda s, t: (fn(pick(s, t[1]), t[0]), t[1]), self.mesh, tile,
+                                            counted=True)
+
+            def tiled_block(ds, st, vidx, counts):
+                return lifted(ds, (st, vidx), counts)
+
+            # st is donated: the block updates its live tiles in place instead of copying the whole chunk
+            return jax.jit(tiled_block, donate_argnums=1)
 
         self._block = tiled(engine.make_block(act, pw, dyn, self.method), self.tile)
         self._pack = jax.jit(_pack, out_shardings=(rows, rows))
@@ -164,7 +170,7 @@ class ChunkRunner:
         first recorded into ``done``); returns ``done``."""
         total, V = done.status.shape[0], self.values or 1
         while True:
-            st, vidx = block(self.ds, (st, vidx), self._counts(counts))
+            st, vidx = block(self.ds, st, vidx, self._counts(counts))
             status, steps = parallel.to_host((st.status, st.steps))
             running = (status == int(Status.RUNNING)) & (steps < self.dyn.max_steps) & (rows < total)
             if on_block is not None:  # the inits with a value still running (collect counts inits, not rows)
@@ -207,7 +213,8 @@ class ChunkRunner:
         st, vidx = parallel.to_global((st, vhost), self.mesh)
         rows = np.where(real, np.arange(total), total)  # each row's place in `done`
         every = [total // (self.n_devices * self.tile)] * self.n_devices
-        done = self._drive(self._block, self.tile, st, vidx, rows, vhost, st, per, on_block, every)
+        done = self._drive(self._block, self.tile, st, vidx, rows, vhost, jax.tree.map(jnp.copy, st), per, on_block,
+                           every)  # the block donates st: done starts as a copy
         for p, fn, tile in self._passes:
             if isinstance(p, Rerun):
                 status = parallel.to_host(done.status)
@@ -219,7 +226,7 @@ class ChunkRunner:
                     done = self._drive(fn, tile, st, v_st, np.where(live, sel, total), vhost[sel], done, per,
                                        on_block, counts)
             else:
-                done = fn(self.ds, (done, vidx), self._counts(every))[0]
+                done = fn(self.ds, done, vidx, self._counts(every))[0]
         host = parallel.to_host((done.w, done.status, done.steps, done.residual))
         host = [a[:first].reshape((V, per) + a.shape[1:])[:, :count] for a in host]  # (V, count, ...)
         w, status, steps, residual = [a.reshape((V * count,) + a.shape[2:]) for a in host]

@@ -90,7 +90,7 @@ def test_one_compiled_block_serves_every_packing():
     finally:
         jax.monitoring.unregister_event_duration_listener(listen)
     assert len(set(packs)) > 3  # the running rows fell over the blocks: the layout was re-packed
-    blocks = [name for name in compiled if "per_device" in name]
+    blocks = [name for name in compiled if "tiled_block" in name]
     assert 2 <= len(blocks) <= 1 + len(r._passes), compiled  # the block, the watch, the reruns that ran
     assert np.all(out["status"] != int(engine.Status.RUNNING))
 
