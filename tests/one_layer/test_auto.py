@@ -109,3 +109,14 @@ def test_continuation_knows_what_auto_reads():
     assert all(continuation.inert(base, p) is None for p in ("shift", "step_size", "flow_rtol"))
     power = dataclasses.replace(base, dynamics=engine.Dynamics(method="power"))
     assert "--method=power" in continuation.inert(power, "flow_rtol")
+
+
+def test_the_flow_phase_tile_follows_the_backend_rule():
+    """Narrow tiles on a CPU (a tile runs until its slowest row stops), wide ones on an accelerator; the
+    runner's flow phase uses the rule's tile, at most the run's."""
+    assert auto.flow_tile("cpu") == 32 and auto.flow_tile("gpu") == auto.flow_tile("tpu") == 256
+    dyn = engine.Dynamics(method="auto")
+    for tile, want in ((512, auto.flow_tile()), (16, 16)):
+        r = engine.ChunkRunner(_cloud(), activations.get_activation("relu"), pairwise.get_pairwise("uniform"), dyn,
+                               tile=tile)
+        assert [t for p, _, t in r._passes if isinstance(p, methods.Rerun)][0] == min(want, tile)
