@@ -156,12 +156,18 @@ class ChunkRunner:
                 tiles += [(rows[i:i + tile], np.arange(i, i + tile) < k.size) for i in range(0, pad, tile)]
         per_device = size // self.n_devices
         c = -(-len(tiles) // self.n_devices)  # tiles per device
+        assert c * tile <= per_device, (len(tiles), tile, size)
         sel, live = np.full(size, tiles[0][0][0], np.int32), np.zeros(size, bool)
         for j, (rows, on) in enumerate(tiles):
             at = (j // c) * per_device + (j % c) * tile
             sel[at:at + tile], live[at:at + tile] = rows, on
         counts = [min(c, max(0, len(tiles) - d * c)) for d in range(self.n_devices)]
         return sel, live, counts
+
+    def _pass_rows(self, total: int, per: int, tile: int) -> int:
+        """Rows of a pass on tiles of ``tile``: the chunk's ``total``, or more where each value's ``per`` rows
+        padded to whole pass tiles need more (the pass's tile need not divide the run's)."""
+        return parallel.padded_chunk(max(total, (self.values or 1) * -(-per // tile) * tile), tile, self.n_devices)
 
     def _drive(self, block, tile, st, vidx, rows, vhost, done, per, on_block, counts):
         """Runs the rows of ``st`` (row i is row ``rows[i]`` of ``done``, ``vhost[i]`` its value; a row
@@ -220,7 +226,7 @@ class ChunkRunner:
                 status = parallel.to_host(done.status)
                 idx = np.flatnonzero((status == int(Status[p.status])) & real)
                 if idx.size:
-                    size = parallel.padded_chunk(total, tile, self.n_devices)
+                    size = self._pass_rows(total, per, tile)
                     sel, live, counts = self._layout([idx[vhost[idx] == v] for v in range(V)], tile, size)
                     st, v_st = self._reopen(done, vidx, self._replicated(sel), self._replicated(live))
                     done = self._drive(fn, tile, st, v_st, np.where(live, sel, total), vhost[sel], done, per,

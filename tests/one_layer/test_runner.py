@@ -75,8 +75,8 @@ def test_the_values_axis_counts_inits_in_its_progress_and_refuses_other_shapes()
 
 def test_one_compiled_block_serves_every_packing():
     """The running rows are re-packed onto fewer tiles as inits stop, but the block keeps its shape (each
-    device runs only its live tiles): one compiled program for the whole run, the passes' as well."""
-    dyn = engine.Dynamics(method="auto", max_steps=400, block=10)
+    device runs only its live tiles): one compiled program for the whole run, and one for the kink watch."""
+    dyn = engine.Dynamics(method="power", max_steps=400, block=10)  # the flow's passes alike, at 3x the compile
     r = engine.ChunkRunner(engine_reference.cloud(), RELU, UNIFORM, dyn, tile=16)
     packs, compiled = [], []
 
@@ -91,7 +91,7 @@ def test_one_compiled_block_serves_every_packing():
         jax.monitoring.unregister_event_duration_listener(listen)
     assert len(set(packs)) > 3  # the running rows fell over the blocks: the layout was re-packed
     blocks = [name for name in compiled if "tiled_block" in name]
-    assert 2 <= len(blocks) <= 1 + len(r._passes), compiled  # the block, the watch, the reruns that ran
+    assert 2 <= len(blocks) <= 1 + len(r._passes), compiled  # the block and the kink watch
     assert np.all(out["status"] != int(engine.Status.RUNNING))
 
 
@@ -126,3 +126,16 @@ def test_a_method_value_plugs_in_through_its_interface():
     assert methods.power.POWER.knobs == ("tol", "shift")
     assert set(methods.select(engine.Dynamics(method="flow"), RELU).knobs) <= {f.name for f in
                                                                              dataclasses.fields(engine.Dynamics)}
+
+
+def test_a_pass_tile_that_does_not_divide_the_runs_tile_gets_room_for_every_values_rows():
+    """Run tile 48, a pass on tiles of 32: two values whose 48 rows all run on need 2 tiles each, 128 rows
+    against the chunk's 96; the pass is sized for them (the layout refuses too few rows)."""
+    r = engine.ChunkRunner(_clouds(), RELU, UNIFORM, engine.Dynamics(method="auto"), tile=48)
+    keep = [np.arange(48), np.arange(48, 96)]
+    size = r._pass_rows(96, 48, 32)
+    assert size == 128
+    sel, live, counts = r._layout(keep, 32, size)
+    assert live.sum() == 96 and sorted(sel[live]) == list(range(96)) and counts == [4]
+    with pytest.raises(AssertionError):
+        r._layout(keep, 32, 96)
