@@ -4,7 +4,8 @@ Reproducibility rule (docs/reproducibility.md): the initial weight of init i is 
 ``jax.random.fold_in(key, i)``, and every init is advanced inside a *tile* of fixed size, so the
 arithmetic an init sees is the same whatever the chunk size, the number of devices or the number of
 processes. A chunk is padded up to a whole number of tiles per device, split over the devices of
-the mesh with ``jax.shard_map`` and, on each device, walked tile by tile with ``lax.map``.
+the mesh with ``jax.shard_map`` and, on each device, walked tile by tile (``lax.map``, or with ``counted`` a loop
+over the device's first live tiles only, so that re-packing the running rows never changes a shape).
 
 Several hosts (docs/reproducibility.md, "Several hosts"): every process calls
 :func:`initialize_distributed`, then runs the same jitted program on :func:`device_mesh`, one mesh
