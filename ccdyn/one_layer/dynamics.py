@@ -75,7 +75,9 @@ def node_alpha(ds: Dataset, act: Activation, pairwise: Pairwise, w, stop_gradien
 
 
 def _in_batches(fn, a, b, batch: int):
-    """fn(a, b) on row blocks of ``batch`` rows ((k, n) each; the last block of each padded with its first row)."""
+    """fn(a, b) on row blocks of ``batch`` rows ((k, n) each; the last block of each padded with its first row).
+    Not ``lax.map``'s ``batch_size``, which runs the remainder at another shape: every block here has one
+    shape, so a row's rounding does not depend on where it falls (docs/reproducibility.md)."""
     k = a.shape[0]
     if k <= batch:
         return fn(a, b)

@@ -175,8 +175,9 @@ class ChunkRunner:
         ``counts`` tiles, re-packing the running rows onto fewer tiles when they fit (the stopped rows
         first recorded into ``done``); returns ``done``."""
         total, V = done.status.shape[0], self.values or 1
+        live_tiles = self._counts(counts)  # on the devices until the next re-pack
         while True:
-            st, vidx = block(self.ds, st, vidx, self._counts(counts))
+            st, vidx = block(self.ds, st, vidx, live_tiles)
             status, steps = parallel.to_host((st.status, st.steps))
             running = (status == int(Status.RUNNING)) & (steps < self.dyn.max_steps) & (rows < total)
             if on_block is not None:  # the inits with a value still running (collect counts inits, not rows)
@@ -190,6 +191,7 @@ class ChunkRunner:
                 done = self._record(done, st, self._replicated(rows.astype(np.int32)))
                 st, vidx = self._pack(st, vidx, self._replicated(sel), self._replicated(live))
                 rows, vhost, counts = np.where(live, rows[sel], total), vhost[sel], fewer
+                live_tiles = self._counts(counts)
 
     def run(self, key, start: int, count: int, dtype, on_block=None) -> dict:
         """Inits start .. start+count-1 to a stop (at every value); numpy arrays of length ``count`` (with the

@@ -42,12 +42,14 @@ from ccdyn.one_layer import sliding
 from ccdyn.one_layer.methods import flow, power, sliding_flow
 from ccdyn.one_layer.methods.base import KINKED, Method, Proposal, Rerun, Watch
 
-__all__ = ["AUTO_DETECT", "HISTORY", "FLOW_TILE", "flow_tile", "Carry", "init", "pattern_hash", "method", "choose",
-           "AUTO"]
+__all__ = ["AUTO_DETECT", "HISTORY", "FLOW_TILE", "CPU_FLOW_TILE", "flow_tile", "Carry", "init", "pattern_hash",
+           "method", "choose", "AUTO"]
 
 AUTO_DETECT = 20  # power steps before a return to an earlier activation pattern counts as circling
 HISTORY = 8  # the activation patterns remembered (a return within this many steps is circling)
-FLOW_TILE = {"cpu": 32}  # rows per tile of the flow phase by backend (at most the run's tile); others: 256
+FLOW_TILE = 256  # rows per tile of the flow phase on an accelerator (at most the run's tile)
+CPU_FLOW_TILE = 32  # the same on a CPU (flow_tile)
+_SEED = 20261128  # the hash's fixed random weights (one per view)
 
 
 def flow_tile(backend: str | None = None) -> int:
@@ -56,12 +58,11 @@ def flow_tile(backend: str | None = None) -> int:
     A tile runs until its slowest row stops, and the sliding flow's rows stop far apart, so narrow tiles
     waste less; on a CPU a step costs about its rows (measured on the default data and four user sets, warm,
     per chunk: 256 -> 32 rows took the flow phase from 2.1-3.0 s to 0.4-0.6 s on the main job's 10^4 inits
-    and from 0.4-6.9 s to 0.3-3.7 s on 10^3 inits of the user sets, and its block compiles faster). An
+    and from 0.4-6.9 s to 0.3-3.7 s on 10^3 inits of the user sets; it compiles in about the same time). An
     accelerator's step is a chain of small kernels whose launches cost the same whatever the rows (launch-bound
     on the H100, results/README.md "GPU"), so it keeps wide tiles (not measured there at 32 rows). The
     tile is part of the program: it changes the flow phase's rounding, and with it a few tail inits' paths."""
-    return FLOW_TILE.get(backend or jax.default_backend(), 256)
-_SEED = 20261128  # the hash's fixed random weights (one per view)
+    return CPU_FLOW_TILE if (backend or jax.default_backend()) == "cpu" else FLOW_TILE
 
 
 class Carry(NamedTuple):
