@@ -31,6 +31,10 @@ has a flat side where E rises to second order (a one-sided saddle, not a maximum
 its flat side and step off along the rising direction; with Gaussian alpha, repeat until w is a fixed
 point.
 Every function is vmapped over the candidates (fixed shapes: S padded to ``s_max`` with masks).
+:func:`refine` and :func:`kink_certificate` are compiled with :data:`ccdyn.compiling.QUICK`: they run once per
+run on the distinct optima (tens to a few hundred rows), and XLA's optimization took longer than they run
+(main job, 35 optima, cold: 5.8 s + 3.9 s of compilation -> 3.3 s + 2.3 s; the refinement runs in 0.6 s
+instead of 0.2 s; the same optima, certificates and counts, w equal to 3e-15).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ import functools
 import jax
 import jax.numpy as jnp
 
+from ccdyn import compiling
 from ccdyn.activations import Activation
 from ccdyn.covariance import laplacian_apply
 from ccdyn.data.dataset import Dataset
@@ -272,7 +277,7 @@ def _second_order(ds, act, pw, w, sig, active, lam, c, xn, mu, scale, tol, rank_
     return strict, flat0, flat1, jmax, e
 
 
-@functools.partial(jax.jit, static_argnames=("act", "pw", "s_max", "max_iter"))
+@functools.partial(jax.jit, static_argnames=("act", "pw", "s_max", "max_iter"), compiler_options=compiling.QUICK)
 def _refine_batch(ds, act, pw, W, *, s_max, max_iter, cand_tol, z_tol, lam_tol, fp_tol, rank_tol, span_tol, cert_tol,
                   kick_size, cyc_tol):
     x = sliding.flat_views(ds)[0]
@@ -419,7 +424,7 @@ def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, s_max: int | None
                          span_tol=span_tol, cert_tol=cert_tol, kick_size=kick_size, cyc_tol=cyc_tol)
 
 
-@functools.partial(jax.jit, static_argnames=("act", "pw"))
+@functools.partial(jax.jit, static_argnames=("act", "pw"), compiler_options=compiling.QUICK)
 def kink_certificate(ds64: Dataset, act: Activation, pw: Pairwise, ref: dict, *, tol: float = 1e-7,
                      rank_tol: float = 1e-10, plane_tol: float = 1e-10, span_tol: float = 1e-8):
     """Certificate of refined optima (:func:`refine`'s output, k of them), float64, vmapped.
