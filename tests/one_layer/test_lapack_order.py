@@ -58,18 +58,27 @@ def test_the_reader_finds_independent_calls():
     assert unordered_lapack_calls(hlo) == [("%body", "%a", "%b"), ("%body", "%b", "%c")]
 
 
+def _compiled_text(fn, *args, **kwargs) -> str:
+    """The compiled HLO text of the jitted ``fn`` on ``args``, under its own compiler options."""
+    return fn.lower(*args, **kwargs).compile().as_text()
+
+
 @pytest.mark.parametrize("kind", ["uniform", pytest.param("gaussian", marks=pytest.mark.slow)])
-def test_refinements_order_every_lapack_call(kind):
+def test_refinements_order_every_lapack_call(kind, monkeypatch):
     """kinks.refine and the saddles' kink refinement on the default data (1024 views: the multipliers take
-    their two-eigh branch)."""
+    their two-eigh branch). kinks.refine's program is compiled as the library compiles it (its own options,
+    ccdyn.compiling.QUICK), from the arguments refine passes it."""
     ds = build_dataset(DataSpec(), jnp.float64)
     act, pw = activations.get_activation("relu"), pairwise.get_pairwise(kind)
     W = jnp.ones((3, ds.dim)) / ds.dim ** 0.5
-    fns = {"kinks.refine": lambda d, w: kinks.refine(d, act, pw, w),
-           "saddles._refine_kinks": lambda d, w: saddles._refine_kinks(
-               d, act, pw, w, n_near=6, n_fixed=1, cand_tol=1e-2, z_tol=1e-12, lam_tol=1e-9, rank_tol=1e-10,
-               span_tol=1e-8)}
-    for name, fn in fns.items():
-        hlo = jax.jit(fn).lower(ds, W).compile().as_text()
+    program, calls = kinks._refine_batch, []
+    monkeypatch.setattr(kinks, "_refine_batch", lambda *a, **k: calls.append((a, k)))
+    kinks.refine(ds, act, pw, W)
+    monkeypatch.undo()
+    saddle = jax.jit(lambda d, w: saddles._refine_kinks(d, act, pw, w, n_near=6, n_fixed=1, cand_tol=1e-2, z_tol=1e-12,
+                                                        lam_tol=1e-9, rank_tol=1e-10, span_tol=1e-8))
+    hlos = {"kinks.refine": _compiled_text(program, *calls[0][0], **calls[0][1]),
+            "saddles._refine_kinks": _compiled_text(saddle, ds, W)}
+    for name, hlo in hlos.items():
         assert "lapack_" in hlo, name
         assert unordered_lapack_calls(hlo) == [], name
