@@ -193,12 +193,15 @@ class ChunkRunner:
                 rows, vhost, counts = np.where(live, rows[sel], total), vhost[sel], fewer
                 live_tiles = self._counts(counts)
 
-    def run(self, key, start: int, count: int, dtype, on_block=None) -> dict:
+    def run(self, key, start: int, count: int, dtype, on_block=None, capacity: int | None = None) -> dict:
         """Inits start .. start+count-1 to a stop (at every value); numpy arrays of length ``count`` (with the
         values axis: (count, V, ...)), on every process.
 
         ``on_block(n_running, max_steps_taken)``, if given, is called after every block (``n_running``: the
-        inits with at least one value still running).
+        inits with at least one value still running). ``capacity`` (default ``count``): the inits per value
+        the arrays are shaped for; a chunk of fewer inits runs on the same compiled blocks as a full one
+        (:func:`collect` passes its chunk size, so a run's last, partial chunk compiles nothing new), its
+        rows dealt to the devices' first tiles and only those run.
 
         Between blocks only the status and step counts come to the host (the freeze check). When the
         running inits fit in fewer tiles they are re-packed on the devices (the stopped rows are first
@@ -207,7 +210,7 @@ class ChunkRunner:
         its end.
         """
         V = self.values or 1
-        per = -(-count // self.tile) * self.tile  # rows of one value
+        per = -(-max(count, capacity or 0) // self.tile) * self.tile  # rows of one value
         W = parallel.init_weights(key, start, per, self.dim, dtype)  # the same inits at every value
         st = engine.initial_state(W if self.values is None else jnp.tile(W, (V, 1)), self.dyn, method=self.method)
         st = jax.device_get(st)
@@ -218,11 +221,15 @@ class ChunkRunner:
         real = np.concatenate([np.tile(np.arange(per) < count, V), np.zeros(total - first, bool)])
         st = st._replace(status=np.where(real, int(Status.RUNNING), int(Status.NOT_CONVERGED)).astype(np.int32))
         vhost = np.concatenate([np.repeat(np.arange(V), per), np.zeros(total - first, np.int64)]).astype(np.int32)
-        st, vidx = parallel.to_global((st, vhost), self.mesh)
-        rows = np.where(real, np.arange(total), total)  # each row's place in `done`
-        every = [total // (self.n_devices * self.tile)] * self.n_devices
-        done = self._drive(self._block, self.tile, st, vidx, rows, vhost, jax.tree.map(jnp.copy, st), per, on_block,
-                           every)  # the block donates st: done starts as a copy
+        done, vidx = parallel.to_global((st, vhost), self.mesh)  # init order (the block donates its state)
+        # the real rows on the devices' first tiles (a full chunk: in init order, every tile)
+        sel, live, every = self._layout([np.flatnonzero(real & (vhost == v)) for v in range(V)], self.tile, total)
+        packed = jax.tree.map(lambda a: a[sel], st)
+        packed = packed._replace(status=np.where(live, packed.status, int(Status.NOT_CONVERGED)).astype(np.int32))
+        packed, v_packed = parallel.to_global((packed, vhost[sel]), self.mesh)
+        done = self._drive(self._block, self.tile, packed, v_packed, np.where(live, sel, total), vhost[sel], done, per,
+                           on_block, every)
+        all_tiles = [total // (self.n_devices * self.tile)] * self.n_devices
         for p, fn, tile in self._passes:
             if isinstance(p, Rerun):
                 status = parallel.to_host(done.status)
@@ -233,8 +240,8 @@ class ChunkRunner:
                     st, v_st = self._reopen(done, vidx, self._replicated(sel), self._replicated(live))
                     done = self._drive(fn, tile, st, v_st, np.where(live, sel, total), vhost[sel], done, per,
                                        on_block, counts)
-            else:
-                done = fn(self.ds, done, vidx, self._counts(every))[0]
+            else:  # over every tile of the chunk, in init order
+                done = fn(self.ds, done, vidx, self._counts(all_tiles))[0]
         host = parallel.to_host((done.w, done.status, done.steps, done.residual))
         host = [a[:first].reshape((V, per) + a.shape[1:])[:, :count] for a in host]  # (V, count, ...)
         w, status, steps, residual = [a.reshape((V * count,) + a.shape[2:]) for a in host]
@@ -284,7 +291,7 @@ def collect(runner: ChunkRunner, key, n_init: int, chunk_size: int, dtype, *, st
             # inside a chunk the inits done are the finished chunks plus this chunk's stopped inits
             on_block = None if progress is None else (
                 lambda r, k, d=done + count: r and progress(d - r, n_init, r, k))
-            out = runner.run(key, start, count, dtype, on_block)
+            out = runner.run(key, start, count, dtype, on_block, capacity=ranges[0][1])
             if lead and store is not None:
                 store.save(c, out)
             if lead:

@@ -95,6 +95,30 @@ def test_one_compiled_block_serves_every_packing():
     assert np.all(out["status"] != int(engine.Status.RUNNING))
 
 
+def test_a_partial_last_chunk_runs_on_the_full_chunks_programs():
+    """collect lays every chunk out at the chunk size: the last, partial chunk (16 of 48 inits) compiles no
+    block of its own (before, the block and the kink watch were compiled again for its shape), and the
+    inits' numbers are those of a run in one chunk."""
+    dyn = engine.Dynamics(method="power", max_steps=400, block=10)
+    r = engine.ChunkRunner(engine_reference.cloud(), RELU, UNIFORM, dyn, tile=16)
+    compiled = []
+
+    def listen(event, seconds, fun_name="", **_):
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiled.append(fun_name)
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        parts = engine.collect(r, jax.random.PRNGKey(5), 64, 48, F64)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    blocks = [name for name in compiled if "tiled_block" in name]
+    assert 2 <= len(blocks) <= 1 + len(r._passes), compiled  # the block and the kink watch, once
+    whole = engine.collect(r, jax.random.PRNGKey(5), 64, 64, F64)
+    for k in whole:
+        np.testing.assert_array_equal(parts[k], whole[k])
+
+
 def test_a_method_value_plugs_in_through_its_interface():
     """A method written against the interface alone (power iteration's step with its own finish: a watch
     that marks every still-running init CIRCLING_KINK) runs through ``engine.converge`` and the runner; its
