@@ -33,9 +33,13 @@ def _data(n, d, k, seed, shift=0.5):
     return x, p / p.sum(), W / np.linalg.norm(W, axis=1, keepdims=True)
 
 
-@pytest.mark.parametrize("name", fused_ascent.SUPPORTED)
-@pytest.mark.parametrize("n,d,k,arithmetic", [(100, 10, 37, "float32"), (64, 3, 16, "float32"),
-                                              (130, 17, 50, "float32"), (100, 10, 37, "fma"), (64, 3, 16, "fma")])
+_SHAPES = [(100, 10, 37, "float32"), (64, 3, 16, "float32"), (130, 17, 50, "float32"), (100, 10, 37, "fma"),
+           (64, 3, 16, "fma")]
+
+
+@pytest.mark.parametrize("n,d,k,arithmetic,name", [  # fast: every activation at the first shape, ReLU at every shape
+    (*s, a) if s == _SHAPES[0] or a == "relu" else pytest.param(*s, a, marks=pytest.mark.slow)
+    for s in _SHAPES for a in fused_ascent.SUPPORTED])
 def test_interpreted_kernel_matches_float64_as_closely_as_the_xla_path(name, n, d, k, arithmetic):
     """Every shape is padded (rows to the block, d to 16 or 32, points to the block): the kernel's error
     against float64 is float32 rounding, no larger than 4x the XLA path's (and below 1e-5 relative), with

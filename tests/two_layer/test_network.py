@@ -36,8 +36,9 @@ def project(w, g):
     return g - jnp.sum(g * wn, axis=-1, keepdims=True) * wn
 
 
-@pytest.mark.parametrize("act", ["relu", "leaky_relu", "linear", "quadratic"])
-@pytest.mark.parametrize("bn", ["none", "mean_only"])
+@pytest.mark.parametrize("act,bn", [  # fast: each activation once, the batch norms alternating; all: -m slow
+    (a, b) if (i + j) % 2 == 0 else pytest.param(a, b, marks=pytest.mark.slow)
+    for i, a in enumerate(("relu", "leaky_relu", "linear", "quadratic")) for j, b in enumerate(("none", "mean_only"))])
 def test_lemma4_velocity_is_degree_times_autodiff_of_energy(key, act, bn):
     """V' = dE/dV and w' = P^perp (p dE/dw) with alpha held fixed (Eq. 2, 12; Lemma 6 for BN)."""
     net, params, x1, x2 = setup(key, act, bn)
