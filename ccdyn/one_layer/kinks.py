@@ -31,10 +31,11 @@ has a flat side where E rises to second order (a one-sided saddle, not a maximum
 its flat side and step off along the rising direction; with Gaussian alpha, repeat until w is a fixed
 point.
 Every function is vmapped over the candidates (fixed shapes: S padded to ``s_max`` with masks).
-:func:`refine` and :func:`kink_certificate` are compiled with :data:`ccdyn.compiling.QUICK`: they run once per
-run on the distinct optima (tens to a few hundred rows), and XLA's optimization took longer than they run
-(main job, 35 optima, cold: 5.8 s + 3.9 s of compilation -> 3.3 s + 2.3 s; the refinement runs in 0.6 s
-instead of 0.2 s; the same optima, certificates and counts, w equal to 3e-15).
+:func:`kink_certificate` is compiled with :data:`ccdyn.compiling.QUICK`: it runs once per run on the
+distinct optima, and XLA's optimization took longer than it runs (certifying the main job's 35 optima,
+cold: 3.9 s -> 2.4 s; 240 optima of 10^6 inits: 4.1 s -> 2.7 s, of which it runs 0.6 s instead of 0.3 s).
+:func:`refine` keeps XLA's defaults: its active-set iterations run 3x slower unoptimized (240 optima: 9.4 s
+instead of 3.0 s), more than the 1.5-2.5 s of compilation it would save.
 """
 
 from __future__ import annotations
@@ -277,7 +278,7 @@ def _second_order(ds, act, pw, w, sig, active, lam, c, xn, mu, scale, tol, rank_
     return strict, flat0, flat1, jmax, e
 
 
-@functools.partial(jax.jit, static_argnames=("act", "pw", "s_max", "max_iter"), compiler_options=compiling.QUICK)
+@functools.partial(jax.jit, static_argnames=("act", "pw", "s_max", "max_iter"))
 def _refine_batch(ds, act, pw, W, *, s_max, max_iter, cand_tol, z_tol, lam_tol, fp_tol, rank_tol, span_tol, cert_tol,
                   kick_size, cyc_tol):
     x = sliding.flat_views(ds)[0]

@@ -66,8 +66,8 @@ def _compiled_text(fn, *args, **kwargs) -> str:
 @pytest.mark.parametrize("kind", ["uniform", pytest.param("gaussian", marks=pytest.mark.slow)])
 def test_refinements_order_every_lapack_call(kind, monkeypatch):
     """kinks.refine and the saddles' kink refinement on the default data (1024 views: the multipliers take
-    their two-eigh branch). kinks.refine's program is compiled as the library compiles it (its own options,
-    ccdyn.compiling.QUICK), from the arguments refine passes it."""
+    their two-eigh branch). kinks.refine's program is compiled as the library compiles it (its own jit options),
+    from the arguments refine passes it."""
     ds = build_dataset(DataSpec(), jnp.float64)
     act, pw = activations.get_activation("relu"), pairwise.get_pairwise(kind)
     W = jnp.ones((3, ds.dim)) / ds.dim ** 0.5
