@@ -1,8 +1,9 @@
 """Tests run in float64: the identities checked here are exact up to rounding.
 
 Most of the fast suite's time is XLA compiling many small programs once each, so on CPU the tests
-(and the scripts they start) compile with XLA's CPU backend optimization level 0: the same programs,
-compiled in about half the time, run a little slower. Every check compares two routes computed
+(and the scripts they start) compile with XLA's CPU backend optimization level 0 and without LLVM's expensive
+passes (:data:`ccdyn.compiling.QUICK`'s options): the same programs, compiled in about half the time, run a
+little slower. Every check compares two routes computed
 under the same setting or holds to a stated tolerance; the scripts, benchmarks and committed results
 use XLA's default level. Set ``XLA_FLAGS`` yourself (any ``--xla_backend_optimization_level``) to
 test at another level.
@@ -37,7 +38,8 @@ def _jaxlib_has_flag(name: str) -> bool:
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 os.environ.setdefault("CCDYN_COMPILE_CACHE", "")  # the scripts run by the tests compile afresh and write nothing to ~
 if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
-    os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} --xla_backend_optimization_level=0".strip()
+    os.environ["XLA_FLAGS"] = (f"{os.environ.get('XLA_FLAGS', '')} --xla_backend_optimization_level=0"
+                               " --xla_llvm_disable_expensive_passes=true").strip()
 if "xla_cpu_use_fusion_emitters" not in os.environ["XLA_FLAGS"] and _jaxlib_has_flag("xla_cpu_use_fusion_emitters"):
     os.environ["XLA_FLAGS"] += " --xla_cpu_use_fusion_emitters=false"
 
