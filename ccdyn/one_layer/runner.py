@@ -222,13 +222,11 @@ class ChunkRunner:
         st = st._replace(status=np.where(real, int(Status.RUNNING), int(Status.NOT_CONVERGED)).astype(np.int32))
         vhost = np.concatenate([np.repeat(np.arange(V), per), np.zeros(total - first, np.int64)]).astype(np.int32)
         done, vidx = parallel.to_global((st, vhost), self.mesh)  # init order (the block donates its state)
-        # the real rows on the devices' first tiles (a full chunk: in init order, every tile)
-        sel, live, every = self._layout([np.flatnonzero(real & (vhost == v)) for v in range(V)], self.tile, total)
-        packed = jax.tree.map(lambda a: a[sel], st)
-        packed = packed._replace(status=np.where(live, packed.status, int(Status.NOT_CONVERGED)).astype(np.int32))
-        packed, v_packed = parallel.to_global((packed, vhost[sel]), self.mesh)
-        done = self._drive(self._block, self.tile, packed, v_packed, np.where(live, sel, total), vhost[sel], done, per,
-                           on_block, every)
+        # the real rows on the devices' first tiles, as a re-pack lays them out (a full chunk: in init order)
+        sel, live, counts = self._layout([np.flatnonzero(real & (vhost == v)) for v in range(V)], self.tile, total)
+        st, v_st = self._pack(done, vidx, self._replicated(sel), self._replicated(live))
+        done = self._drive(self._block, self.tile, st, v_st, np.where(live, sel, total), vhost[sel], done, per,
+                           on_block, counts)
         all_tiles = [total // (self.n_devices * self.tile)] * self.n_devices
         for p, fn, tile in self._passes:
             if isinstance(p, Rerun):
