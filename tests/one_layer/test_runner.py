@@ -73,22 +73,29 @@ def test_the_values_axis_counts_inits_in_its_progress_and_refuses_other_shapes()
         engine.ChunkRunner([a, b], RELU, UNIFORM, engine.Dynamics(), tile=8)
 
 
-def test_one_compiled_block_serves_every_packing():
-    """The running rows are re-packed onto fewer tiles as inits stop, but the block keeps its shape (each
-    device runs only its live tiles): one compiled program for the whole run, and one for the kink watch."""
-    dyn = engine.Dynamics(method="power", max_steps=400, block=10)  # the flow's passes alike, at 3x the compile
-    r = engine.ChunkRunner(engine_reference.cloud(), RELU, UNIFORM, dyn, tile=16)
-    packs, compiled = [], []
+def _compiling(fn):
+    """(fn(), the names of the programs XLA compiled while it ran: jax.monitoring's event of each compilation)."""
+    compiled = []
 
-    def listen(event, seconds, fun_name="", **_):  # jax.monitoring's event of each XLA compilation
+    def listen(event, seconds, fun_name="", **_):
         if event == "/jax/core/compile/backend_compile_duration":
             compiled.append(fun_name)
 
     jax.monitoring.register_event_duration_secs_listener(listen)
     try:
-        out = r.run(jax.random.PRNGKey(0), 0, 96, F64, on_block=lambda running, steps: packs.append(running))
+        return fn(), compiled
     finally:
         jax.monitoring.unregister_event_duration_listener(listen)
+
+
+def test_one_compiled_block_serves_every_packing():
+    """The running rows are re-packed onto fewer tiles as inits stop, but the block keeps its shape (each
+    device runs only its live tiles): one compiled program for the whole run, and one for the kink watch."""
+    dyn = engine.Dynamics(method="power", max_steps=400, block=10)  # the flow's passes alike, at 3x the compile
+    r = engine.ChunkRunner(engine_reference.cloud(), RELU, UNIFORM, dyn, tile=16)
+    packs = []
+    out, compiled = _compiling(lambda: r.run(jax.random.PRNGKey(0), 0, 96, F64,
+                                             on_block=lambda running, steps: packs.append(running)))
     assert len(set(packs)) > 3  # the running rows fell over the blocks: the layout was re-packed
     blocks = [name for name in compiled if "tiled_block" in name]
     assert 2 <= len(blocks) <= 1 + len(r._passes), compiled  # the block and the kink watch
@@ -101,17 +108,7 @@ def test_a_partial_last_chunk_runs_on_the_full_chunks_programs():
     inits' numbers are those of a run in one chunk."""
     dyn = engine.Dynamics(method="power", max_steps=400, block=10)
     r = engine.ChunkRunner(engine_reference.cloud(), RELU, UNIFORM, dyn, tile=16)
-    compiled = []
-
-    def listen(event, seconds, fun_name="", **_):
-        if event == "/jax/core/compile/backend_compile_duration":
-            compiled.append(fun_name)
-
-    jax.monitoring.register_event_duration_secs_listener(listen)
-    try:
-        parts = engine.collect(r, jax.random.PRNGKey(5), 64, 48, F64)
-    finally:
-        jax.monitoring.unregister_event_duration_listener(listen)
+    parts, compiled = _compiling(lambda: engine.collect(r, jax.random.PRNGKey(5), 64, 48, F64))
     blocks = [name for name in compiled if "tiled_block" in name]
     assert 2 <= len(blocks) <= 1 + len(r._passes), compiled  # the block and the kink watch, once
     whole = engine.collect(r, jax.random.PRNGKey(5), 64, 64, F64)
