@@ -174,13 +174,17 @@ def test_a_run_stopped_by_target_miss_is_the_prefix_of_the_full_run():
         np.testing.assert_array_equal(part[k], full[k][:256])
 
 
-def _summary(counts, n, config, rest=engine.Status.NOT_CONVERGED):
-    """The summary of a run whose converged inits fall in optima of ``counts``, the other ``n - sum`` in ``rest``."""
+def _summary(counts, n, config, rest=engine.Status.NOT_CONVERGED, planted=True):
+    """The summary of a run whose converged inits fall in optima of ``counts``, the other ``n - sum`` in ``rest``
+    (``planted``: the data has planted patterns)."""
     rows = [{"optimum": j, "fraction": c / n, "ci95": [0.0, 1.0], "count": c, "energy": 0.3, "eigengap": 0.4,
              "residual": 1e-16, "kink_rank": 0, "certificate": "smooth", "stable": True, "smooth": True, "is_lme": True,
              "pattern": j, "overlap": 0.99} for j, c in enumerate(counts)]
     status = np.r_[np.ones(sum(counts)), np.full(n - sum(counts), int(rest))].astype(np.int8)
-    an = {"rows": rows, "status_counts": engine.status_counts(status), "n_clusters": len(rows)}
+    if not planted:
+        for r in rows:
+            r["pattern"] = r["overlap"] = None
+    an = {"rows": rows, "status_counts": engine.status_counts(status), "n_clusters": len(rows), "planted": planted}
     result = {"status": status, "steps": np.ones(n)}
     record = {"command": "python scripts/basins.py", "versions": {}, "devices": [], "num_processes": 1}
     return basins.summary(an, result, config=config, record=record, timings_s={"run": 1.0, "analyze": 1.0})
@@ -270,6 +274,21 @@ def test_a_run_without_optima_reads_back_and_tabulates():
            "[0.0, inf]" in basins.table(s)
     (row,) = basins.comparison_rows([("none", s)])
     assert row[basins.COMPARISON_COLUMNS.index("chao1_high")] == float("inf")
+
+
+def test_data_without_planted_patterns_reports_no_mass_on_them():
+    """A user's file without ``patterns``: summary.json records no basin mass on planted patterns (null, not
+    0.0, which would say that no basin is on them), and the table and the comparison table say so."""
+    config = dataclasses.asdict(basins.BasinsConfig(n_init=100))
+    s = _summary([60, 40], 100, config, planted=False)
+    assert s["basin_mass_on_patterns"] is None
+    text = basins.table(s)
+    assert "no planted patterns in the data" in text and "basin mass on planted patterns" not in text
+    (row,) = basins.comparison_rows([("file", s)])
+    assert row[basins.COMPARISON_COLUMNS.index("mass_on_patterns")] == "-"
+    planted = _summary([60, 40], 100, config)
+    assert planted["basin_mass_on_patterns"] == 1.0
+    assert "basin mass on planted patterns (stable, cos >= 0.9): 1.0000" in basins.table(planted)
 
 
 def test_summary_of_a_run_stopped_by_the_half_width_claims_the_first_checkpoint_and_splits_alpha():

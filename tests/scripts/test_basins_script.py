@@ -242,8 +242,10 @@ def test_power_iteration_on_a_gaussian_mixture_file_claims_nothing_beyond_the_co
     run = _run(tmp_path, "--data=file", "--data_path=mixture.npz", "--act=relu", "--method=power", "--n_init=256",
                "--tile=64", "--max_steps=300", f"--output_dir={out}", timeout=900)  # power: the default before auto
     assert run.returncode == 0, run.stderr[-3000:]
-    st = json.loads((out / "summary.json").read_text())["statistics"]
+    summary = json.loads((out / "summary.json").read_text())
+    st = summary["statistics"]
     assert not st["claims"] and st["converged_share"] < 0.9
+    assert summary["basin_mass_on_patterns"] is None  # the file has no planted patterns
     lines = run.stdout.splitlines()
     (no_claim,) = [line for line in lines if line.startswith("no claim about missed optima or their number")]
     assert f"only {st['converged']} of 256 inits" in no_claim and "below the 90%" in no_claim

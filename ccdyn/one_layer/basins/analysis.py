@@ -196,8 +196,12 @@ def merge_duplicates(optima: np.ndarray, counts: np.ndarray, tol: float, odd: bo
     return optima[keep], new_counts, mapping
 
 
-def basin_mass_on_patterns(rows: list, min_overlap: float = 0.9) -> float:
-    """Total basin fraction of stable optima whose best planted pattern has overlap >= min_overlap."""
+def basin_mass_on_patterns(rows: list, min_overlap: float = 0.9, *, planted: bool = True) -> float | None:
+    """Total basin fraction of stable optima whose best planted pattern has overlap >= min_overlap; None when
+    the data has no planted patterns (``planted`` False: a user's file without ``patterns``), where no share
+    of the basins can be on them."""
+    if not planted:
+        return None
     return float(sum(r["fraction"] for r in rows
                      if r["stable"] and r["overlap"] is not None and r["overlap"] >= min_overlap))
 
@@ -242,4 +246,5 @@ def analyze(ds64: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, result:
         for r, ok in zip(rows, refined):
             r["refined"] = bool(ok)
     return {"rows": rows, "optima": optima, "labels": labels, "status_counts": engine.status_counts(status),
+            "planted": ds64.patterns is not None,
             "n_clusters": n_clusters}

@@ -115,7 +115,7 @@ def summary(an: dict, result: dict, *, config: dict, record: dict, timings_s: di
         "n_stable_optima": sum(r["stable"] for r in rows),
         "n_certified_smooth": sum(r.get("certificate") == "smooth" for r in rows),
         "n_certified_kink": sum(r.get("certificate") == "kink-kkt" for r in rows),
-        "basin_mass_on_patterns": basin_mass_on_patterns(rows),
+        "basin_mass_on_patterns": basin_mass_on_patterns(rows, planted=an["planted"]),
         "unseen_mass": unseen_mass([r["count"] for r in rows], int(result["status"].shape[0])),
         "statistics": stats,
         "optima": rows,
@@ -264,9 +264,16 @@ def table(s: dict) -> str:
                       f"inits {s['n_init']}: {counts}",
                       f"optima {sum(r.get('certificate') != 'none' for r in rows)}, stable {s['n_stable_optima']} "
                       f"(certificate smooth {s.get('n_certified_smooth', '-')}, "
-                      f"kink-kkt {s.get('n_certified_kink', '-')}), basin mass on planted "
-                      f"patterns (stable, cos >= 0.9): {s['basin_mass_on_patterns']:.4f}", *uncertified_lines(rows),
+                      f"kink-kkt {s.get('n_certified_kink', '-')}), " + _pattern_mass(s['basin_mass_on_patterns']),
+                      *uncertified_lines(rows),
                       *notes, *warning_line(s)])
+
+
+def _pattern_mass(mass: float | None) -> str:
+    """The summary line's basin mass on planted patterns, or that the data has none."""
+    if mass is None:
+        return "no planted patterns in the data (no basin mass on patterns to report)"
+    return f"basin mass on planted patterns (stable, cos >= 0.9): {mass:.4f}"
 
 
 def _share(x: float) -> str:
@@ -333,7 +340,8 @@ def comparison_rows(named_summaries) -> list:
                      s["n_init"], s["n_optima"], s["n_stable_optima"],
                      sum(o["stable"] and o["smooth"] for o in s["optima"]),
                      sum(o["stable"] and not o["smooth"] for o in s["optima"]),
-                     round(s["basin_mass_on_patterns"], 4)] + [s.get(f"n_{st.key}", 0) for st in _COMPARED]
+                     "-" if (mass := s["basin_mass_on_patterns"]) is None else round(mass, 4)]
+                    + [s.get(f"n_{st.key}", 0) for st in _COMPARED]
                     + [s.get(k, "-") for k in ("n_endpoint_clusters", "n_certified_smooth", "n_certified_kink")]
                     + [round(s["timings_s"][k], 1) if k in s.get("timings_s", {}) else "-"
                        for k in ("analyze", "total")]
