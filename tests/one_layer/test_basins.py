@@ -179,11 +179,8 @@ def _summary(counts, n, config, rest=engine.Status.NOT_CONVERGED, planted=True):
     (``planted``: the data has planted patterns)."""
     rows = [{"optimum": j, "fraction": c / n, "ci95": [0.0, 1.0], "count": c, "energy": 0.3, "eigengap": 0.4,
              "residual": 1e-16, "kink_rank": 0, "certificate": "smooth", "stable": True, "smooth": True, "is_lme": True,
-             "pattern": j, "overlap": 0.99} for j, c in enumerate(counts)]
+             "pattern": j if planted else None, "overlap": 0.99 if planted else None} for j, c in enumerate(counts)]
     status = np.r_[np.ones(sum(counts)), np.full(n - sum(counts), int(rest))].astype(np.int8)
-    if not planted:
-        for r in rows:
-            r["pattern"] = r["overlap"] = None
     an = {"rows": rows, "status_counts": engine.status_counts(status), "n_clusters": len(rows), "planted": planted}
     result = {"status": status, "steps": np.ones(n)}
     record = {"command": "python scripts/basins.py", "versions": {}, "devices": [], "num_processes": 1}
