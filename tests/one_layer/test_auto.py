@@ -1,6 +1,6 @@
-"""--method=auto (ccdyn/one_layer/methods/auto.py): the power method's bits where power iteration converges,
-the sliding flow from where it circles a kink, the same bits whatever the chunk size or device count; the
-user data sets (ccdyn/data/user_sets.py)."""
+"""--method=auto (ccdyn/one_layer/methods/auto.py): power steps shifted by a bound on A(w) while they cross kinks,
+the flow's endpoint from the same init, the sliding flow from where power iteration circles a kink, the same
+bits whatever the chunk size or device count; the user data sets (ccdyn/data/user_sets.py)."""
 
 import jax
 import jax.numpy as jnp
@@ -9,7 +9,7 @@ import pytest
 
 from ccdyn import activations, pairwise, parallel
 from ccdyn.data import files, make_dataset, user_sets
-from ccdyn.one_layer import engine, methods
+from ccdyn.one_layer import dynamics, engine, methods
 from ccdyn.one_layer.methods import auto
 
 RELU = activations.get_activation("relu")
@@ -31,21 +31,19 @@ def _collect(ds, method, n, chunk, tile=32, mesh=None):
 
 
 @pytest.mark.slow  # compiles the sliding flow (about 1 min on 2 busy cores)
-def test_auto_is_power_where_power_converges_and_converges_where_power_circles():
+def test_auto_takes_each_init_where_the_flow_takes_it_and_converges_where_power_circles():
+    """From the same init, auto and the flow end at the same optimum: auto's power steps that cross kinks are
+    Euler steps of the flow no longer than 1 / lambda_max(A(w)) (field_bound), and once the activation pattern
+    holds, power iteration's long steps go where the flow goes in that region. Before those shifted steps 91
+    of the 96 inits here agreed (power iteration's long steps jumped basins); power iteration alone converges
+    on about half and circles a kink on the others, which auto hands to the sliding flow."""
     ds, n = _cloud(), 96
     power, flow, out = (_collect(ds, m, n, n) for m in ("power", "flow", "auto"))
-    conv = power["status"] == engine.Status.CONVERGED
     circ = power["status"] == engine.Status.CIRCLING_KINK
-    assert conv.sum() > 10 and circ.sum() > 10  # the data exercise both phases
-    # every init that power iteration converges on: the power method's bits (it never left the power phase)
-    for k in ("w", "status", "steps", "residual"):
-        np.testing.assert_array_equal(out[k][conv], power[k][conv], err_msg=k)
-    # every init converges; the circling ones reach optima the flow reaches too, after more than the
-    # detection's power steps
-    assert np.all(out["status"] == engine.Status.CONVERGED)
-    ends, flow_ends = out["w"][circ], flow["w"][flow["status"] == engine.Status.CONVERGED]
-    gap = np.min(np.linalg.norm(ends[:, None] - flow_ends[None], axis=2), axis=1)
-    assert np.all(gap < 1e-3), gap.max()
+    assert (power["status"] == engine.Status.CONVERGED).sum() > 10 and circ.sum() > 10  # both phases exercised
+    assert np.all(out["status"] == engine.Status.CONVERGED) and np.all(flow["status"] == engine.Status.CONVERGED)
+    same = np.linalg.norm(out["w"] - flow["w"], axis=1) < 1e-3
+    assert same.sum() >= 94, same.sum()
     assert np.all(out["steps"][circ] > auto.AUTO_DETECT)
 
 
@@ -62,6 +60,67 @@ def test_auto_gives_the_same_bits_for_any_chunk_size_and_device_count():
     for key, out in outs.items():
         for f in ref:
             np.testing.assert_array_equal(out[f], ref[f], err_msg=f"{key} {f}")
+
+
+def _views_data(seed=2):
+    """12 weighted points in d = 5, each with 3 weighted views (unequal p and p_aug), float64."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((12, 5)) + 0.5
+    x_aug = x[:, None, :] + 0.4 * rng.standard_normal((12, 3, 5))
+    p, p_aug = rng.uniform(0.5, 1.5, 12), rng.uniform(0.2, 1.0, (12, 3))
+    return make_dataset(x, p / p.sum(), x_aug, p_aug / p_aug.sum(axis=1, keepdims=True), dtype=jnp.float64)
+
+
+@pytest.mark.parametrize("act", ["relu", "leaky_relu"])
+def test_the_field_bound_bounds_the_largest_eigenvalue_of_every_a(act):
+    """lambda_M (field_bound) against dense A(w) (dynamics.a_matrices, an independent route) at random w and at
+    w on a data point's kink hyperplane: never above it; and lambda_M is numpy's top eigenvalue of
+    sum_i p_i E_aug[x x^T]. (On this data the largest lambda_max(A(w)) found is within a factor 3 of it.)"""
+    with jax.enable_x64():
+        ds = _views_data()
+        h = activations.get_activation(act)
+        rng = np.random.default_rng(3)
+        w = rng.standard_normal((400, 5))
+        x0 = np.asarray(ds.x_aug)[:, 0]
+        on_kink = w[:12] - (np.sum(w[:12] * x0, axis=1) / np.sum(x0 * x0, axis=1))[:, None] * x0
+        w = np.concatenate([w, on_kink])
+        w /= np.linalg.norm(w, axis=1, keepdims=True)
+        top = np.linalg.eigvalsh(np.asarray(dynamics.a_matrices(ds, h, jnp.asarray(w))))[:, -1]
+        bound = float(auto.field_bound(ds))
+        m = np.einsum("n,nv,nvd,nve->de", np.asarray(ds.p), np.asarray(ds.p_aug), np.asarray(ds.x_aug),
+                      np.asarray(ds.x_aug))
+        np.testing.assert_allclose(bound, np.linalg.eigvalsh(m)[-1], rtol=1e-12)
+        assert np.all(top <= bound * (1 + 1e-12)), (top.max(), bound)
+        assert top.max() > bound / 3
+
+
+def test_crossing_steps_are_shifted_and_held_patterns_take_long_steps():
+    """auto's power step: normalize(A(w) w + (s + lambda_M) w) for a row whose activation pattern changed within
+    the last HISTORY steps (or before HISTORY steps), normalize(A(w) w + s w) once it has held; s = --shift.
+    Checked against numpy from A(w) w (dynamics.ascent); a Gaussian alpha keeps power iteration's own step."""
+    with jax.enable_x64():
+        ds = _views_data()
+        rng = np.random.default_rng(4)
+        w = rng.standard_normal((4, 5))
+        w = jnp.asarray(w / np.linalg.norm(w, axis=1, keepdims=True))
+        h = auto.pattern_hash(ds, w)
+        carry = auto.init(w, engine.Dynamics())
+        held = jnp.tile(h[:, None], (1, auto.HISTORY))
+        history = held.at[1, 3].set(h[1] + 1).at[2].set(h[2] + 1)  # row 1 changed 4 steps ago, row 2 last step
+        carry = carry._replace(history=history)
+        steps = jnp.array([auto.HISTORY, auto.HISTORY + 5, 50, auto.HISTORY - 1])  # row 3: too early to hold
+        u = np.asarray(dynamics.ascent(ds, RELU, w, UNIFORM))
+        bound = float(auto.field_bound(ds))
+        for s in (0.0, 0.7):
+            dyn = engine.Dynamics(shift=s)
+            got = np.asarray(auto._power_step(ds, RELU, UNIFORM, dyn, w, carry, steps, jnp.ones(4, bool)).w)
+            shifts = np.array([s, s + bound, s + bound, s + bound])
+            want = u + shifts[:, None] * np.asarray(w)
+            np.testing.assert_allclose(got, want / np.linalg.norm(want, axis=1, keepdims=True), rtol=1e-13)
+        gauss = pairwise.get_pairwise("gaussian", 1.0)
+        got = np.asarray(auto._power_step(ds, RELU, gauss, engine.Dynamics(), w, carry, steps, jnp.ones(4, bool)).w)
+        ug = np.asarray(dynamics.ascent(ds, RELU, w, gauss))
+        np.testing.assert_allclose(got, ug / np.linalg.norm(ug, axis=1, keepdims=True), rtol=1e-13)
 
 
 def test_the_pattern_hash_sees_a_return_to_an_earlier_pattern():

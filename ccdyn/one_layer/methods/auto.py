@@ -6,14 +6,22 @@ A(w) w is not parallel to w, so power iteration (Eq. PI) has no fixed point and 
 (:mod:`.sliding_flow`) reaches such maxima but costs several times more per init. ``auto`` runs each init by
 power iteration and hands it to the sliding flow as soon as it circles:
 
-1. **Power phase** (the method's step): power iteration's own step (:func:`.power.step`, the same arithmetic,
-   so an init that converges here ends with ``--method=power``'s w, steps and residual), and a record of the
-   iterate's activation pattern (the signs of w^T x_i over every view, as a 32-bit hash) over the last
-   ``HISTORY`` steps. An iterate on its way to a smooth optimum crosses each kink hyperplane once; one that
-   circles a kink crosses the same hyperplanes back and forth and *returns to a pattern it had*. From
-   ``AUTO_DETECT`` steps on, an init whose pattern changes to one of its last ``HISTORY`` patterns stops
-   with KINK_LIMIT: power iteration follows no kink at all (the status means "more kinks than this method
-   follows", as for the sliding flow's analysis).
+1. **Power phase** (the method's step): power iteration's step (:func:`.power.step`) w <- normalize(A(w) w +
+   s w), and a record of the iterate's activation pattern (the signs of w^T x_i over every view, as a 32-bit
+   hash) over the last ``HISTORY`` steps. While the pattern changes (a step crossed a kink hyperplane within
+   the last ``HISTORY`` steps, or fewer steps were taken), s = ``--shift`` + lambda_M, where lambda_M
+   (:func:`field_bound`) bounds lambda_max(A(w)) at every w: such a step is an Euler step of the flow (Eq. 7)
+   of length 1 / lambda_M, which scales each eigen-component of w by 1 + lambda_i / lambda_M in [1, 2] (A(w) is
+   PSD), so these inits keep the flow's basins.
+   Once the pattern has held for ``HISTORY`` steps, s = ``--shift`` (power iteration's long steps): in one
+   region A(w) is one matrix (uniform alpha, homogeneous h), whose top eigenvector the flow approaches too.
+   Unshifted power steps everywhere (the method before the tenth round, docs/flow.md) jump over basins: on a
+   5-cluster mixture they sent none of 10^3 inits to a maximum holding 5.8% of the flow's. With a Gaussian alpha
+   A(w) moves with w and has no such bound: the steps are power iteration's own. An iterate on its way to a
+   smooth optimum crosses each kink hyperplane once; one that circles a kink crosses the same hyperplanes back
+   and forth and *returns to a pattern it had*. From ``AUTO_DETECT`` steps on, an init whose pattern changes to
+   one of its last ``HISTORY`` patterns stops with KINK_LIMIT: power iteration follows no kink at all (the
+   status means "more kinks than this method follows", as for the sliding flow's analysis).
 2. **Flow phase** (finish pass 1, a :class:`.base.Rerun` of KINK_LIMIT rows): the sliding flow
    (:func:`.sliding_flow.step`, ``--method=flow``'s step) from the iterate where power iteration left it,
    with a fresh step size (the first step restarts as the flow's first step does); its steps add to the power
@@ -43,7 +51,7 @@ from ccdyn.one_layer.methods import flow, power, sliding_flow
 from ccdyn.one_layer.methods.base import KINKED, Method, Proposal, Rerun, Watch
 
 __all__ = ["AUTO_DETECT", "HISTORY", "FLOW_TILE", "CPU_FLOW_TILE", "flow_tile", "Carry", "init", "pattern_hash",
-           "method", "choose", "AUTO"]
+           "field_bound", "power_phase", "method", "choose", "AUTO"]
 
 AUTO_DETECT = 20  # power steps before a return to an earlier activation pattern counts as circling
 HISTORY = 8  # the activation patterns remembered (a return within this many steps is circling)
@@ -94,16 +102,42 @@ def pattern_hash(ds, w):
     return jnp.sum(jnp.where(on, jnp.asarray(weights), jnp.uint32(0)), axis=1, dtype=jnp.uint32)
 
 
-def _power_step(ds, act, pw, dyn, w, carry: Carry, steps, active) -> Proposal:
-    p = power.step(ds, act, pw, dyn, w, power.Carry(carry.previous), steps, active)
-    h = pattern_hash(ds, w)
-    back = (h != carry.history[:, 0]) & jnp.any(carry.history[:, 1:] == h[:, None], axis=1)
-    # a period-2 cycle (w(t+1) = w(t-1), power iteration's CYCLING) circles a kink too: A(w) of a ReLU region
-    # is PSD (uniform alpha), so power iteration inside one region converges
-    circling = ((back & (steps >= max(AUTO_DETECT, HISTORY))) | p.cycling) & ~p.done
-    history = jnp.concatenate([h[:, None], carry.history[:, :-1]], axis=1)
-    return p._replace(carry=carry._replace(previous=p.carry.previous, history=history), over=circling,
-                      cycling=None)
+def field_bound(ds):
+    """lambda_M = lambda_max(sum_i p_i E_aug[x x^T | x0_i]), a bound on lambda_max(A(w)) at every w for ReLU and
+    leaky ReLU with uniform alpha: A(w) = Cov_p(g_i) with g_i = E_aug[x h'(w^T x) | x0_i] (Lemma 3), and
+    Cov_p(g) <= sum_i p_i g_i g_i^T <= sum_i p_i E_aug[h'^2 x x^T] <= sum_i p_i E_aug[x x^T] (Jensen, h'^2 <= 1).
+    One d x d eigenvalue problem (loop-invariant in a block of steps)."""
+    xv, pv = ds.views()
+    return jnp.linalg.eigvalsh(jnp.einsum("n,nv,nvd,nve->de", ds.p, pv, xv, xv))[-1]
+
+
+def power_phase(scale: float = 1.0, hold: bool = True):
+    """The power phase's step: crossing steps shifted by ``--shift`` + ``scale`` lambda_M, and, with ``hold``,
+    unshifted once the pattern has held for ``HISTORY`` steps. The method uses (1, True); ``scale=0`` is the
+    method before the tenth round, ``hold=False`` the shift on every step (benchmarks/bench_auto_basins.py)."""
+
+    def step(ds, act, pw, dyn, w, carry: Carry, steps, active) -> Proposal:
+        h = pattern_hash(ds, w)
+        # long (unshifted) steps once the activation pattern has held for HISTORY steps: inside one region A(w)
+        # is one matrix, whose top eigenvector both the flow and power iteration approach
+        held = jnp.all(carry.history == h[:, None], axis=1) & (steps >= HISTORY) & hold
+        row_shift = None  # a Gaussian alpha: no bound on A(w) (it moves with w), power iteration's own steps
+        if pw.kind == "uniform" and scale:
+            crossing = (scale * field_bound(ds)).astype(w.dtype)
+            row_shift = dyn.shift + jnp.where(held, jnp.zeros((), w.dtype), crossing)
+        p = power.step(ds, act, pw, dyn, w, power.Carry(carry.previous), steps, active, row_shift)
+        back = (h != carry.history[:, 0]) & jnp.any(carry.history[:, 1:] == h[:, None], axis=1)
+        # a period-2 cycle (w(t+1) = w(t-1), power iteration's CYCLING) circles a kink too: A(w) of a ReLU region
+        # is PSD (uniform alpha), so power iteration inside one region converges
+        circling = ((back & (steps >= max(AUTO_DETECT, HISTORY))) | p.cycling) & ~p.done
+        history = jnp.concatenate([h[:, None], carry.history[:, :-1]], axis=1)
+        return p._replace(carry=carry._replace(previous=p.carry.previous, history=history), over=circling,
+                          cycling=None)
+
+    return step
+
+
+_power_step = power_phase()
 
 
 def _flow_step(ds, act, pw, dyn, w, carry: Carry, steps, active, wide=None) -> Proposal:

@@ -18,7 +18,7 @@ from ccdyn import sphere
 from ccdyn.one_layer import dynamics, sliding
 from ccdyn.one_layer.methods.base import KINKED, Method, Proposal, Watch
 
-__all__ = ["Carry", "POWER", "CIRCLE_STEPS", "circles"]
+__all__ = ["Carry", "POWER", "CIRCLE_STEPS", "step", "circles"]
 
 CIRCLE_STEPS = 8  # power steps after max_steps in which a still-running iterate is watched for kink crossings
 
@@ -31,10 +31,11 @@ def init(W, dyn) -> Carry:
     return Carry(W)
 
 
-def step(ds, act, pw, dyn, w, carry: Carry, steps, active) -> Proposal:
+def step(ds, act, pw, dyn, w, carry: Carry, steps, active, row_shift=None) -> Proposal:
+    """One power step of every row, shifted by ``dyn.shift`` or by ``row_shift`` (k,), each row's own."""
     u = dynamics.ascent(ds, act, w, pw)
     res = jnp.linalg.norm(sphere.tangent(w, u), axis=1)
-    w_new = dynamics.power_update(w, u, dyn.shift, fallback=w)
+    w_new = dynamics.power_update(w, u, dyn.shift if row_shift is None else row_shift[:, None], fallback=w)
     done = jnp.linalg.norm(w_new - w, axis=1) <= dyn.tol
     cycling = jnp.linalg.norm(w_new - carry.previous, axis=1) <= dyn.tol  # w(t+1) = w(t-1)
     return Proposal(w=w_new, u=u, u_new=u, residual=res, done=done, carry=Carry(w), cycling=cycling)
