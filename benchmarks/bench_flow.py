@@ -5,7 +5,8 @@ same batch (docs/flow.md).
 
     python benchmarks/bench_flow.py --output_json=results/bench_flow.json     # ~2.5 min on 2 CPU cores
     python benchmarks/bench_flow.py --methods=power,flow,auto --diffrax_inits=0 \
-        --sets=default,mixture8,digits,unit30,mixture5,cloud3,cloud16,patches,digit_patches,mixture6_leaky \
+        --sets=default,mixture8,digits,unit30,mixture5,cloud3,cloud16,patches,digit_patches,mixture6_leaky,\
+mixture5_d12,cloud9,digits017 \
         --output_json=results/bench_flow_auto.json
 
 ``--sets``: the default data (``default``) and user data sets (:mod:`ccdyn.data.user_sets`, written as

@@ -17,7 +17,13 @@ sits on a kink); the others were not used to tune anything (``TUNED``):
 - ``patches``: 400 centred, contrast-normalized 4x4 patches (d = 16) of sklearn's sample image "china.jpg"
   (grey);
 - ``digit_patches``: 500 4x4 patches (d = 16) of the digits images, centred;
-- ``mixture6_leaky``: a 6-cluster mixture in d = 6 (300 points), for leaky ReLU (slope 0.1).
+- ``mixture6_leaky``: a 6-cluster mixture in d = 6 (300 points), for leaky ReLU (slope 0.1);
+- ``mixture5_d12``: a 5-cluster mixture in d = 12 (300 points, weights 0.4 / 0.25 / 0.15 / 0.12 / 0.08, centers
+  2 N(0, I), std 0.7): the set on which auto's unshifted power steps missed a flow basin of 5.8% (docs/flow.md,
+  ninth and tenth rounds; the tenth round's design was looked at on it);
+- ``cloud9``: 60 points of an anisotropic Gaussian in d = 9 (scales 2 .. 0.3; a new draw, not looked at);
+- ``digits017``: sklearn's digits 0, 1 and 7 (539 images), pixels standardized, on their top 16 principal
+  directions (the ninth round's set, up to the signs of the directions).
 """
 
 from __future__ import annotations
@@ -100,9 +106,31 @@ def mixture6_leaky() -> dict:
     return _mixture(7, 6, 6, 300, 0.4)
 
 
+def mixture5_d12() -> dict:
+    return _mixture(4242, 5, 12, 300, 0.7, weights=[0.4, 0.25, 0.15, 0.12, 0.08], center_scale=2.0)
+
+
+def cloud9() -> dict:
+    rng = np.random.default_rng(4243)
+    return {"x": rng.standard_normal((60, 9)) * np.linspace(2.0, 0.3, 9) + 0.2 * rng.standard_normal(9)}
+
+
+def digits017() -> dict:
+    from sklearn.datasets import load_digits  # noqa: PLC0415
+
+    data = load_digits()
+    x = data.data[np.isin(data.target, (0, 1, 7))].astype(float)
+    sd = x.std(axis=0)
+    x = np.where(sd > 0, (x - x.mean(axis=0)) / np.where(sd > 0, sd, 1.0), 0.0)
+    return {"x": x @ np.linalg.svd(x, full_matrices=False)[2][:16].T}  # the top 16 principal directions
+
+
 SETS = {"mixture8": mixture8, "digits": digits, "unit30": unit30, "mixture5": mixture5, "cloud3": cloud3,
-        "cloud16": cloud16, "patches": patches, "digit_patches": digit_patches, "mixture6_leaky": mixture6_leaky}
-TUNED = ("mixture8", "digits", "unit30")  # the issue's sets (the design was looked at on these)
+        "cloud16": cloud16, "patches": patches, "digit_patches": digit_patches, "mixture6_leaky": mixture6_leaky,
+        "mixture5_d12": mixture5_d12, "cloud9": cloud9, "digits017": digits017}
+# the issue's sets (auto's design was looked at on these; its tenth round's crossing shift also on mixture5, cloud3,
+# mixture6_leaky and mixture5_d12, docs/flow.md "Tenth round")
+TUNED = ("mixture8", "digits", "unit30")
 ACTIVATION = {name: ("leaky_relu" if name.endswith("_leaky") else "relu") for name in SETS}
 
 
