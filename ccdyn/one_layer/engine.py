@@ -112,7 +112,8 @@ class Dynamics:
       max_steps: steps after which a running init is declared not converged (for ``flow``: attempted
         steps, accepted or rejected, each ``stepper.BS32.evaluations`` = 3 evaluations of A(w) w).
       block: steps per ``lax.scan`` block between host checks.
-      shift: power-iteration shift s in A(w) w + s w (App. B.4; populations have PSD A, s = 0).
+      shift: power-iteration shift s in A(w) w + s w (App. B.4; populations have PSD A, s = 0); ``auto`` adds
+        the data's bound on lambda_max(A(w)) on its steps that cross kinks (:func:`.methods.auto.power_phase`).
       flow_rtol: ``flow`` only: the bound on each step's angular error (radians on the unit sphere).
       sliding: ``flow`` with ReLU / leaky ReLU only: an init pinned on kink hyperplanes slides along
         their intersection (Filippov; :mod:`ccdyn.one_layer.sliding`, docs/flow.md) instead of

@@ -112,7 +112,8 @@ DYNAMICS_FLAGS: dict[str, tuple[str, dict]] = {
                {"enum_values": list(engine.METHODS)}),
     "step_size": ("Initial step of the flow (> 0; --method=flow starts at most this, moving w by 0.01 rad).", {}),
     "flow_rtol": ("--method=flow: bound on each step's angular error (radians), in (0, 0.1).", {}),
-    "shift": ("Power-iteration shift s: A(w) w + s w (App. B.4), >= 0.", {}),
+    "shift": ("Power-iteration shift s: A(w) w + s w (App. B.4), >= 0. --method=auto adds a bound on the largest "
+              "eigenvalue of A(w) to it on the steps that cross kinks (docs/flow.md, tenth round).", {}),
     "max_steps": ("Steps before a run is declared not converged.",
                   {"lower_bound": 1, "upper_bound": 2**31 - 1}),  # the engine's int32 step counter
     "tol": ("Relative convergence tolerance, in (0, 0.1).", {}),
