@@ -14,7 +14,8 @@ method value; the flow phase and second pass are auto's own) run the same inits 
 
 Per method: ``same_init`` the share of inits whose endpoint lies within ``--tol`` of the flow's endpoint from the
 same init (both converged); ``tv`` the total-variation distance between its basin fractions and the flow's
-(each endpoint assigned to the nearest of the flow's endpoint clusters within 2 ``--tol``; the rest count as
+(each endpoint assigned to the nearest centre of the flow's endpoint clusters, ``basins.cluster`` at ``--tol``,
+within 2 ``--tol``; the rest count as
 "elsewhere"); ``reached`` the flow's clusters holding >= 1% of the inits that get at least one init;
 ``min_ratio`` the smallest ratio of its fraction to the flow's among those; steps per init and the wall time
 (compilation included; methods share the data's programs, so compare steps, not seconds).
@@ -36,7 +37,7 @@ import numpy as np  # noqa: E402
 from ccdyn import activations, io, pairwise  # noqa: E402
 from ccdyn.data import files, user_sets  # noqa: E402
 from ccdyn.data.registry import DataSpec, build_dataset  # noqa: E402
-from ccdyn.one_layer import engine, methods  # noqa: E402
+from ccdyn.one_layer import basins, engine, methods  # noqa: E402
 from ccdyn.one_layer.methods import auto  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -67,14 +68,6 @@ def run(ds, act, method: str):
     return out, time.perf_counter() - t0
 
 
-def clusters(w):
-    centres = []
-    for v in w:
-        if not centres or np.min(np.linalg.norm(np.asarray(centres) - v, axis=1)) >= FLAGS.tol:
-            centres.append(v)
-    return np.asarray(centres)
-
-
 def compare(out, ref, centres) -> dict:
     conv = lambda o: o["status"] == int(engine.Status.CONVERGED)  # noqa: E731
     def fractions(o):
@@ -97,7 +90,8 @@ def main(argv):
         ds64, act_name = load(name)
         act, ds = activations.get_activation(act_name), ds64.astype(jnp.float32)
         ref, wall = run(ds, act, "flow")
-        centres = clusters(ref["w"][ref["status"] == int(engine.Status.CONVERGED)])
+        centres = basins.cluster(np.asarray(ref["w"][ref["status"] == int(engine.Status.CONVERGED)], np.float64),
+                                 FLAGS.tol)[1]  # the basins analysis' greedy clusters of the flow's endpoints
         rows.append({"set": name, "act": act_name, "method": "flow", "wall_s": wall, "lambda_M":
                      float(auto.field_bound(ds64)), **compare(ref, ref, centres)})
         for v in VARIANTS:

@@ -113,12 +113,12 @@ def test_crossing_steps_are_shifted_and_held_patterns_take_long_steps():
         bound = float(auto.field_bound(ds))
         for s in (0.0, 0.7):
             dyn = engine.Dynamics(shift=s)
-            got = np.asarray(auto._power_step(ds, RELU, UNIFORM, dyn, w, carry, steps, jnp.ones(4, bool)).w)
+            got = np.asarray(auto.AUTO.step(ds, RELU, UNIFORM, dyn, w, carry, steps, jnp.ones(4, bool)).w)
             shifts = np.array([s, s + bound, s + bound, s + bound])
             want = u + shifts[:, None] * np.asarray(w)
             np.testing.assert_allclose(got, want / np.linalg.norm(want, axis=1, keepdims=True), rtol=1e-13)
         gauss = pairwise.get_pairwise("gaussian", 1.0)
-        got = np.asarray(auto._power_step(ds, RELU, gauss, engine.Dynamics(), w, carry, steps, jnp.ones(4, bool)).w)
+        got = np.asarray(auto.AUTO.step(ds, RELU, gauss, engine.Dynamics(), w, carry, steps, jnp.ones(4, bool)).w)
         ug = np.asarray(dynamics.ascent(ds, RELU, w, gauss))
         np.testing.assert_allclose(got, ug / np.linalg.norm(ug, axis=1, keepdims=True), rtol=1e-13)
 

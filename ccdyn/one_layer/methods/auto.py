@@ -137,9 +137,6 @@ def power_phase(scale: float = 1.0, hold: bool = True):
     return step
 
 
-_power_step = power_phase()
-
-
 def _flow_step(ds, act, pw, dyn, w, carry: Carry, steps, active, wide=None) -> Proposal:
     fresh = carry.eta == 0  # handed over by the power phase: the flow's first step (A(w) w, a fresh step size)
     inner = sliding_flow.Carry(carry.u, carry.eta, carry.kinks, carry.pinned, carry.reach, carry.q, carry.idle,
@@ -170,7 +167,7 @@ def check(act, dyn) -> None:
 
 def method() -> Method:
     """``auto`` for a kinked activation (ReLU, leaky ReLU)."""
-    return Method("auto", knobs=("tol", "shift", "step_size", "flow_rtol"), init=init, step=_power_step,
+    return Method("auto", knobs=("tol", "shift", "step_size", "flow_rtol"), init=init, step=power_phase(),
                   finish=finish, check=check)
 
 
