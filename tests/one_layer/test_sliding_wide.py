@@ -4,6 +4,10 @@ minimum-norm element of a box of many dependent views, the ridges cut to an inde
 the narrow routines, numpy ranks and the KKT conditions; and, slow, inits of a cloud whose every hyperplane
 is shared by 5 views run on from KINK_LIMIT to maxima that a float64 probe of E (numpy) confirms."""
 
+import os
+import subprocess
+import sys
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -72,7 +76,7 @@ def test_wide_min_norm_to_an_accuracy_is_certified():
         assert np.all(distance <= accuracy * np.linalg.norm(v, axis=1) + 1e-12)
 
 
-@pytest.mark.slow  # ~10 s (the narrow routine's unrolled sweep compiles slowly); fast: the KKT test above
+@pytest.mark.slow  # ~10 s (two minimum-norm programs compiled); fast: the KKT test above
 def test_wide_min_norm_agrees_with_the_narrow_one():
     """The wide and the narrow routine (the Gram matrix and the exact face solve) find the same unique
     minimum-norm element v on the same boxes, padded to 24 slots for the wide one, dependent generators
@@ -177,21 +181,35 @@ def test_second_pass_runs_kink_limit_inits_on_to_maxima():
             assert _energy(x, np.cos(r) * w + np.sin(r) * D).max() <= e + 1e-12 * e, (w, r)
 
 
+_VALUES_AXIS = """
+import jax, jax.numpy as jnp, numpy as np
+jax.config.update("jax_enable_x64", True)
+from ccdyn import activations, data, pairwise
+from ccdyn.one_layer import engine
+RELU, UNIFORM = activations.get_activation("relu"), pairwise.get_pairwise("uniform")
+base = np.random.default_rng(1).standard_normal((6, 3))
+clouds = [data.make_dataset(x=np.concatenate([s * base for s in scales]), dtype=jnp.float64)
+          for scales in ((0.6, 0.8, 1.1, 1.3, 1.7), (0.5, 0.75, 1.0, 1.25, 1.5))]
+dyn, key = engine.Dynamics(method="flow"), jax.random.PRNGKey(0)
+plain = engine.ChunkRunner(clouds[1], RELU, UNIFORM, dyn, tile=64).run(key, 0, 128, jnp.float64)
+both = engine.ChunkRunner(clouds, RELU, UNIFORM, dyn, tile=64).run(key, 0, 128, jnp.float64)
+assert not np.any(both["status"] == engine.Status.KINK_LIMIT)
+for k in ("w", "status", "steps", "residual"):
+    np.testing.assert_array_equal(both[k][:, 1], plain[k], err_msg=k)
+"""
+
+
 @pytest.mark.slow  # ~60 s on 2 busy cores (the wide block compiled for the values axis); fast: test_runner.py
 def test_the_values_axis_runs_the_second_pass_as_the_plain_runner():
     """The 5-views-per-hyperplane cloud of the test above as the second of two values (the first: the same
     base scaled by other factors, one shape): with the values axis the KINK_LIMIT inits get the second pass
-    (batched.ValuesRunner had none) and every init of the cloud equals the plain runner's, bit for bit."""
-    rng = np.random.default_rng(1)
-    base = rng.standard_normal((6, 3))
-    clouds = [data.make_dataset(x=np.concatenate([s * base for s in scales]), dtype=jnp.float64)
-              for scales in ((0.6, 0.8, 1.1, 1.3, 1.7), (0.5, 0.75, 1.0, 1.25, 1.5))]
-    dyn = engine.Dynamics(method="flow")
-    key = jax.random.PRNGKey(0)
-    plain = engine.ChunkRunner(clouds[1], RELU, UNIFORM, dyn, tile=64).run(key, 0, 128, jnp.float64)
-    both = engine.ChunkRunner(clouds, RELU, UNIFORM, dyn, tile=64).run(key, 0, 128, jnp.float64)
-    # the test above: without the second pass >= 30 of these 128 inits end KINK_LIMIT
-    assert not np.any(both["status"] == engine.Status.KINK_LIMIT)
-    for k in ("w", "status", "steps", "residual"):
-        np.testing.assert_array_equal(both[k][:, 1], plain[k], err_msg=k)
+    (batched.ValuesRunner had none) and every init of the cloud equals the plain runner's, bit for bit, at XLA's
+    default level (the scripts' and results'; in a process of its own, without the suite's level-0 flags). At
+    level 0 the two programs' wide passes round a few last bits apart since rows reach the second pass off their
+    kinks (issue 36's eleventh round: 14 of the 128 inits here, by at most 1e-6)."""
+    flags = " ".join(f for f in os.environ.get("XLA_FLAGS", "").split()
+                     if not f.startswith(("--xla_backend_optimization_level", "--xla_llvm_disable_expensive_passes")))
+    r = subprocess.run([sys.executable, "-c", _VALUES_AXIS], capture_output=True, text=True,
+                       env={**os.environ, "XLA_FLAGS": flags}, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
 
