@@ -1,8 +1,9 @@
 """The sliding flow's second pass over its KINK_LIMIT inits (:func:`ccdyn.one_layer.methods.sliding_flow.finish`,
 run by ``engine.finish`` and the runner): the wide kink analysis (the active set beyond MAX_ACTIVE views, the
 minimum-norm element of a box of many dependent views, the ridges cut to an independent subset) against
-the narrow routines, numpy ranks and the KKT conditions; and, slow, inits of a cloud whose every hyperplane
-is shared by 5 views run on from KINK_LIMIT to maxima that a float64 probe of E (numpy) confirms."""
+the narrow routines, numpy ranks and the KKT conditions; which rows the first pass sends to it (more views within
+the analysis window than the padding); and, slow, inits of a cloud whose every hyperplane is shared by 5 views run
+on from KINK_LIMIT to maxima that a float64 probe of E (numpy) confirms."""
 
 import os
 import subprocess
@@ -15,6 +16,7 @@ import pytest
 
 from ccdyn import activations, data, pairwise, parallel
 from ccdyn.one_layer import engine, sliding
+from ccdyn.one_layer.methods import sliding_flow
 
 RELU = activations.get_activation("relu")
 UNIFORM = pairwise.get_pairwise("uniform")
@@ -213,3 +215,27 @@ def test_the_values_axis_runs_the_second_pass_as_the_plain_runner():
                        env={**os.environ, "XLA_FLAGS": flags}, timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
 
+
+
+def test_more_views_within_the_window_than_the_padding_stop_a_row_for_the_wide_pass():
+    """A row whose analysis window (after a rejected attempt: up to KINK_REACH flow_rtol rad) holds more views than
+    the padding m stops KINK_LIMIT at once, though none lies within KINK_DELTA tol of its hyperplane (issue 36's
+    eleventh round: such rows slid on a cut box for 85 steps on the default data); a row with a window of
+    KINK_DELTA tol, or with at most m views in it, goes on."""
+    d, m = 3, sliding.max_active(3)  # m = 4
+    rng = np.random.default_rng(3)
+    angles = np.linspace(0.1, 3.0, m + 2)  # m + 2 views 1e-4 rad off the hyperplane w^T x = 0 of w = e_1
+    near = np.stack([np.full(m + 2, 1e-4), np.cos(angles), np.sin(angles)], axis=1)
+    far = rng.standard_normal((8, d)) + np.array([2.0, 0.0, 0.0])
+    ds = data.make_dataset(x=np.concatenate([near, far]), dtype=jnp.float64)
+    dyn = engine.Dynamics(method="flow")
+    W = jnp.asarray(np.tile([[1.0, 0.0, 0.0]], (8, 1)))
+    carry = sliding_flow.init(W, dyn)
+    reach = jnp.asarray([1e-2] * 4 + [0.0] * 4)  # rows 0-3: a rejected attempt of 1e-2 rad; rows 4-7: pinned
+    carry = carry._replace(reach=reach, pinned=reach == 0)  # every row analysed, rows 4-7 within KINK_DELTA tol
+    steps, active = jnp.ones((8,), jnp.int32), jnp.ones((8,), bool)
+    p = sliding_flow.step(ds, RELU, UNIFORM, dyn, W, carry, steps, active)
+    window = np.maximum(sliding_flow.KINK_DELTA * dyn.tol,
+                        np.minimum(np.asarray(reach), sliding_flow.KINK_REACH * dyn.flow_rtol))
+    assert np.all(window[:4] >= 1e-4) and np.all(window[4:] < 1e-4)  # the views are inside the first rows' window only
+    np.testing.assert_array_equal(np.asarray(p.over), [True] * 4 + [False] * 4)
