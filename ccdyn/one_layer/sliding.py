@@ -172,7 +172,7 @@ def min_norm(t0, B, mask, sweeps: int = SWEEPS, accuracy: float = 0.0) -> MinNor
 
     t0 (k, d), B (k, m, d), mask (k, m). Projected coordinate descent on the convex quadratic
     1/2 lam^T G lam + lam^T r (G = B B^T, r = B t0; up to ``sweeps`` sweeps over the m coordinates (a
-    ``fori_loop``: the unrolled sweep made the sliding flow's block compile 1.3x longer), each
+    ``fori_loop``: the unrolled sweep made the sliding flow's block compile 1.2x longer), each
     minimizing exactly over one coordinate and clipping to [0, 1], until no multiplier of the row moves
     by more than 4 eps: each row stops on its own, so its lam does not depend on the other rows), then a
     polish: the face it found

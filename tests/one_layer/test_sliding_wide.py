@@ -216,12 +216,11 @@ def test_the_values_axis_runs_the_second_pass_as_the_plain_runner():
     assert r.returncode == 0, r.stderr[-3000:]
 
 
-
 def test_more_views_within_the_window_than_the_padding_stop_a_row_for_the_wide_pass():
     """A row whose analysis window (after a rejected attempt: up to KINK_REACH flow_rtol rad) holds more views than
     the padding m stops KINK_LIMIT at once, though none lies within KINK_DELTA tol of its hyperplane (issue 36's
-    eleventh round: such rows slid on a cut box for 85 steps on the default data); a row with a window of
-    KINK_DELTA tol, or with at most m views in it, goes on."""
+    eleventh round: such rows slid on a cut box for 85 steps on the default data); a pinned row, whose window is
+    KINK_DELTA tol, has none of them in it and goes on."""
     d, m = 3, sliding.max_active(3)  # m = 4
     rng = np.random.default_rng(3)
     angles = np.linspace(0.1, 3.0, m + 2)  # m + 2 views 1e-4 rad off the hyperplane w^T x = 0 of w = e_1
