@@ -23,7 +23,6 @@ within 2 ``--tol``; the rest count as
 
 from __future__ import annotations
 
-import tempfile
 import time
 
 import jax
@@ -35,7 +34,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from ccdyn import activations, io, pairwise  # noqa: E402
-from ccdyn.data import files, user_sets  # noqa: E402
+from ccdyn.data import user_sets  # noqa: E402
 from ccdyn.data.registry import DataSpec, build_dataset  # noqa: E402
 from ccdyn.one_layer import basins, engine, methods  # noqa: E402
 from ccdyn.one_layer.methods import auto  # noqa: E402
@@ -57,8 +56,7 @@ for _name, (_scale, _hold) in VARIANTS.items():  # each a method value, plugged 
 def load(name: str):
     if name == "default":
         return build_dataset(DataSpec(), jnp.float64), "relu"
-    with tempfile.TemporaryDirectory() as d:
-        return files.load_dataset(user_sets.write_sets(d, [name])[name], jnp.float64), user_sets.ACTIVATION[name]
+    return user_sets.dataset(name, jnp.float64), user_sets.ACTIVATION[name]
 
 
 def run(ds, act, method: str):
@@ -98,8 +96,8 @@ def main(argv):
             out, wall = run(ds, act, f"bench_{v}")
             rows.append({"set": name, "act": act_name, "method": v, "wall_s": wall, **compare(out, ref, centres)})
         for r in rows[-4:]:
-            print(f"{name:15s} {r['method']:9s} same_init {r['same_init']:.4f} tv {r['tv']:.4f} reached {r['reached']:5s} "
-                  f"min_ratio {r['min_ratio']:.2f} converged {r['converged']:.4f} steps {r['mean_steps']:6.1f} "
+            print(f"{name:15s} {r['method']:9s} same_init {r['same_init']:.4f} tv {r['tv']:.4f} "
+                  f"reached {r['reached']:5s} min_ratio {r['min_ratio']:.2f} converged {r['converged']:.4f} steps {r['mean_steps']:6.1f} "
                   f"(median {r['median_steps']:.0f}) {r['wall_s']:.1f} s", flush=True)
     print("key: same_init: share of inits ending within --tol of the flow's endpoint from the same init; tv: total "
           "variation between its basin fractions and the flow's; reached: the flow's >= 1% optima that get an init; "

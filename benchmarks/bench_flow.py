@@ -48,7 +48,7 @@ import numpy as np  # noqa: E402
 
 from ccdyn import activations, io, pairwise, parallel, sphere  # noqa: E402
 from ccdyn.cli import compile_cache  # noqa: E402
-from ccdyn.data import files, make_dataset, user_sets  # noqa: E402
+from ccdyn.data import make_dataset, user_sets  # noqa: E402
 from ccdyn.data.registry import DataSpec, build_dataset  # noqa: E402
 from ccdyn.one_layer import basins, dynamics, engine, kink_probe, stepper  # noqa: E402
 
@@ -179,7 +179,7 @@ def probe_stable(x, act, cfg, result, probe_dirs: int, seed: int = 0) -> dict:
             "all_stable_pass": bool(judged) and counts["not a max"] == 0, "analyze_s": time.perf_counter() - t0}
 
 
-def set_record(name: str, methods, n_init: int, rtol: float, repeats: int, probe_dirs: int, workdir,
+def set_record(name: str, methods, n_init: int, rtol: float, repeats: int, probe_dirs: int,
                alpha: str = "uniform", tau: float = 1.0) -> dict:
     """Every method on one data set (``default`` or a user set), in one process."""
     act = activations.get_activation(user_sets.ACTIVATION.get(name, "relu"))
@@ -187,8 +187,7 @@ def set_record(name: str, methods, n_init: int, rtol: float, repeats: int, probe
     if name == "default":
         ds, x = build_dataset(DataSpec(), DTYPE), None
     else:
-        path = user_sets.write_sets(workdir, [name])[name]
-        ds, x = files.load_dataset(path, DTYPE), np.asarray(user_sets.build(name)["x"], np.float64)
+        ds, x = user_sets.dataset(name, DTYPE), np.asarray(user_sets.build(name)["x"], np.float64)
     rows, outs = engine_rows(ds, act, pw, n_init, rtol, methods, repeats)
     by = {r["method"]: r for r in rows}
     rec = {"set": name, "act": act.name, "alpha": alpha, "tau": tau if alpha == "gaussian" else None,
@@ -263,12 +262,11 @@ SETS_KEY = ("per set and method: wall s, the first run (compilation included, th
 def sets_main(methods, load: float) -> None:
     """Every method on every set of ``--sets``; ``load``: the 1-minute load average before the runs (recorded)."""
     records = []
-    with tempfile.TemporaryDirectory() as workdir:
-        for name in FLAGS.sets:
-            n = FLAGS.n_init if name == "default" else FLAGS.user_n_init
-            records.append(set_record(name, methods, n, FLAGS.flow_rtol, FLAGS.repeats, FLAGS.probe_dirs, workdir,
-                                      FLAGS.alpha, FLAGS.tau))
-            log(f"{name}: done")
+    for name in FLAGS.sets:
+        n = FLAGS.n_init if name == "default" else FLAGS.user_n_init
+        records.append(set_record(name, methods, n, FLAGS.flow_rtol, FLAGS.repeats, FLAGS.probe_dirs,
+                                  FLAGS.alpha, FLAGS.tau))
+        log(f"{name}: done")
     print(f"{'set':<16}{'method':<8}{'n_init':>7}{'wall s':>9}{'warm s':>8}{'conv':>8}{'optima':>8}{'x power':>9}"
           f"{'warm x':>8}{'x flow':>8}{'flow 1%':>9}{'probe':>8}")
     for rec in records:

@@ -16,7 +16,6 @@ compare within one run.
 from __future__ import annotations
 
 import sys
-import tempfile
 import time
 
 import jax
@@ -28,7 +27,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from ccdyn import activations, io, pairwise, parallel  # noqa: E402
-from ccdyn.data import files, user_sets  # noqa: E402
+from ccdyn.data import user_sets  # noqa: E402
 from ccdyn.one_layer import dynamics, engine, methods, sliding, stepper  # noqa: E402
 from ccdyn.one_layer.methods import sliding_flow  # noqa: E402
 
@@ -83,8 +82,7 @@ def timed(f, *args, calls: int) -> float:
 
 def main(argv):
     del argv
-    with tempfile.TemporaryDirectory() as tmp:
-        ds = files.load_dataset(user_sets.write_sets(tmp, [FLAGS.set])[FLAGS.set], jnp.float32)
+    ds = user_sets.dataset(FLAGS.set, jnp.float32)
     act, pw = activations.get_activation(user_sets.ACTIVATION[FLAGS.set]), pairwise.get_pairwise("uniform")
     n, flow = FLAGS.n_init, engine.Dynamics(method="flow", block=1)
     W = parallel.init_weights(jax.random.PRNGKey(0), 0, n, ds.dim, jnp.float32)

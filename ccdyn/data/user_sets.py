@@ -28,13 +28,15 @@ sits on a kink); the others were not used to tune anything (``TUNED``):
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from ccdyn import io
+from ccdyn.data import files
 
-__all__ = ["SETS", "TUNED", "ACTIVATION", "build", "write_sets"]
+__all__ = ["SETS", "TUNED", "ACTIVATION", "build", "write_sets", "dataset"]
 
 
 def _mixture(seed: int, k: int, d: int, n: int, std, weights=None, center_scale: float = 1.0) -> dict:
@@ -152,3 +154,10 @@ def write_sets(directory, names=None) -> dict:
         paths[name] = directory / f"{name}.npz"
         io.write_npz(paths[name], **build(name))
     return paths
+
+
+def dataset(name: str, dtype):
+    """Set ``name`` as ``--data=file`` reads it: written to a temporary ``.npz`` (:func:`write_sets`) and loaded
+    by :func:`ccdyn.data.files.load_dataset` in ``dtype``."""
+    with tempfile.TemporaryDirectory() as d:
+        return files.load_dataset(write_sets(d, [name])[name], dtype)

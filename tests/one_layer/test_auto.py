@@ -152,6 +152,7 @@ def test_user_sets_are_fixed_and_in_the_file_format(tmp_path):
     assert ds.x.shape == (30, 6)
     np.testing.assert_allclose(np.linalg.norm(np.asarray(ds.x), axis=1), 1.0, rtol=1e-12)
     np.testing.assert_array_equal(user_sets.build("cloud3")["x"], user_sets.build("cloud3")["x"])  # fixed seed
+    np.testing.assert_array_equal(user_sets.dataset("cloud3", jnp.float64).x, files.load_dataset(paths["cloud3"]).x)
     assert set(user_sets.TUNED) < set(user_sets.SETS) and len(user_sets.SETS) - len(user_sets.TUNED) >= 5
     with pytest.raises(ValueError, match="unknown user set"):
         user_sets.build("nope")
