@@ -26,7 +26,7 @@ jax.config.update("jax_enable_x64", True)
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-from ccdyn import activations, io, pairwise, parallel  # noqa: E402
+from ccdyn import activations, compiling, io, pairwise, parallel  # noqa: E402
 from ccdyn.data import user_sets  # noqa: E402
 from ccdyn.one_layer import dynamics, engine, methods, sliding, stepper  # noqa: E402
 from ccdyn.one_layer.methods import sliding_flow  # noqa: E402
@@ -125,7 +125,8 @@ def main(argv):
     mesh = parallel.device_mesh()
     for method in ("power", "flow"):
         dyn = engine.Dynamics(method=method)
-        f = jax.jit(parallel.tiled_sharded(engine.make_block(act, pw, dyn), mesh, n))
+        options = compiling.block_options(methods.select(dyn, act).compiler_options)  # as the runner compiles it
+        f = jax.jit(parallel.tiled_sharded(engine.make_block(act, pw, dyn), mesh, n), compiler_options=options)
         t0 = time.perf_counter()
         f.lower(ds, engine.initial_state(W, dyn, act)).compile()
         parts[f"compile {method} block (s)"] = time.perf_counter() - t0

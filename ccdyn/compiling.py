@@ -8,6 +8,11 @@ no slower to run in benchmarks/bench_two_layer.py); ``SAMPLING`` sits between th
 repeated inside a loop (the two-layer trainer's minibatches, drawn per block): about 3x faster to
 compile than ``LOOP`` and, unlike ``QUICK``, as fast to run (the #15 bar case end to end: 14.3 s with
 the draws inside the ``LOOP`` program, 12.0 s with them in a ``SAMPLING`` program of their own).
+``SLIDING`` (the same options as ``SAMPLING``) is a dynamics method's own choice for its blocks
+(:class:`ccdyn.one_layer.methods.base.Method`'s ``compiler_options``): the sliding flow's step, a chain of
+small loops and branches (the kink analysis), compiles about 1 s faster per block at level 1 and runs no
+slower, often faster (docs/flow.md, "Twelfth round"). :func:`block_options` gives way to ``XLA_FLAGS``: a
+level set there (the test suite's 0) is kept.
 
 Which kernel computes the 1-layer field on a CUDA GPU (:mod:`ccdyn.one_layer.fused_ascent`):
 ``CCDYN_KERNEL`` in the environment, ``fused`` or ``xla`` (default :data:`DEFAULT_KERNEL`), read by
@@ -22,15 +27,27 @@ import os
 import statistics
 import time
 
-__all__ = ["QUICK", "LOOP", "SAMPLING", "KERNEL_ENV", "KERNELS", "DEFAULT_KERNEL", "kernel", "timed"]
+__all__ = ["QUICK", "LOOP", "SAMPLING", "SLIDING", "block_options", "KERNEL_ENV", "KERNELS", "DEFAULT_KERNEL", "kernel",
+           "timed"]
 
 QUICK = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
 LOOP = {"xla_llvm_disable_expensive_passes": True}
 SAMPLING = {"xla_backend_optimization_level": 1, "xla_llvm_disable_expensive_passes": True}
+SLIDING = {"xla_backend_optimization_level": 1, "xla_llvm_disable_expensive_passes": True}
 
 KERNEL_ENV = "CCDYN_KERNEL"
 KERNELS = ("fused", "xla")  # fused: the one-pass GPU kernel where it applies; xla: the two GEMMs everywhere
 DEFAULT_KERNEL = "xla"  # until the fused kernel is compiled and measured on a GPU (ccdyn.one_layer.fused_ascent)
+
+
+def block_options(options: dict | None) -> dict | None:
+    """A method's ``compiler_options`` for ``jax.jit``, less those ``XLA_FLAGS`` sets itself (per-program options
+    would override the environment's: the fast suite compiles everything at level 0)."""
+    if not options:
+        return None
+    flags = os.environ.get("XLA_FLAGS", "")
+    kept = {k: v for k, v in options.items() if k not in flags}
+    return kept or None
 
 
 def kernel() -> str:

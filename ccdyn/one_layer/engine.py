@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ccdyn import parallel
+from ccdyn import compiling, parallel
 from ccdyn.activations import Activation
 from ccdyn.data.dataset import Dataset
 from ccdyn.one_layer import dynamics, methods
@@ -232,7 +232,8 @@ def finish(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State,
             code = int(Status[pass_.status])
             if not np.any(np.asarray(st.status) == code):
                 continue
-            block = jax.jit(make_block(act, pw, dyn, pass_.method))
+            block = jax.jit(make_block(act, pw, dyn, pass_.method),
+                            compiler_options=compiling.block_options(pass_.method.compiler_options))
             st = st._replace(status=jnp.where(st.status == code, int(Status.RUNNING), st.status).astype(jnp.int32))
             while _running(st, dyn):
                 st = block(ds, st)
@@ -256,7 +257,7 @@ def converge(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, W) -> di
     """Runs every row of W to a stop (unsharded, one jit) and the method's finish; returns numpy w,
     status, steps, residual."""
     method = methods.select(dyn, act)
-    block = jax.jit(make_block(act, pw, dyn, method))
+    block = jax.jit(make_block(act, pw, dyn, method), compiler_options=compiling.block_options(method.compiler_options))
     st = initial_state(W, dyn, method=method)
     while _running(st, dyn):
         st = block(ds, st)

@@ -35,7 +35,9 @@ Every function is vmapped over the candidates (fixed shapes: S padded to ``s_max
 distinct optima, and XLA's optimization took longer than it runs (certifying the main job's 35 optima,
 cold: 3.9 s -> 2.4 s; 240 optima of 10^6 inits: 4.1 s -> 2.7 s, of which it runs 0.6 s instead of 0.3 s).
 :func:`refine` keeps XLA's defaults: its active-set iterations run 3x slower unoptimized (240 optima: 9.4 s
-instead of 3.0 s), more than the 1.5-2.5 s of compilation it would save.
+instead of 3.0 s), more than the 1.5-2.5 s of compilation it would save; level 1 or no expensive LLVM passes
+save less than 0.5 s of its 3.3-4.4 s (issue 36's twelfth round). It refines ``REFINE_BATCH`` candidates at
+a time (uniform alpha).
 """
 
 from __future__ import annotations
@@ -177,6 +179,8 @@ def newton_on_v(ds, act, pw, w, gates, pv, max_step=0.1):
     v = w + step
     return v / jnp.linalg.norm(v)
 
+
+REFINE_BATCH = 8  # candidates refined together (vmapped) by refine with uniform alpha (Gaussian: 16)
 
 DEP_VIEWS = 32  # at most this many active views are searched for a multiplier inside [0, 1] (more: the 1/2 one)
 def _box_solution(b, t, active, rank_tol, k):
@@ -388,8 +392,10 @@ def _refine_batch(ds, act, pw, W, *, s_max, max_iter, cand_tol, z_tol, lam_tol, 
         w, sig, idx, msk, it, status, _ = jax.lax.while_loop(lambda st: st[5] == RefineStatus.RUNNING, body, state)
         return {"w": w, "sign": sig, "active": idx, "active_mask": msk, "iterations": it, "status": status}
 
-    batch = 16 if moving else 256
-    return jax.lax.map(one, W, batch_size=min(batch, W.shape[0]))
+    # lax.map over small vmapped batches: a batch iterates until its slowest candidate stops (and within an
+    # iteration until its slowest multiplier LP does), so wide batches mostly wait (565 candidates of the main job
+    # at 10^6 inits, uniform alpha: 10.3 s in batches of 256, 2.4 s in batches of 8)
+    return jax.lax.map(one, W, batch_size=min(16 if moving else REFINE_BATCH, W.shape[0]))
 
 
 def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, s_max: int | None = None, max_iter: int = 64,

@@ -34,7 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
-from ccdyn import parallel
+from ccdyn import compiling, parallel
 from ccdyn.activations import Activation
 from ccdyn.data.dataset import Dataset
 from ccdyn.one_layer import engine, gaussian_kernel, methods
@@ -107,7 +107,7 @@ class ChunkRunner:
         rows = NamedSharding(self.mesh, PartitionSpec(parallel.AXIS))
         pick = (lambda s, v: jax.tree.map(lambda a: a[v[0]], s)) if self.values is not None else (lambda s, v: s)
 
-        def tiled(fn, tile):  # fn(ds, st) -> st per tile, lifted to (ds, st, vidx, counts) -> (st, vidx)
+        def tiled(fn, tile, method=None):  # fn(ds, st) -> st per tile, lifted to (ds, st, vidx, counts) -> (st, vidx)
             lifted = parallel.tiled_sharded(lambda s, t: (fn(pick(s, t[1]), t[0]), t[1]), self.mesh, tile,
                                             counted=True)
 
@@ -115,9 +115,10 @@ class ChunkRunner:
                 return lifted(ds, (st, vidx), counts)
 
             # st is donated: the block updates its live tiles in place instead of copying the whole chunk
-            return jax.jit(tiled_block, donate_argnums=1)
+            return jax.jit(tiled_block, donate_argnums=1, compiler_options=compiling.block_options(
+                None if method is None else method.compiler_options))
 
-        self._block = tiled(engine.make_block(act, pw, dyn, self.method), self.tile)
+        self._block = tiled(engine.make_block(act, pw, dyn, self.method), self.tile, self.method)
         self._pack = jax.jit(_pack, out_shardings=(rows, rows))
         self._reopen = jax.jit(_reopen, out_shardings=(rows, rows))
         self._record = jax.jit(_record, out_shardings=rows)
@@ -128,7 +129,7 @@ class ChunkRunner:
             if isinstance(p, Rerun):
                 if wide:
                     tile_p = min(self.tile, p.tile)
-                    self._passes.append((p, tiled(engine.make_block(act, pw, dyn, p.method), tile_p), tile_p))
+                    self._passes.append((p, tiled(engine.make_block(act, pw, dyn, p.method), tile_p, p.method), tile_p))
             else:
                 self._passes.append((p, tiled(lambda d, s, p=p: engine.watch(d, act, pw, dyn, s, p), self.tile),
                                      self.tile))

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from ccdyn import activations, data, pairwise, parallel
+from ccdyn import activations, compiling, data, pairwise, parallel
 from ccdyn.data.registry import DataSpec, build_dataset
 from ccdyn.one_layer import engine, methods, runner
 from tests.one_layer import engine_reference
@@ -145,6 +145,17 @@ def test_a_method_value_plugs_in_through_its_interface():
     with pytest.raises(ValueError, match="needs a homogeneous activation"):
         engine.make_block(activations.get_activation("tanh"), UNIFORM, engine.Dynamics(method="power"))
     assert methods.power.POWER.knobs == ("tol", "shift")
+    # a method's compiler options reach XLA, through engine.converge and the runner (an unknown one is refused there)
+    methods.REGISTRY["custom"] = lambda act, dyn: custom._replace(compiler_options={"xla_not_an_option": True})
+    try:
+        with pytest.raises(Exception, match="xla_not_an_option"):
+            engine.converge(ds, RELU, UNIFORM, dyn, W)
+        with pytest.raises(Exception, match="xla_not_an_option"):
+            engine.ChunkRunner(ds, RELU, UNIFORM, dyn, tile=16).run(jax.random.PRNGKey(0), 0, 16, F64)
+    finally:
+        methods.REGISTRY.clear()
+        methods.REGISTRY.update(saved)
+    assert methods.select(engine.Dynamics(method="flow"), RELU).compiler_options == compiling.SLIDING
     assert set(methods.select(engine.Dynamics(method="flow"), RELU).knobs) <= {f.name for f in
                                                                              dataclasses.fields(engine.Dynamics)}
 

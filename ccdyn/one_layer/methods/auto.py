@@ -46,6 +46,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ccdyn import compiling
 from ccdyn.one_layer import sliding
 from ccdyn.one_layer.methods import flow, power, sliding_flow
 from ccdyn.one_layer.methods.base import KINKED, Method, Proposal, Rerun, Watch
@@ -150,7 +151,8 @@ def _flow_step(ds, act, pw, dyn, w, carry: Carry, steps, active, wide=None) -> P
 def _phase(wide=None) -> Method:
     step = lambda ds, act, pw, dyn, w, carry, steps, active: _flow_step(ds, act, pw, dyn, w, carry, steps,  # noqa: E731
                                                                         active, wide)
-    return Method("auto", knobs=("tol", "step_size", "flow_rtol"), init=init, step=step, check=flow.check)
+    return Method("auto", knobs=("tol", "step_size", "flow_rtol"), init=init, step=step, check=flow.check,
+                  compiler_options=compiling.SLIDING)  # the sliding flow's step: its options
 
 
 def finish(ds, act, dyn) -> tuple:

@@ -12,7 +12,10 @@ and jax-md's ``init_fn, apply_fn``:
   wider second pass over its ``kink_limit`` rows) or a :class:`Watch` (a per-row test on the rows
   still running after ``max_steps``, e.g. power iteration's kink watch); ``None``: nothing;
 - ``check(act, dyn)``: raises ``ValueError`` for a combination the method cannot run;
-- ``knobs``: the fields of :class:`ccdyn.one_layer.engine.Dynamics` that ``step`` reads.
+- ``knobs``: the fields of :class:`ccdyn.one_layer.engine.Dynamics` that ``step`` reads;
+- ``compiler_options``: XLA's options for the compiled block of its steps (:mod:`ccdyn.compiling`,
+  through :func:`ccdyn.compiling.block_options`; ``None``: XLA's defaults). They are part of the program:
+  like the tile, they can change the last bits of a row's path.
 
 The engine (:func:`ccdyn.one_layer.engine.step`) does the bookkeeping around ``step``, the same for
 every method: which rows are active, the status codes (overflow, non-finite, dead, the method's flags),
@@ -77,3 +80,4 @@ class Method(NamedTuple):
     step: Callable
     finish: Callable | None = None
     check: Callable | None = None
+    compiler_options: dict | None = None

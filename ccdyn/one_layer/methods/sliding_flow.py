@@ -32,7 +32,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from ccdyn import sphere
+from ccdyn import compiling, sphere
 from ccdyn.one_layer import dynamics, sliding, stepper
 from ccdyn.one_layer.methods import flow
 from ccdyn.one_layer.methods.base import Method, Proposal, Rerun
@@ -242,7 +242,7 @@ def method(buffer: int | None = None, wide: int | None = None) -> Method:
                                                                    buffer, wide)
     return Method("flow", knobs=("tol", "step_size", "flow_rtol"), init=init, step=bound,
                   finish=None if wide is not None else lambda ds, act, dyn: finish(ds, act, dyn, buffer),
-                  check=flow.check)
+                  check=flow.check, compiler_options=compiling.SLIDING)
 
 
 def finish(ds, act, dyn, buffer: int | None = None) -> tuple:
