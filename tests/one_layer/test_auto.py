@@ -123,6 +123,23 @@ def test_crossing_steps_are_shifted_and_held_patterns_take_long_steps():
         np.testing.assert_allclose(got, ug / np.linalg.norm(ug, axis=1, keepdims=True), rtol=1e-13)
 
 
+def test_a_row_still_in_the_power_phase_after_handover_steps_goes_to_the_flow():
+    """The power phase flags KINK_LIMIT (``over``) for a running row that has taken HANDOVER steps, whatever its
+    pattern history (here: a new pattern at every step), and not one step earlier; a converged row is not flagged."""
+    with jax.enable_x64():
+        ds = _views_data()
+        w = np.random.default_rng(5).standard_normal((3, 5))
+        w = jnp.asarray(w / np.linalg.norm(w, axis=1, keepdims=True))
+        h = auto.pattern_hash(ds, w)
+        fresh = h[:, None] + jnp.arange(1, auto.HISTORY + 1, dtype=jnp.uint32)[None]  # no return to a pattern
+        carry = auto.init(w, engine.Dynamics())._replace(history=fresh)
+        steps = jnp.array([auto.HANDOVER - 1, auto.HANDOVER, auto.HANDOVER + 7])
+        p = auto.AUTO.step(ds, RELU, UNIFORM, engine.Dynamics(), w, carry, steps, jnp.ones(3, bool))
+        np.testing.assert_array_equal(np.asarray(p.over), [False, True, True])
+        p = auto.AUTO.step(ds, RELU, UNIFORM, engine.Dynamics(tol=1e9), w, carry, steps, jnp.ones(3, bool))
+        assert not np.any(np.asarray(p.over))  # converged (a tolerance every row meets): not handed over
+
+
 def test_the_pattern_hash_sees_a_return_to_an_earlier_pattern():
     """Exact integer hashes: the same pattern the same hash whatever the rows batched with it; w and -w (every
     sign flipped) and a w across one hyperplane hash differently."""
