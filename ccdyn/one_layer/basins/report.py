@@ -18,6 +18,7 @@ from ccdyn.one_layer.basins.analysis import basin_mass_on_patterns
 from ccdyn.one_layer.basins.config import BasinsConfig, cost_estimate
 from ccdyn.one_layer.basins.stopping import stop_plan
 from ccdyn.one_layer.engine import Status
+from ccdyn.one_layer.methods import auto
 from ccdyn.stats import basin_statistics, miss_phrase, round_up, simultaneous_intervals, unseen_mass
 
 __all__ = ["STATUS_HINTS", "AUTO_HINTS", "COST_RATIO_WARN", "COST_WARN_S", "cost_warning", "statistics", "summary",
@@ -40,11 +41,12 @@ STATUS_HINTS = {
                     "Clarke-stationary point (docs/flow.md, \"Stalled\"); no flag is known to help",
 }
 # Under --method=auto a row circling a kink is handed to the sliding flow once it returns to an activation
-# pattern it had; one that ends CIRCLING_KINK wandered over new patterns until --max_steps
+# pattern it had, and any row still in the power phase after auto.HANDOVER steps; one that ends CIRCLING_KINK
+# was still in the power phase at --max_steps, which then is at most HANDOVER
 AUTO_HINTS = {
     Status.CIRCLING_KINK: "power iteration wandered across kinks until --max_steps without returning to an "
-                          "activation pattern (so it was never handed to the flow): raise --max_steps or use "
-                          "--method=flow",
+                          f"activation pattern (so it was never handed to the flow; after {auto.HANDOVER} power steps "
+                          "it would be): raise --max_steps or use --method=flow",
 }
 
 
