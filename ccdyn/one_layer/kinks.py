@@ -394,7 +394,7 @@ def _refine_batch(ds, act, pw, W, *, s_max, max_iter, cand_tol, z_tol, lam_tol, 
 
     # lax.map over small vmapped batches: a batch iterates until its slowest candidate stops (and within an
     # iteration until its slowest multiplier LP does), so wide batches mostly wait (565 candidates of the main job
-    # at 10^6 inits, uniform alpha: 10.3 s in batches of 256, 2.4 s in batches of 8)
+    # at 10^6 inits, uniform alpha: 7.6-10.3 s in batches of 256, 2.2-2.4 s in batches of 8, warm)
     return jax.lax.map(one, W, batch_size=min(16 if moving else REFINE_BATCH, W.shape[0]))
 
 
