@@ -33,7 +33,7 @@ __all__ = ["QUICK", "LOOP", "SAMPLING", "SLIDING", "block_options", "KERNEL_ENV"
 QUICK = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
 LOOP = {"xla_llvm_disable_expensive_passes": True}
 SAMPLING = {"xla_backend_optimization_level": 1, "xla_llvm_disable_expensive_passes": True}
-SLIDING = {"xla_backend_optimization_level": 1, "xla_llvm_disable_expensive_passes": True}
+SLIDING = SAMPLING  # the same options, chosen for the sliding flow's blocks (module docstring)
 
 KERNEL_ENV = "CCDYN_KERNEL"
 KERNELS = ("fused", "xla")  # fused: the one-pass GPU kernel where it applies; xla: the two GEMMs everywhere

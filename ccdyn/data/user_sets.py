@@ -28,13 +28,12 @@ sits on a kink); the others were not used to tune anything (``TUNED``):
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from ccdyn import io
-from ccdyn.data import files
+from ccdyn.data.dataset import make_dataset
 
 __all__ = ["SETS", "TUNED", "ACTIVATION", "build", "write_sets", "dataset"]
 
@@ -157,7 +156,7 @@ def write_sets(directory, names=None) -> dict:
 
 
 def dataset(name: str, dtype):
-    """Set ``name`` as ``--data=file`` reads it: written to a temporary ``.npz`` (:func:`write_sets`) and loaded
-    by :func:`ccdyn.data.files.load_dataset` in ``dtype``."""
-    with tempfile.TemporaryDirectory() as d:
-        return files.load_dataset(write_sets(d, [name])[name], dtype)
+    """Set ``name`` as ``--data=file`` reads it from :func:`write_sets`' file, in ``dtype``: the file's arrays
+    (:func:`build`, exact through ``.npz``) through the loader's own :func:`ccdyn.data.make_dataset`, without
+    the file."""
+    return make_dataset(dtype=dtype, **build(name))
