@@ -1,0 +1,118 @@
+"""The main job end to end, as a user runs it: whole processes of ``scripts/basins.py``, power iteration
+against the default method (``auto``), interleaved in one run (docs/flow.md, "The main job end to end").
+
+    python benchmarks/bench_main_job.py --output_json=results/bench_main_job.json                 # ~6 min, 2 cores
+    python benchmarks/bench_main_job.py --n_init=1000000 --repeats=2 --cached=false \
+        --output_json=results/bench_main_job_1e6.json                                            # ~25 min
+
+Each repeat runs every method of ``--methods`` in turn: a *cold* process on an empty compilation cache (a
+user's first run: every program compiled), then, with ``--cached``, a second process on the cache the first
+one filled (a rerun, ``CCDYN_COMPILE_CACHE``, docs/guide.md "Compilation"). The machine's speed drifts by
+10-20% between minutes, so the methods alternate and the table quotes medians over the repeats (and their
+spread); the ratio is each method's median over the first method's (``power``), both measured here.
+
+Per method and kind: the process's wall time from start to exit (imports, data, engine, analysis, files),
+summary.json's own split (``run``: the engine; ``analyze``: clustering, float64 refinement, certificates), and
+what the run found: converged inits, optima, stable optima and the basin mass on the planted patterns. Extra
+flags of ``scripts/basins.py`` go after ``--`` (e.g. ``-- --act=leaky_relu``). No timing is asserted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from absl import app, flags
+
+FLAGS = flags.FLAGS
+flags.DEFINE_integer("n_init", 10000, "Inits per run.", lower_bound=1)
+flags.DEFINE_integer("repeats", 3, "Runs per method and kind (medians).", lower_bound=1)
+flags.DEFINE_list("methods", ["power", "auto"], "Methods (--method of scripts/basins.py); ratios are to the first.")
+flags.DEFINE_bool("cached", True, "Also time a second process on the compilation cache the cold one filled.")
+flags.DEFINE_string("output_json", None, "Where to write the numbers.")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FOUND = ("n_init", "n_converged", "n_optima", "n_stable_optima", "basin_mass_on_patterns")
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def one_process(method: str, cache: str, out: str, extra: list) -> dict:
+    """One ``scripts/basins.py`` process: its wall time, summary.json's timings and what it found."""
+    cmd = [sys.executable, os.path.join(ROOT, "scripts", "basins.py"), f"--n_init={FLAGS.n_init}",
+           f"--method={method}", f"--output_dir={out}", "--overwrite", *extra]
+    env = {**os.environ, "CCDYN_COMPILE_CACHE": cache}
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    with open(os.path.join(out, "summary.json")) as f:
+        s = json.load(f)
+    return {"wall_s": wall, **{f"{k}_s": v for k, v in s["timings_s"].items()}, **{k: s[k] for k in FOUND}}
+
+
+def spread(values: list) -> dict:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def main(argv):
+    extra = argv[1:]
+    kinds = ["cold", "cached"] if FLAGS.cached else ["cold"]
+    work = tempfile.mkdtemp(prefix="ccdyn-bench-main-")
+    runs: dict = {(m, k): [] for m in FLAGS.methods for k in kinds}
+    try:
+        for r in range(FLAGS.repeats):
+            for m in FLAGS.methods:
+                cache = os.path.join(work, f"cache-{m}-{r}")  # empty: the cold process compiles everything
+                for k in kinds:
+                    row = one_process(m, cache, os.path.join(work, f"run-{m}"), extra)
+                    runs[m, k].append(row)
+                    log(f"repeat {r + 1}/{FLAGS.repeats} {m:>6} {k:>6}: {row['wall_s']:6.1f} s (run "
+                        f"{row['run_s']:.1f} s, analyze {row['analyze_s']:.1f} s), converged {row['n_converged']}/"
+                        f"{row['n_init']}, {row['n_stable_optima']} stable optima")
+                shutil.rmtree(cache, ignore_errors=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    ref = FLAGS.methods[0]
+    rows = []
+    for (m, k), rs in runs.items():
+        row = {"method": m, "kind": k, **{t: spread([x[t] for x in rs]) for t in ("wall_s", "run_s", "analyze_s")},
+               "found": {f: rs[-1][f] for f in FOUND}, "runs": rs}
+        row["ratio_to_" + ref] = row["wall_s"]["median"] / statistics.median([x["wall_s"] for x in runs[ref, k]])
+        rows.append(row)
+    flags_note = f", {' '.join(extra)}" if extra else ""
+    print(f"\nmain job, {FLAGS.n_init} inits, {FLAGS.repeats} repeat(s) interleaved{flags_note}")
+    print(f"{'method':>7} {'kind':>6} {'wall s':>8} {'[min, max]':>15} {'run s':>7} {'analyze s':>10} "
+          f"{'/ ' + ref:>8} {'converged':>10} {'stable':>7}")
+    for row in rows:
+        w = row["wall_s"]
+        span = f"[{w['min']:.1f}, {w['max']:.1f}]"
+        print(f"{row['method']:>7} {row['kind']:>6} {w['median']:8.1f} {span:>15} "
+              f"{row['run_s']['median']:7.1f} {row['analyze_s']['median']:10.1f} {row['ratio_to_' + ref]:7.2f}x "
+              f"{row['found']['n_converged']:>10} {row['found']['n_stable_optima']:>7}")
+    print("key: wall s: the process from start to exit, median over the repeats [min, max]; run s / analyze s: "
+          "summary.json's engine and analysis times (medians); / " + ref + ": the wall time's median over " + ref +
+          "'s of the same kind; cold: an empty compilation cache (a first run); cached: a rerun on it; converged, "
+          "stable: inits converged and stable optima found (the last repeat)")
+    if FLAGS.output_json:
+        import jax  # noqa: PLC0415 -- only for the record of the devices
+
+        record = {"n_init": FLAGS.n_init, "repeats": FLAGS.repeats, "methods": FLAGS.methods, "extra_flags": extra,
+                  "devices": [str(d) for d in jax.devices()], "cpu_count": os.cpu_count(), "rows": rows}
+        from ccdyn import io  # noqa: PLC0415
+
+        io.write_json(FLAGS.output_json, record)
+        log(f"wrote {FLAGS.output_json}")
+
+
+if __name__ == "__main__":
+    app.run(main)
