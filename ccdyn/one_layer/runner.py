@@ -122,6 +122,11 @@ class ChunkRunner:
         self._pack = jax.jit(_pack, out_shardings=(rows, rows))
         self._reopen = jax.jit(_reopen, out_shardings=(rows, rows))
         self._record = jax.jit(_record, out_shardings=rows)
+        # the inits' state before their first step in one program: the methods' init carries are constants and
+        # copies of W (the same values as op by op, which compiled some 15 small programs per run)
+        values = self.values
+        self._initial = jax.jit(lambda W: engine.initial_state(W if values is None else jnp.tile(W, (values, 1)), dyn,
+                                                               method=self.method), compiler_options=compiling.QUICK)
         # the finish passes, tile by tile too (over the whole chunk XLA would compile them for the chunk's
         # shape, so an init's result could depend on what was run with it)
         self._passes = []
@@ -213,8 +218,7 @@ class ChunkRunner:
         V = self.values or 1
         per = -(-max(count, capacity or 0) // self.tile) * self.tile  # rows of one value
         W = parallel.init_weights(key, start, per, self.dim, dtype)  # the same inits at every value
-        st = engine.initial_state(W if self.values is None else jnp.tile(W, (V, 1)), self.dyn, method=self.method)
-        st = jax.device_get(st)
+        st = jax.device_get(self._initial(W))
         first = V * per
         total = parallel.padded_chunk(first, self.tile, self.n_devices)
         if total > first:  # whole padding tiles (value 0) up to the devices' multiple

@@ -165,6 +165,24 @@ def test_refinement_matches_the_dense_grid_in_3d():
         assert np.max(e[grid @ wk >= np.cos(0.05)]) <= _numpy_energy(x, p, wk[None])[0] + 1e-15
 
 
+def test_a_candidates_refinement_does_not_depend_on_the_others():
+    """The analysis pads its chunks of candidates with copies of the last one and refines them together, so a
+    candidate's refined point must be the same bits whoever is refined with it: the same 12 candidates in
+    reverse order, and each one alone, give every output field bit for bit."""
+    rng = np.random.default_rng(7)
+    ds = data.make_dataset(rng.standard_normal((14, 3)), dtype=jnp.float64)
+    W = rng.standard_normal((12, 3))
+    W /= np.linalg.norm(W, axis=1, keepdims=True)
+    together = jax.device_get(kinks.refine(ds, RELU, UNIFORM, W))
+    backwards = jax.device_get(kinks.refine(ds, RELU, UNIFORM, W[::-1]))
+    assert len(set(np.asarray(together["iterations"]).tolist())) > 1  # candidates stop at different iterations
+    for i in range(W.shape[0]):
+        alone = jax.device_get(kinks.refine(ds, RELU, UNIFORM, W[i:i + 1]))
+        for key, value in together.items():
+            np.testing.assert_array_equal(np.asarray(value)[i], np.asarray(backwards[key])[-1 - i], err_msg=key)
+            np.testing.assert_array_equal(np.asarray(value)[i], np.asarray(alone[key])[0], err_msg=key)
+
+
 @pytest.mark.parametrize("seed,n,d", [pytest.param(31, 18, 3, marks=pytest.mark.slow),  # 11 s; fast: test_kink_probe
                                       pytest.param(32, 24, 4, marks=pytest.mark.slow),
                                       pytest.param(33, 20, 5, marks=pytest.mark.slow)])

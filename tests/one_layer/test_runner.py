@@ -88,6 +88,23 @@ def _compiling(fn):
         jax.monitoring.unregister_event_duration_listener(listen)
 
 
+@pytest.mark.parametrize("values", [None, 2])
+def test_the_inits_state_in_one_program_is_the_op_by_op_state(values):
+    """The runner builds the inits' state before their first step in one jitted program: for every registered
+    method (with and without a values axis) the same bits, dtypes and structure as engine.initial_state op by op."""
+    ds = engine_reference.cloud()
+    W = parallel.init_weights(jax.random.PRNGKey(3), 0, 16, ds.dim, F64)
+    for name in methods.REGISTRY:
+        dyn = engine.Dynamics(method=name, max_steps=10)
+        r = engine.ChunkRunner(ds if values is None else [ds] * values, RELU, UNIFORM, dyn, tile=16)
+        want = engine.initial_state(W if values is None else jnp.tile(W, (values, 1)), dyn, method=r.method)
+        got = r._initial(W)
+        assert jax.tree.structure(got) == jax.tree.structure(want), name
+        for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
+            assert g.dtype == w.dtype, name
+            np.testing.assert_array_equal(np.asarray(g), np.asarray(w), err_msg=name)
+
+
 def test_one_compiled_block_serves_every_packing():
     """The running rows are re-packed onto fewer tiles as inits stop, but the block keeps its shape (each
     device runs only its live tiles): one compiled program for the whole run, and one for the kink watch."""

@@ -11,8 +11,9 @@ import pytest
 from ccdyn.cli import compile_cache
 
 ROOT = Path(__file__).resolve().parents[2]
-# enable() as cli.start calls it, every program kept (no minimum compile time), one program compiled and run
-_USE = ("import jax, jax.numpy as jnp; from ccdyn.cli import compile_cache as c; c.MIN_COMPILE_S = 0; "
+# enable() as cli.start calls it, with its own settings: a program that compiles in milliseconds is kept too
+# (compile_cache.MIN_COMPILE_S: a run's ~150 small programs cost seconds together), one program compiled and run
+_USE = ("import jax, jax.numpy as jnp; from ccdyn.cli import compile_cache as c; "
         "print(c.enable()); f = jax.jit(lambda x: jnp.sin(x) @ x.T); "
         "print(float(f(jnp.linspace(0, 1, 64).reshape(8, 8)).sum()).hex())")
 
