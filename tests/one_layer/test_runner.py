@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from ccdyn import activations, compiling, data, pairwise, parallel
+from ccdyn import activations, compiling, pairwise, parallel
 from ccdyn.data.registry import DataSpec, build_dataset
 from ccdyn.one_layer import engine, methods, runner
 from tests.one_layer import engine_reference
