@@ -2,8 +2,8 @@
 against the default method (``auto``), interleaved in one run (docs/flow.md, "The main job end to end").
 
     python benchmarks/bench_main_job.py --output_json=results/bench_main_job.json                 # ~6 min, 2 cores
-    python benchmarks/bench_main_job.py --n_init=1000000 --repeats=2 --cached=false \
-        --output_json=results/bench_main_job_1e6.json                                            # ~25 min
+    python benchmarks/bench_main_job.py --n_init=1000000 --repeats=1 --cached=false \
+        --basins_flags=--chunk_size=65536 --output_json=results/bench_main_job_1e6.json          # ~5 min
 
 Each repeat runs every method of ``--methods`` in turn: a *cold* process on an empty compilation cache (a
 user's first run: every program compiled), then, with ``--cached``, a second process on the cache the first
@@ -13,14 +13,16 @@ spread); the ratio is each method's median over the first method's (``power``), 
 
 Per method and kind: the process's wall time from start to exit (imports, data, engine, analysis, files),
 summary.json's own split (``run``: the engine; ``analyze``: clustering, float64 refinement, certificates), and
-what the run found: converged inits, optima, stable optima and the basin mass on the planted patterns. Extra
-flags of ``scripts/basins.py`` go after ``--`` (e.g. ``-- --act=leaky_relu``). No timing is asserted.
+what the run found: converged inits, optima, stable optima and the basin mass on the planted patterns. Other
+flags of ``scripts/basins.py`` go in ``--basins_flags`` (e.g. ``--basins_flags="--act=leaky_relu --d=8"``). No
+timing is asserted.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -35,6 +37,7 @@ flags.DEFINE_integer("n_init", 10000, "Inits per run.", lower_bound=1)
 flags.DEFINE_integer("repeats", 3, "Runs per method and kind (medians).", lower_bound=1)
 flags.DEFINE_list("methods", ["power", "auto"], "Methods (--method of scripts/basins.py); ratios are to the first.")
 flags.DEFINE_bool("cached", True, "Also time a second process on the compilation cache the cold one filled.")
+flags.DEFINE_string("basins_flags", "", "Other flags of scripts/basins.py for every run, as one string.")
 flags.DEFINE_string("output_json", None, "Where to write the numbers.")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -65,7 +68,9 @@ def spread(values: list) -> dict:
 
 
 def main(argv):
-    extra = argv[1:]
+    if argv[1:]:
+        raise app.UsageError(f"unexpected arguments {argv[1:]}: flags of scripts/basins.py go in --basins_flags")
+    extra = shlex.split(FLAGS.basins_flags)
     kinds = ["cold", "cached"] if FLAGS.cached else ["cold"]
     work = tempfile.mkdtemp(prefix="ccdyn-bench-main-")
     runs: dict = {(m, k): [] for m in FLAGS.methods for k in kinds}
