@@ -30,14 +30,15 @@ that view to the side where E rises faster; if w is stationary but a view with a
 has a flat side where E rises to second order (a one-sided saddle, not a maximum), release that view to
 its flat side and step off along the rising direction; with Gaussian alpha, repeat until w is a fixed
 point.
-Both map over the candidates one at a time (``lax.map``; fixed shapes: S padded to ``s_max`` with masks).
+Both map over the candidates (``lax.map``; fixed shapes: S padded to ``s_max`` with masks).
 :func:`kink_certificate` is compiled with :data:`ccdyn.compiling.QUICK`: it runs once per run on the
 distinct optima, and XLA's optimization took longer than it runs (certifying the main job's 35 optima,
 cold: 3.9 s -> 2.4 s; 240 optima of 10^6 inits: 4.1 s -> 2.7 s, of which it runs 0.6 s instead of 0.3 s).
 :func:`refine` keeps XLA's defaults: its active-set iterations run 3x slower unoptimized (240 optima: 9.4 s
 instead of 3.0 s), more than the 1.5-2.5 s of compilation it would save; level 1 or no expensive LLVM passes
-save less than 0.5 s of its 3.3-4.4 s (issue 36's twelfth round). It refines one candidate at a time
-(``lax.map`` without a batch: docs/flow.md, "Thirteenth round").
+save less than 0.5 s of its 3.3-4.4 s (issue 36's twelfth round). With uniform alpha it refines one candidate
+at a time (``lax.map`` without a batch: docs/flow.md, "Thirteenth round"), with a Gaussian alpha vmapped
+batches of 16.
 """
 
 from __future__ import annotations
@@ -390,11 +391,13 @@ def _refine_batch(ds, act, pw, W, *, s_max, max_iter, cand_tol, z_tol, lam_tol, 
         w, sig, idx, msk, it, status, _ = jax.lax.while_loop(lambda st: st[5] == RefineStatus.RUNNING, body, state)
         return {"w": w, "sign": sig, "active": idx, "active_mask": msk, "iterations": it, "status": status}
 
-    # one candidate at a time: a vmapped batch iterates until its slowest candidate stops (and within an iteration
-    # until its slowest multiplier LP does), and vmap's while-loop batching rule re-traces the body until its
-    # batched axes settle. 128 candidates of the main job, warm: 0.46 s in batches of 8, 0.15 s one by one (512:
-    # 1.98 -> 0.63 s; batches of 256 before the twelfth round were 3-4x slower than 8); tracing 0.83 -> 0.23 s
-    return jax.lax.map(one, W)
+    # uniform alpha: one candidate at a time. A vmapped batch iterates until its slowest candidate stops (and within
+    # an iteration until its slowest multiplier LP does), and vmap's while-loop batching rule re-traces the body
+    # until its batched axes settle. 128 candidates of the main job, warm: 0.46 s in batches of 8, 0.15 s one by
+    # one (512: 1.98 -> 0.63 s; batches of 256 before the twelfth round were 3-4x slower than 8); tracing 0.83 ->
+    # 0.23 s. A Gaussian alpha keeps vmapped batches of 16: one by one, the rounding changed enough for one of the
+    # docs' Gaussian endpoints (tests/one_layer/test_kinks.py, dependent views) to end CYCLE instead of converging
+    return jax.lax.map(one, W, batch_size=min(16, W.shape[0])) if moving else jax.lax.map(one, W)
 
 
 def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, s_max: int | None = None, max_iter: int = 64,
