@@ -20,7 +20,6 @@ timing is asserted.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import shutil
@@ -30,7 +29,10 @@ import sys
 import tempfile
 import time
 
+import jax
 from absl import app, flags
+
+from ccdyn import io
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer("n_init", 10000, "Inits per run.", lower_bound=1)
@@ -58,8 +60,7 @@ def one_process(method: str, cache: str, out: str, extra: list) -> dict:
     wall = time.perf_counter() - t0
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    with open(os.path.join(out, "summary.json")) as f:
-        s = json.load(f)
+    s = io.read_json(os.path.join(out, "summary.json"))
     return {"wall_s": wall, **{f"{k}_s": v for k, v in s["timings_s"].items()}, **{k: s[k] for k in FOUND}}
 
 
@@ -109,12 +110,8 @@ def main(argv):
           "'s of the same kind; cold: an empty compilation cache (a first run); cached: a rerun on it; converged, "
           "stable: inits converged and stable optima found (the last repeat)")
     if FLAGS.output_json:
-        import jax  # noqa: PLC0415 -- only for the record of the devices
-
         record = {"n_init": FLAGS.n_init, "repeats": FLAGS.repeats, "methods": FLAGS.methods, "extra_flags": extra,
                   "devices": [str(d) for d in jax.devices()], "cpu_count": os.cpu_count(), "rows": rows}
-        from ccdyn import io  # noqa: PLC0415
-
         io.write_json(FLAGS.output_json, record)
         log(f"wrote {FLAGS.output_json}")
 
