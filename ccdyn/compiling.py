@@ -14,6 +14,14 @@ small loops and branches (the kink analysis), compiles about 1 s faster per bloc
 slower, often faster (docs/flow.md, "Twelfth round"). :func:`block_options` gives way to ``XLA_FLAGS``: a
 level set there (the test suite's 0) is kept.
 
+``OLDER_EMITTER`` (:func:`older_emitter`, :func:`jit`): XLA's CPU backend has two emitters for its fused loops, the
+MLIR fusion emitters (its default) and the older LLVM IR emitter. The float64 analysis programs (the kink
+refinement, the kink and smooth certificates: many small ops, a while loop of eigendecompositions) compile
+1.7-3x faster with the older one and run as fast, with the same bits on the main job and the user sets
+(issue 36's fourteenth round, docs/flow.md). :func:`jit` builds such a program with ``OLDER_EMITTER`` added
+to its options where this jaxlib's XLA still has that option (a one-off probe at the first call; XLA is
+retiring the emitter, openxla/xla#48001: without it the programs compile as before).
+
 Which kernel computes the 1-layer field on a CUDA GPU (:mod:`ccdyn.one_layer.fused_ascent`):
 ``CCDYN_KERNEL`` in the environment, ``fused`` or ``xla`` (default :data:`DEFAULT_KERNEL`), read by
 :func:`kernel` when a program is traced; the scripts check it at start.
@@ -23,17 +31,20 @@ Which kernel computes the 1-layer field on a CUDA GPU (:mod:`ccdyn.one_layer.fus
 
 from __future__ import annotations
 
+import functools
 import os
 import statistics
 import time
 
-__all__ = ["QUICK", "LOOP", "SAMPLING", "SLIDING", "block_options", "KERNEL_ENV", "KERNELS", "DEFAULT_KERNEL", "kernel",
+__all__ = ["QUICK", "LOOP", "SAMPLING", "SLIDING", "OLDER_EMITTER", "block_options", "accepts", "older_emitter", "jit",
+           "KERNEL_ENV", "KERNELS", "DEFAULT_KERNEL", "kernel",
            "timed"]
 
 QUICK = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
 LOOP = {"xla_llvm_disable_expensive_passes": True}
 SAMPLING = {"xla_backend_optimization_level": 1, "xla_llvm_disable_expensive_passes": True}
 SLIDING = SAMPLING  # the same options, chosen for the sliding flow's blocks (module docstring)
+OLDER_EMITTER = {"xla_cpu_use_fusion_emitters": False}  # XLA's older LLVM IR emitter for fused loops (CPU)
 
 KERNEL_ENV = "CCDYN_KERNEL"
 KERNELS = ("fused", "xla")  # fused: the one-pass GPU kernel where it applies; xla: the two GEMMs everywhere
@@ -48,6 +59,56 @@ def block_options(options: dict | None) -> dict | None:
     flags = os.environ.get("XLA_FLAGS", "")
     kept = {k: v for k, v in options.items() if k not in flags}
     return kept or None
+
+
+def accepts(options: dict) -> bool:
+    """Whether this jaxlib's XLA knows every option of ``options`` (an option it does not know fails the
+    compilation of a trivial program; probed once per set of options)."""
+    return _accepts(tuple(sorted(options.items())))
+
+
+@functools.cache
+def _accepts(items: tuple) -> bool:
+    import jax  # noqa: PLC0415 -- the options above need no JAX
+
+    try:
+        jax.jit(lambda x: x + 1, compiler_options=dict(items)).lower(0.0).compile()
+    except jax.errors.JaxRuntimeError:
+        return False
+    return True
+
+
+def older_emitter() -> dict:
+    """:data:`OLDER_EMITTER` where this jaxlib's XLA still has it (:func:`accepts`), else ``{}``."""
+    return dict(OLDER_EMITTER) if accepts(OLDER_EMITTER) else {}
+
+
+class _Deferred:
+    """``jax.jit(fn, compiler_options=..., **kw)``, built at its first use (call or ``lower``): the options'
+    probe (:func:`older_emitter`) compiles, which must wait for the scripts' start-up (several hosts:
+    ``jax.distributed`` before any backend)."""
+
+    def __init__(self, fn, options: dict, kw: dict):
+        self.fn, self.options, self.kw = fn, options, kw
+        functools.update_wrapper(self, fn)
+
+    @functools.cached_property
+    def jitted(self):
+        import jax  # noqa: PLC0415
+
+        return jax.jit(self.fn, compiler_options=block_options({**self.options, **older_emitter()}), **self.kw)
+
+    def __call__(self, *args, **kwargs):
+        return self.jitted(*args, **kwargs)
+
+    def lower(self, *args, **kwargs):
+        return self.jitted.lower(*args, **kwargs)
+
+
+def jit(options: dict, **kw):
+    """A decorator: ``jax.jit`` with ``options`` plus :func:`older_emitter` (less what ``XLA_FLAGS`` sets,
+    :func:`block_options`), for the float64 analysis programs (module docstring); ``kw`` as ``jax.jit``'s."""
+    return lambda fn: _Deferred(fn, dict(options), kw)
 
 
 def kernel() -> str:

@@ -13,3 +13,24 @@ def test_block_options_give_way_to_xla_flags(monkeypatch):
     assert compiling.block_options(compiling.SLIDING) is None
     monkeypatch.delenv("XLA_FLAGS")
     assert compiling.block_options(compiling.SLIDING) == compiling.SLIDING
+
+
+def test_an_option_xla_does_not_know_is_found_by_its_probe():
+    assert compiling.accepts({}) and compiling.accepts(compiling.QUICK)
+    assert not compiling.accepts({"xla_ccdyn_no_such_option": True})
+    assert compiling.older_emitter() in ({}, compiling.OLDER_EMITTER)
+
+
+def test_a_deferred_program_is_the_jitted_function():
+    """compiling.jit builds jax.jit(fn) with the options at its first use; its results are the function's (here
+    exact: integer arithmetic and a static argument), called or lowered and compiled."""
+    import jax.numpy as jnp
+
+    @compiling.jit(compiling.SAMPLING, static_argnames="k")
+    def program(x, k):
+        return (x * k + 3) % 7
+
+    x = jnp.arange(10)
+    want = (x * 5 + 3) % 7
+    assert program.__name__ == "program"
+    assert (program(x, k=5) == want).all() and (program.lower(x, k=5).compile()(x) == want).all()
