@@ -8,19 +8,24 @@ no slower to run in benchmarks/bench_two_layer.py); ``SAMPLING`` sits between th
 repeated inside a loop (the two-layer trainer's minibatches, drawn per block): about 3x faster to
 compile than ``LOOP`` and, unlike ``QUICK``, as fast to run (the #15 bar case end to end: 14.3 s with
 the draws inside the ``LOOP`` program, 12.0 s with them in a ``SAMPLING`` program of their own).
-``SLIDING`` (the same options as ``SAMPLING``) is a dynamics method's own choice for its blocks
+``SLIDING`` (``SAMPLING``'s options and ``OLDER_EMITTER``) is a dynamics method's own choice for its blocks
 (:class:`ccdyn.one_layer.methods.base.Method`'s ``compiler_options``): the sliding flow's step, a chain of
 small loops and branches (the kink analysis), compiles about 1 s faster per block at level 1 and runs no
-slower, often faster (docs/flow.md, "Twelfth round"). :func:`block_options` gives way to ``XLA_FLAGS``: a
-level set there (the test suite's 0) is kept.
+slower, often faster (docs/flow.md, "Twelfth round"); the float64 kink refinement uses them too.
 
-``OLDER_EMITTER`` (:func:`older_emitter`, :func:`jit`): XLA's CPU backend has two emitters for its fused loops, the
-MLIR fusion emitters (its default) and the older LLVM IR emitter. The float64 analysis programs (the kink
-refinement, the kink and smooth certificates: many small ops, a while loop of eigendecompositions) compile
-1.7-3x faster with the older one and run as fast, with the same bits on the main job and the user sets
-(issue 36's fourteenth round, docs/flow.md). :func:`jit` builds such a program with ``OLDER_EMITTER`` added
-to its options where this jaxlib's XLA still has that option (a one-off probe at the first call; XLA is
-retiring the emitter, openxla/xla#48001: without it the programs compile as before).
+``OLDER_EMITTER``: XLA's CPU backend has two emitters for its fused loops, the MLIR fusion emitters (its
+default) and the older LLVM IR emitter. The programs of the sliding flow and of the analysis (the flow's
+blocks, the float64 kink refinement, the kink and smooth certificates: chains of small ops and loops)
+compile 1.3-3x faster with the older one, run as fast, and gave the same bits on the main job and the user
+sets (``CERTIFYING``: ``QUICK``'s options and it, for the kink certificate; issue 36's fourteenth round,
+docs/flow.md). Power iteration's block keeps the default emitter: there it rounds differently.
+
+:func:`block_options` turns such options into ``jax.jit``'s ``compiler_options``: it gives way to
+``XLA_FLAGS`` (a level set there, the test suite's 0, is kept) and leaves ``OLDER_EMITTER`` out where this
+jaxlib's XLA no longer has it (XLA is retiring the emitter, openxla/xla#48001; probed once by compiling a
+trivial program, :func:`accepts`: the programs then compile as before). :func:`jit` is ``jax.jit`` with them
+for a module-level function, built at its first use (the probe compiles, which must wait for the scripts'
+start-up).
 
 Which kernel computes the 1-layer field on a CUDA GPU (:mod:`ccdyn.one_layer.fused_ascent`):
 ``CCDYN_KERNEL`` in the environment, ``fused`` or ``xla`` (default :data:`DEFAULT_KERNEL`), read by
@@ -36,15 +41,15 @@ import os
 import statistics
 import time
 
-__all__ = ["QUICK", "LOOP", "SAMPLING", "SLIDING", "OLDER_EMITTER", "block_options", "accepts", "older_emitter", "jit",
-           "KERNEL_ENV", "KERNELS", "DEFAULT_KERNEL", "kernel",
-           "timed"]
+__all__ = ["QUICK", "LOOP", "SAMPLING", "OLDER_EMITTER", "SLIDING", "CERTIFYING", "block_options", "accepts", "jit",
+           "KERNEL_ENV", "KERNELS", "DEFAULT_KERNEL", "kernel", "timed"]
 
 QUICK = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
 LOOP = {"xla_llvm_disable_expensive_passes": True}
 SAMPLING = {"xla_backend_optimization_level": 1, "xla_llvm_disable_expensive_passes": True}
-SLIDING = SAMPLING  # the same options, chosen for the sliding flow's blocks (module docstring)
 OLDER_EMITTER = {"xla_cpu_use_fusion_emitters": False}  # XLA's older LLVM IR emitter for fused loops (CPU)
+SLIDING = {**SAMPLING, **OLDER_EMITTER}  # the sliding flow's blocks and the kink refinement (module docstring)
+CERTIFYING = {**QUICK, **OLDER_EMITTER}  # the kink certificate: once per run on the distinct optima
 
 KERNEL_ENV = "CCDYN_KERNEL"
 KERNELS = ("fused", "xla")  # fused: the one-pass GPU kernel where it applies; xla: the two GEMMs everywhere
@@ -52,12 +57,15 @@ DEFAULT_KERNEL = "xla"  # until the fused kernel is compiled and measured on a G
 
 
 def block_options(options: dict | None) -> dict | None:
-    """A method's ``compiler_options`` for ``jax.jit``, less those ``XLA_FLAGS`` sets itself (per-program options
-    would override the environment's: the fast suite compiles everything at level 0)."""
+    """``options`` as ``jax.jit``'s ``compiler_options``: less those ``XLA_FLAGS`` sets itself (per-program options
+    would override the environment's: the fast suite compiles everything at level 0), and less
+    ``OLDER_EMITTER`` where this jaxlib's XLA does not have it (:func:`accepts`)."""
     if not options:
         return None
     flags = os.environ.get("XLA_FLAGS", "")
     kept = {k: v for k, v in options.items() if k not in flags}
+    if any(k in kept for k in OLDER_EMITTER) and not accepts(OLDER_EMITTER):
+        kept = {k: v for k, v in kept.items() if k not in OLDER_EMITTER}
     return kept or None
 
 
@@ -78,14 +86,9 @@ def _accepts(items: tuple) -> bool:
     return True
 
 
-def older_emitter() -> dict:
-    """:data:`OLDER_EMITTER` where this jaxlib's XLA still has it (:func:`accepts`), else ``{}``."""
-    return dict(OLDER_EMITTER) if accepts(OLDER_EMITTER) else {}
-
-
 class _Deferred:
-    """``jax.jit(fn, compiler_options=..., **kw)``, built at its first use (call or ``lower``): the options'
-    probe (:func:`older_emitter`) compiles, which must wait for the scripts' start-up (several hosts:
+    """``jax.jit(fn, compiler_options=block_options(options), **kw)``, built at its first use (call or ``lower``):
+    the options' probe (:func:`accepts`) compiles, which must wait for the scripts' start-up (several hosts:
     ``jax.distributed`` before any backend)."""
 
     def __init__(self, fn, options: dict, kw: dict):
@@ -96,7 +99,7 @@ class _Deferred:
     def jitted(self):
         import jax  # noqa: PLC0415
 
-        return jax.jit(self.fn, compiler_options=block_options({**self.options, **older_emitter()}), **self.kw)
+        return jax.jit(self.fn, compiler_options=block_options(self.options), **self.kw)
 
     def __call__(self, *args, **kwargs):
         return self.jitted(*args, **kwargs)
@@ -106,8 +109,8 @@ class _Deferred:
 
 
 def jit(options: dict, **kw):
-    """A decorator: ``jax.jit`` with ``options`` plus :func:`older_emitter` (less what ``XLA_FLAGS`` sets,
-    :func:`block_options`), for the float64 analysis programs (module docstring); ``kw`` as ``jax.jit``'s."""
+    """A decorator: ``jax.jit`` with :func:`block_options` of ``options``, built at the first use (module
+    docstring); ``kw`` as ``jax.jit``'s."""
     return lambda fn: _Deferred(fn, dict(options), kw)
 
 

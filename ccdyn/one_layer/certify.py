@@ -152,7 +152,7 @@ def probe_local_max(ds: Dataset, act: Activation, pw: Pairwise, w, radius: float
 CERTIFICATES = ("smooth", "kink-kkt", "none")
 
 
-@compiling.jit({}, static_argnames=("act", "pairwise"))
+@compiling.jit(compiling.OLDER_EMITTER, static_argnames=("act", "pairwise"))
 def _certify_many(ds: Dataset, act: Activation, W, pairwise: Pairwise):
     cert = jax.vmap(lambda w: _certify(ds, act, w, pairwise, default_tol(w.dtype)))(W)
     jac = jax.vmap(lambda w: dynamics.field_jacobian(ds, act, w / jnp.linalg.norm(w), pairwise))(W)

@@ -31,14 +31,14 @@ has a flat side where E rises to second order (a one-sided saddle, not a maximum
 its flat side and step off along the rising direction; with Gaussian alpha, repeat until w is a fixed
 point.
 Both map over the candidates (``lax.map``; fixed shapes: S padded to ``s_max`` with masks).
-:func:`kink_certificate` is compiled with :data:`ccdyn.compiling.QUICK`: it runs once per run on the
+:func:`kink_certificate` is compiled with :data:`ccdyn.compiling.QUICK`'s options: it runs once per run on the
 distinct optima, and XLA's optimization took longer than it runs (certifying the main job's 35 optima,
 cold: 3.9 s -> 2.4 s; 240 optima of 10^6 inits: 4.1 s -> 2.7 s, of which it runs 0.6 s instead of 0.3 s).
-:func:`refine` runs at XLA's level 1 without LLVM's expensive passes: level 0 runs its active-set iterations
-2-3x slower (240 optima: 9.4 s instead of 3.0 s). Both use XLA's older emitter for fused loops where the
-jaxlib has it (:func:`ccdyn.compiling.jit`): the main job's refinement compiles in 1.5-1.9 s instead of
-2.9-3.3 s, its certificate in 0.35-0.4 s instead of 1.1-1.3 s, with the same refined points (issue 36's
-fourteenth round). With uniform alpha it refines one candidate
+:func:`refine` runs at XLA's level 1 without LLVM's expensive passes (level 0 runs its active-set
+iterations 2-3x slower: 240 optima 9.4 s instead of 3.0 s). Both use XLA's older emitter for fused loops
+where the jaxlib has it (:data:`ccdyn.compiling.CERTIFYING`, :data:`ccdyn.compiling.SLIDING`): the main
+job's refinement compiles in 1.5-1.9 s instead of 2.9-3.3 s, its certificate in 0.35-0.4 s instead of
+1.1-1.3 s, with the same refined points (issue 36's fourteenth round). With uniform alpha it refines one candidate
 at a time (``lax.map`` without a batch: docs/flow.md, "Thirteenth round"), with a Gaussian alpha vmapped
 batches of 16.
 """
@@ -281,7 +281,7 @@ def _second_order(ds, act, pw, w, sig, active, lam, c, xn, mu, scale, tol, rank_
     return strict, flat0, flat1, jmax, e
 
 
-@compiling.jit(compiling.SAMPLING, static_argnames=("act", "pw", "s_max", "max_iter"))
+@compiling.jit(compiling.SLIDING, static_argnames=("act", "pw", "s_max", "max_iter"))
 def _refine_batch(ds, act, pw, W, *, s_max, max_iter, cand_tol, z_tol, lam_tol, fp_tol, rank_tol, span_tol, cert_tol,
                   kick_size, cyc_tol):
     x = sliding.flat_views(ds)[0]
@@ -433,7 +433,7 @@ def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, s_max: int | None
                          span_tol=span_tol, cert_tol=cert_tol, kick_size=kick_size, cyc_tol=cyc_tol)
 
 
-@compiling.jit(compiling.QUICK, static_argnames=("act", "pw"))
+@compiling.jit(compiling.CERTIFYING, static_argnames=("act", "pw"))
 def kink_certificate(ds64: Dataset, act: Activation, pw: Pairwise, ref: dict, *, tol: float = 1e-7,
                      rank_tol: float = 1e-10, plane_tol: float = 1e-10, span_tol: float = 1e-8):
     """Certificate of refined optima (:func:`refine`'s output, k of them), float64, one at a time.

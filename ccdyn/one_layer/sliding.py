@@ -193,6 +193,9 @@ def min_norm(t0, B, mask, sweeps: int = SWEEPS, accuracy: float = 0.0) -> MinNor
     inv = jnp.where(live, 1.0 / jnp.where(live, diag, 1.0), 0.0)
 
     tiny = 4 * jnp.finfo(t0.dtype).eps  # a sweep that moves no multiplier of a row by more than this: converged
+    # a coordinate past the last live one of every row is a no-op (inv = 0: lam stays 0, exactly), so each sweep
+    # stops there: the same arithmetic for the others (the active set fills its columns from the first)
+    top = _past_last(live)
 
     def sweep(carry):
         n, lam, going = carry
@@ -202,7 +205,7 @@ def min_norm(t0, B, mask, sweeps: int = SWEEPS, accuracy: float = 0.0) -> MinNor
             g = col(r) + jnp.sum(col(G) * lam, axis=1)
             return jax.lax.dynamic_update_index_in_dim(lam, jnp.clip(col(lam) - g * col(inv), 0.0, 1.0), i, axis=1)
 
-        lam = jax.lax.fori_loop(0, m, coordinate, lam)
+        lam = jax.lax.fori_loop(0, top, coordinate, lam)
         lam = jnp.where(going[:, None], lam, old)  # a converged row stops: its lam depends on its row alone
         return n + 1, lam, going & (jnp.max(jnp.abs(lam - old), axis=1) > tiny)
 
@@ -214,7 +217,7 @@ def min_norm(t0, B, mask, sweeps: int = SWEEPS, accuracy: float = 0.0) -> MinNor
     M = jnp.where(free[:, :, None] & free[:, None, :], G / (scale[:, :, None] * scale[:, None, :]),
                   jnp.eye(m, dtype=t0.dtype))
     rhs = jnp.where(free, -(r + jnp.sum(G * fixed[:, None, :], axis=2)) / scale, 0.0)
-    y, pivot = _solve_spd(M, rhs)
+    y, pivot = _solve_spd(M, rhs, top)
     exact = jnp.where(free, y / scale, fixed)
     objective = lambda lam: 2 * jnp.sum(lam * r, axis=1) + jnp.sum(lam[:, :, None] * G * lam[:, None, :], axis=(1, 2))
     better = ((pivot > _RANK_TOL) & jnp.all((exact >= 0) & (exact <= 1), axis=1)
@@ -288,12 +291,15 @@ def _min_norm_wide(t0, B, mask, sweeps: int, accuracy: float) -> MinNorm:
     return MinNorm(lam, resid(lam))
 
 
-def _solve_spd(M, b):
+def _solve_spd(M, b, top=None):
     """Solves M y = b for symmetric positive semi-definite M (..., m, m) with unit diagonal by Gaussian
     elimination without pivoting, as two ``fori_loop``s of whole-array row operations (no per-matrix
     LAPACK call, and a program whose size does not grow with m); also returns the smallest pivot
-    (<= _RANK_TOL: M is numerically singular, y is not to be used)."""
+    (<= _RANK_TOL: M is numerically singular, y is not to be used). ``top``: where M's rows and columns
+    from ``top`` on are the identity's and b is 0 there (the padding), so y is 0 there, exactly: the loops
+    then skip those rows (they subtract exact zeros), the same arithmetic for the others."""
     m = M.shape[-1]
+    top = m if top is None else top
     idx = jnp.arange(m)
 
     def eliminate(j, carry):
@@ -303,7 +309,7 @@ def _solve_spd(M, b):
         f = jnp.where(idx > j, A[..., :, j] / safe[..., None], 0.0)
         return A - f[..., :, None] * A[..., j, None, :], r - f * r[..., j, None], jnp.minimum(pivot, p)
 
-    A, r, pivot = jax.lax.fori_loop(0, m, eliminate, (M, b, jnp.ones_like(M[..., 0, 0])))  # varying under shard_map
+    A, r, pivot = jax.lax.fori_loop(0, top, eliminate, (M, b, jnp.ones_like(M[..., 0, 0])))  # varying under shard_map
 
     def substitute(t, y):
         i = m - 1 - t
@@ -311,7 +317,7 @@ def _solve_spd(M, b):
         d = A[..., i, i]
         return y.at[..., i].set(acc / jnp.where(d > _RANK_TOL, d, 1.0))
 
-    return jax.lax.fori_loop(0, m, substitute, jnp.zeros_like(b)), pivot
+    return jax.lax.fori_loop(m - top, m, substitute, jnp.zeros_like(b)), pivot
 
 
 class Analysis(NamedTuple):
