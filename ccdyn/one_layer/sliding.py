@@ -217,7 +217,7 @@ def min_norm(t0, B, mask, sweeps: int = SWEEPS, accuracy: float = 0.0) -> MinNor
     M = jnp.where(free[:, :, None] & free[:, None, :], G / (scale[:, :, None] * scale[:, None, :]),
                   jnp.eye(m, dtype=t0.dtype))
     rhs = jnp.where(free, -(r + jnp.sum(G * fixed[:, None, :], axis=2)) / scale, 0.0)
-    y, pivot = _solve_spd(M, rhs, top)
+    y, pivot = _solve_spd(M, rhs)
     exact = jnp.where(free, y / scale, fixed)
     objective = lambda lam: 2 * jnp.sum(lam * r, axis=1) + jnp.sum(lam[:, :, None] * G * lam[:, None, :], axis=(1, 2))
     better = ((pivot > _RANK_TOL) & jnp.all((exact >= 0) & (exact <= 1), axis=1)
@@ -291,15 +291,14 @@ def _min_norm_wide(t0, B, mask, sweeps: int, accuracy: float) -> MinNorm:
     return MinNorm(lam, resid(lam))
 
 
-def _solve_spd(M, b, top=None):
+def _solve_spd(M, b):
     """Solves M y = b for symmetric positive semi-definite M (..., m, m) with unit diagonal by Gaussian
     elimination without pivoting, as two ``fori_loop``s of whole-array row operations (no per-matrix
     LAPACK call, and a program whose size does not grow with m); also returns the smallest pivot
-    (<= _RANK_TOL: M is numerically singular, y is not to be used). ``top``: where M's rows and columns
-    from ``top`` on are the identity's and b is 0 there (the padding), so y is 0 there, exactly: the loops
-    then skip those rows (they subtract exact zeros), the same arithmetic for the others."""
+    (<= _RANK_TOL: M is numerically singular, y is not to be used). Its loops run over all m rows: stopped
+    at the last live view (exact no-ops beyond it, as :func:`min_norm`'s sweeps), a row's solution changed in
+    its last bit with the number of rows solved beside it (tests/one_layer/test_sliding_compaction.py)."""
     m = M.shape[-1]
-    top = m if top is None else top
     idx = jnp.arange(m)
 
     def eliminate(j, carry):
@@ -309,7 +308,7 @@ def _solve_spd(M, b, top=None):
         f = jnp.where(idx > j, A[..., :, j] / safe[..., None], 0.0)
         return A - f[..., :, None] * A[..., j, None, :], r - f * r[..., j, None], jnp.minimum(pivot, p)
 
-    A, r, pivot = jax.lax.fori_loop(0, top, eliminate, (M, b, jnp.ones_like(M[..., 0, 0])))  # varying under shard_map
+    A, r, pivot = jax.lax.fori_loop(0, m, eliminate, (M, b, jnp.ones_like(M[..., 0, 0])))  # varying under shard_map
 
     def substitute(t, y):
         i = m - 1 - t
@@ -317,7 +316,7 @@ def _solve_spd(M, b, top=None):
         d = A[..., i, i]
         return y.at[..., i].set(acc / jnp.where(d > _RANK_TOL, d, 1.0))
 
-    return jax.lax.fori_loop(m - top, m, substitute, jnp.zeros_like(b)), pivot
+    return jax.lax.fori_loop(0, m, substitute, jnp.zeros_like(b)), pivot
 
 
 class Analysis(NamedTuple):

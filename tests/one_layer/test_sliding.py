@@ -91,10 +91,10 @@ def test_min_norm_element_against_a_dense_grid_and_kkt():
 
 @pytest.mark.parametrize("dtype", [jnp.float32, jnp.float64])
 def test_a_rows_min_norm_is_the_same_bits_whatever_the_rows_beside_it(dtype):
-    """min_norm's sweeps and its face solve stop at the last live view of any row (exact no-ops beyond it), so a
-    row's multipliers do not depend on how many views the other rows hold: the same bits beside rows with one
-    view (the loops stop at this row's last view) and beside rows with every view live (they run to m), at
-    either place in a batch of 8 (XLA rounds a product differently at other batch sizes: not this test's)."""
+    """min_norm's sweeps stop at the last live view of any row (exact no-ops beyond it), so a row's multipliers
+    do not depend on how many views the other rows hold: the same bits beside rows with one view (the sweeps stop
+    at this row's last view) and beside rows with every view live (they run to m), at either place in a batch of
+    8 (XLA rounds a product differently at other batch sizes: not this test's)."""
     rng = np.random.default_rng(7)
     k, m, d = 6, 16, 9
     counts = np.array([1, 2, 3, 5, 8, 16])
