@@ -77,7 +77,7 @@ SHRINK = {
     # variational and modulation studies
     "mc_Ms": "4,8,16", "mc_seeds": "2", "n_dirs": "64", "Ks": "1,2,3,4,6,8", "n_mc": "2000",
     # benchmarks
-    "repeats": "1", "naive_cap": "64", "e2e_inits": "256", "e2e_steps": "20", "refine_inits": "64",
+    "repeats": "1", "user_n_init": "64", "naive_cap": "64", "e2e_inits": "256", "e2e_steps": "20", "refine_inits": "64",
     "n_inits": "64,128", "diffrax_inits": "0", "Ms": "5", "naive_steps": "10", "many_seeds": "4", "many_steps": "10",
 }  # (not --runs: bench_two_layer's run counts, but basins_table's and roughness's run directories)
 # One command of the slow runs, at the small sizes: a 2-layer grid compiles each of its (beta, P) settings, and
