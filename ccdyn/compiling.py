@@ -16,9 +16,10 @@ slower, often faster (docs/flow.md, "Twelfth round"); the float64 kink refinemen
 ``OLDER_EMITTER``: XLA's CPU backend has two emitters for its fused loops, the MLIR fusion emitters (its
 default) and the older LLVM IR emitter. The programs of the sliding flow and of the analysis (the flow's
 blocks, the float64 kink refinement, the kink and smooth certificates: chains of small ops and loops)
-compile 1.3-3x faster with the older one, run as fast, and gave the same bits on the main job and the user
-sets (``CERTIFYING``: ``QUICK``'s options and it, for the kink certificate; issue 36's fourteenth round,
-docs/flow.md). Power iteration's block keeps the default emitter: there it rounds differently.
+compile 1.3-3x faster with the older one, run as fast, and gave the same endpoints, labels and steps on the
+main job and the user sets, certificate numbers moving in their last digits (``CERTIFYING``: ``QUICK``'s
+options and it, for the kink certificate; issue 36's fourteenth round, docs/flow.md). Power iteration's block
+keeps the default emitter: there it rounds differently.
 
 :func:`block_options` turns such options into ``jax.jit``'s ``compiler_options``: it gives way to
 ``XLA_FLAGS`` (a level set there, the test suite's 0, is kept) and leaves ``OLDER_EMITTER`` out where this

@@ -38,9 +38,9 @@ cold: 3.9 s -> 2.4 s; 240 optima of 10^6 inits: 4.1 s -> 2.7 s, of which it runs
 iterations 2-3x slower: 240 optima 9.4 s instead of 3.0 s). Both use XLA's older emitter for fused loops
 where the jaxlib has it (:data:`ccdyn.compiling.CERTIFYING`, :data:`ccdyn.compiling.SLIDING`): the main
 job's refinement compiles in 1.5-1.9 s instead of 2.9-3.3 s, its certificate in 0.35-0.4 s instead of
-1.1-1.3 s, with the same refined points (issue 36's fourteenth round). With uniform alpha it refines one candidate
-at a time (``lax.map`` without a batch: docs/flow.md, "Thirteenth round"), with a Gaussian alpha vmapped
-batches of 16.
+1.1-1.3 s, with the same refined points on the main job (issue 36's fourteenth round). With uniform alpha it
+refines one candidate at a time (``lax.map`` without a batch: docs/flow.md, "Thirteenth round"), with a
+Gaussian alpha vmapped batches of 16.
 """
 
 from __future__ import annotations
