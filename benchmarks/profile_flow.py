@@ -8,9 +8,16 @@ and the iterates where ``--method=auto``'s power phase stops them circling a kin
 Per start: batch steps until every init stops, attempted init-steps, and their share that ran the
 kink analysis, was accepted, ended pinned, slid on ridges. Then the cost of each part on the whole tile
 (milliseconds per call, medians of ``--calls``): one evaluation of A(w) w, one Bogacki-Shampine attempt
-(3 evaluations), the kink analysis of every row, the ridges' basis, one whole engine step with no row at a
-kink, and the compilation of the power and sliding-flow blocks. The machine's load changes every number:
-compare within one run.
+(3 evaluations), the kink analysis of every row, the basis of the ridges the random inits end on, one whole
+engine step with no row at a kink, and the compilation of the power and sliding-flow blocks. The machine's
+load changes every number: compare within one run.
+
+Per start also the activation regions each init's path visits (issue 36, item 2: inside one region of a ReLU
+energy with uniform alpha the flow is the Oja flow of one matrix, which an exact step could solve to the region's
+end): a region is the signs of w^T x over the views farther than ``KINK_DELTA`` tol from their hyperplanes, with
+the kinks slid on; per init the regions visited, the attempted steps per region, the share of the attempts spent
+in the last region (what an exact solution to the end of the path could save at most), and the hyperplanes an
+accepted step crosses (a view from one side of its margin to the other).
 """
 
 from __future__ import annotations
@@ -42,12 +49,25 @@ def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+def _sides(ds, dyn, W):
+    """(k, N) int8: the side of each view's hyperplane at every row (+1, -1; 0 within KINK_DELTA tol of it)."""
+    x = sliding.flat_views(ds)[0]
+    margin = sliding_flow.KINK_DELTA * dyn.tol * jnp.linalg.norm(x, axis=1)
+    z = W @ x.T
+    return jnp.where(z > margin, 1, jnp.where(z < -margin, -1, 0)).astype(jnp.int8)
+
+
 def step_profile(ds, act, pw, dyn, st) -> dict:
-    """Steps the rows of ``st`` one engine step at a time to a stop; counts per attempted init-step."""
+    """Steps the rows of ``st`` one engine step at a time to a stop; counts per attempted init-step, and the
+    regions each init visits (module docstring)."""
     method = methods.select(dyn, act)
     step = jax.jit(lambda d, s: engine.step(d, act, pw, dyn, s, method))
+    sides = jax.jit(lambda W: _sides(ds, dyn, W))
     jax.block_until_ready(step(ds, st))  # compiled before the clock starts
-    counts = dict(batch_steps=0, init_steps=0, analysed=0, accepted=0, pinned=0, sliding=0)
+    counts = dict(batch_steps=0, init_steps=0, analysed=0, accepted=0, pinned=0, sliding=0, crossings=0)
+    n = st.w.shape[0]
+    regions, last, attempts = np.ones(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
+    region = (np.asarray(sides(st.w)), np.asarray(st.carry.kinks))
     t0 = time.perf_counter()
     while True:
         active = np.asarray((st.status == int(engine.Status.RUNNING)) & (st.steps < dyn.max_steps))
@@ -64,10 +84,22 @@ def step_profile(ds, act, pw, dyn, st) -> dict:
         counts["accepted"] += int((active & moved).sum())
         counts["pinned"] += int((active & np.asarray(st.carry.pinned)).sum())
         counts["sliding"] += int((active & np.asarray(jnp.any(st.carry.kinks >= 0, axis=1))).sum())
-    n = st.w.shape[0]
-    return {**counts, "wall_s": time.perf_counter() - t0, "mean_steps": counts["init_steps"] / n,
+        new = (np.asarray(sides(st.w)), np.asarray(np.sort(st.carry.kinks, axis=1)))
+        counts["crossings"] += int(np.sum(active[:, None] & (region[0] * new[0] < 0)))
+        changed = active & (np.any(new[0] != region[0], axis=1) | np.any(new[1] != np.sort(region[1], axis=1), axis=1))
+        attempts += active
+        regions += changed
+        last = np.where(changed, attempts, last)
+        region = new
+    wall = time.perf_counter() - t0  # the region bookkeeping included
+    final = attempts - last  # attempts after the last region change
+    return {**counts, "wall_s": wall, "mean_steps": counts["init_steps"] / n,
             "shares": {k: counts[k] / counts["init_steps"] for k in ("analysed", "accepted", "pinned", "sliding")},
-            "status": engine.status_counts(np.asarray(st.status)), "w": np.asarray(st.w)}
+            "regions": {"per_init_median": float(np.median(regions)), "per_init_mean": float(regions.mean()),
+                        "attempts_per_region": counts["init_steps"] / float(regions.sum()),
+                        "last_region_share": float(final.sum() / attempts.sum()),
+                        "crossings_per_accepted_step": counts["crossings"] / max(counts["accepted"], 1)},
+            "status": engine.status_counts(np.asarray(st.status)), "kinks": np.asarray(st.carry.kinks)}
 
 
 def timed(f, *args, calls: int) -> float:
@@ -93,19 +125,20 @@ def main(argv):
     starts = {"random inits (--method=flow)": W, "power's circling iterates (--method=auto)": ph["w"][circling]}
     record = {"set": FLAGS.set, "n_init": n, "devices": [str(d) for d in jax.devices()],
               "circling_after_detect": int(circling.sum()), "starts": {}}
+    kinks = None
     for name, W0 in starts.items():
         if W0.shape[0] == 0:
             continue
         st = engine.initial_state(jnp.asarray(W0), flow, act)
         prof = step_profile(ds, act, pw, flow, st)
-        prof.pop("w")
+        ends = prof.pop("kinks")
+        kinks = jnp.asarray(ends) if kinks is None else kinks  # the ridges the random inits end on (the basis part)
         record["starts"][name] = prof
         log(f"{name}: {prof['mean_steps']:.1f} attempted steps per init, {prof['batch_steps']} batch steps, "
             f"shares {prof['shares']}")
     x = sliding.flat_views(ds)[0]
     m = sliding.max_active(ds.dim)
     u = dynamics.ascent(ds, act, W, pw)
-    kinks = jnp.full((n, m), -1, jnp.int32)
     vectors = lambda idx: jnp.where((idx >= 0)[..., None], x[jnp.maximum(idx, 0)], 0.0)  # noqa: E731
     calls = FLAGS.calls
     fmethod = methods.select(flow, act)
@@ -138,7 +171,12 @@ def main(argv):
               f"{p['wall_s']:.1f} s; per init-step: analysed {p['shares']['analysed']:.2f}, accepted "
               f"{p['shares']['accepted']:.2f}, pinned {p['shares']['pinned']:.3f}, "
               f"sliding {p['shares']['sliding']:.2f}")
-    print("key: ms per call on the whole tile (compile: seconds); shares of the attempted init-steps")
+        r = p["regions"]
+        print(f"  regions per init {r['per_init_median']:.0f} (median; mean {r['per_init_mean']:.1f}), "
+              f"{r['attempts_per_region']:.1f} attempts per region, last region {r['last_region_share']:.2f} of "
+              f"the attempts, {r['crossings_per_accepted_step']:.2f} hyperplanes crossed per accepted step")
+    print("key: ms per call on the whole tile (compile: seconds); shares of the attempted init-steps; a region: the "
+          "views' signs beyond their kink margin and the kinks slid on")
     if FLAGS.output_json:
         io.write_json(FLAGS.output_json, record)
 

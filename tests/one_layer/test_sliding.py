@@ -240,6 +240,33 @@ def test_basis_drops_dependent_views_in_either_precision(dtype):
         assert abs(v[0] @ x) < 1e-5 * np.linalg.norm(x) * np.linalg.norm(v)
 
 
+@pytest.mark.parametrize("dtype", [jnp.float32, jnp.float64])
+def test_a_rows_basis_is_the_same_bits_whatever_the_rows_beside_it(dtype):
+    """basis's loop stops past the last kept vector of any row (an exact no-op beyond it: the columns stay 0), so a
+    row's basis does not depend on how many vectors the other rows keep: the same bits beside rows keeping one
+    vector and beside rows keeping all 16, at either place in a batch of 8, with dropped and dependent vectors
+    among them; the columns past a row's kept vectors are 0."""
+    rng = np.random.default_rng(8)
+    k, m, d = 6, 16, 9
+    counts = np.array([1, 2, 3, 5, 8, 16])
+    X = rng.standard_normal((k, m, d))
+    X[2, 2] = X[2, 0] - X[2, 1]  # dependent: a zero column
+    keep = np.arange(m)[None] < counts[:, None]
+    keep[4, 1] = False  # a dropped vector before kept ones
+    build = jax.jit(sliding.basis)
+    arrays = lambda rows: (jnp.asarray(X[rows], dtype), jnp.asarray(keep[rows]))
+    for i in range(k - 1):
+        got = [build(*arrays([i] + [filler] * 7)) for filler in (0, k - 1)]
+        got.append(build(*arrays([k - 1] * 7 + [i])))
+        for g, j in zip(got, (0, 0, 7)):
+            np.testing.assert_array_equal(np.asarray(g[j]), np.asarray(got[0][0]))
+        assert np.all(np.asarray(got[0][0])[counts[i]:] == 0)
+        q = np.asarray(got[0][0], np.float64)
+        kept = np.linalg.norm(q, axis=1) > 0
+        np.testing.assert_allclose(q[kept] @ q[kept].T, np.eye(kept.sum()), atol=1e-5)
+        assert kept.sum() == np.linalg.matrix_rank(X[i][keep[i]])
+
+
 
 def test_a_pinned_init_stops_only_where_the_clarke_box_holds_0():
     """Issue #22's false stop (uniform-alpha cloud 2002, d = 5: 5 of 1000 inits ended `converged` on the crossing
