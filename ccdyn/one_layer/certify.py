@@ -154,9 +154,16 @@ CERTIFICATES = ("smooth", "kink-kkt", "none")
 
 @compiling.jit(compiling.OLDER_EMITTER, static_argnames=("act", "pairwise"))
 def _certify_many(ds: Dataset, act: Activation, W, pairwise: Pairwise):
-    cert = jax.vmap(lambda w: _certify(ds, act, w, pairwise, default_tol(w.dtype)))(W)
-    jac = jax.vmap(lambda w: dynamics.field_jacobian(ds, act, w / jnp.linalg.norm(w), pairwise))(W)
-    return cert, jnp.max(jnp.linalg.eigvals(jac).real, axis=-1)
+    """The certificate and the flow Jacobian's largest real eigenvalue part of every row of W, one row at a time
+    (``lax.map``): its four float64 decompositions per row, batched over the rows, were independent LAPACK calls
+    that jaxlib splits over XLA's CPU pool, and two of them at once hung a run's analysis (DEVELOPERS.md,
+    "Batched LAPACK calls"); one matrix at a time they never wait on the pool."""
+
+    def one(w):
+        jac = dynamics.field_jacobian(ds, act, w / jnp.linalg.norm(w), pairwise)
+        return _certify(ds, act, w, pairwise, default_tol(w.dtype)), jnp.max(jnp.linalg.eigvals(jac).real)
+
+    return jax.lax.map(one, W)
 
 
 def _kink_note(k: dict, i: int, refine_status: int, msk) -> str:

@@ -10,7 +10,7 @@ import pytest
 
 from ccdyn import activations, pairwise
 from ccdyn.data.registry import DataSpec, build_dataset
-from ccdyn.one_layer import kinks, saddles
+from ccdyn.one_layer import certify, kinks, saddles
 
 
 def unordered_lapack_calls(hlo: str) -> list:
@@ -82,3 +82,32 @@ def test_refinements_order_every_lapack_call(kind, monkeypatch):
     for name, hlo in hlos.items():
         assert "lapack_" in hlo, name
         assert unordered_lapack_calls(hlo) == [], name
+
+
+def batched_lapack_calls(hlo: str) -> list:
+    """The LAPACK custom calls of the compiled ``hlo`` text whose operand is a batch of matrices (rank > 2)."""
+    bad = []
+    for line in hlo.split("\n"):
+        if 'custom_call_target="lapack_' in line:
+            shapes = re.search(r"operand_layout_constraints=\{([^}]*)\}", line)
+            ranks = [s.count(",") + 1 for s in re.findall(r"\[([\d,]+)\]", shapes.group(1) if shapes else "")]
+            if not ranks or max(ranks) > 2:
+                bad.append(line.strip()[:120])
+    return bad
+
+
+def test_the_batch_reader_finds_batched_calls():
+    one = '%e = (f64[9,9]{0,1}) custom-call(%a), custom_call_target="lapack_dsyevd_ffi", operand_layout_constraints={f64[9,9]{0,1}}'
+    many = one.replace("f64[9,9]{0,1}}", "f64[4,9,9]{1,2,0}}")
+    assert batched_lapack_calls(one) == [] and len(batched_lapack_calls(many)) == 1
+
+
+def test_the_certificates_decompose_one_matrix_at_a_time():
+    """certify._certify_many (the smooth certificates of every optimum, each with four float64 decompositions) runs
+    them one optimum at a time: a batched eigh and eig of it, running at once, hung a run's analysis."""
+    ds = build_dataset(DataSpec(), jnp.float64)
+    act, pw = activations.get_activation("relu"), pairwise.get_pairwise("uniform")
+    W = jnp.ones((3, ds.dim)) / ds.dim ** 0.5
+    hlo = _compiled_text(certify._certify_many, ds, act, W, pw)
+    assert hlo.count('custom_call_target="lapack_') >= 4
+    assert batched_lapack_calls(hlo) == []
