@@ -15,9 +15,11 @@ load changes every number: compare within one run.
 Per start also the activation regions each init's path visits (issue 36, item 2: inside one region of a ReLU
 energy with uniform alpha the flow is the Oja flow of one matrix, which an exact step could solve to the region's
 end): a region is the signs of w^T x over the views farther than ``KINK_DELTA`` tol from their hyperplanes, with
-the kinks slid on; per init the regions visited, the attempted steps per region, the share of the attempts spent
-in the last region (what an exact solution to the end of the path could save at most), and the hyperplanes an
-accepted step crosses (a view from one side of its margin to the other).
+the kinks slid on; per init the regions visited (an event-driven integrator takes at least one step in each),
+the attempted steps per region, the share of the attempts spent in the last region (where an exact step would go
+to the end of the path at once), and the hyperplanes an
+accepted step crosses (a view from one side of its margin to the other). The stepping's wall time includes this
+bookkeeping (the signs come to the host at every step): compare it between starts, not with whole runs.
 """
 
 from __future__ import annotations

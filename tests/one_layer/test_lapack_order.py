@@ -97,7 +97,8 @@ def batched_lapack_calls(hlo: str) -> list:
 
 
 def test_the_batch_reader_finds_batched_calls():
-    one = '%e = (f64[9,9]{0,1}) custom-call(%a), custom_call_target="lapack_dsyevd_ffi", operand_layout_constraints={f64[9,9]{0,1}}'
+    one = ('%e = (f64[9,9]{0,1}) custom-call(%a), custom_call_target="lapack_dsyevd_ffi", '
+           'operand_layout_constraints={f64[9,9]{0,1}}')
     many = one.replace("f64[9,9]{0,1}}", "f64[4,9,9]{1,2,0}}")
     assert batched_lapack_calls(one) == [] and len(batched_lapack_calls(many)) == 1
 
