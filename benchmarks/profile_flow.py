@@ -17,9 +17,9 @@ energy with uniform alpha the flow is the Oja flow of one matrix, which an exact
 end): a region is the signs of w^T x over the views farther than ``KINK_DELTA`` tol from their hyperplanes, with
 the kinks slid on; per init the regions visited (an event-driven integrator takes at least one step in each),
 the attempted steps per region, the share of the attempts spent in the last region (where an exact step would go
-to the end of the path at once), and the hyperplanes an
-accepted step crosses (a view from one side of its margin to the other). The stepping's wall time includes this
-bookkeeping (the signs come to the host at every step): compare it between starts, not with whole runs.
+to the end of the path at once), and the hyperplanes an accepted step crosses (a view from one side of its margin
+to the other). The stepping's wall time includes this bookkeeping (the signs come to the host at every step):
+compare it between starts, not with whole runs.
 """
 
 from __future__ import annotations

@@ -157,7 +157,7 @@ def _certify_many(ds: Dataset, act: Activation, W, pairwise: Pairwise):
     """The certificate and the flow Jacobian's largest real eigenvalue part of every row of W, one row at a time
     (``lax.map``): its four float64 decompositions per row, batched over the rows, were independent LAPACK calls
     that jaxlib splits over XLA's CPU pool, and two of them at once hung a run's analysis (DEVELOPERS.md,
-    "Batched LAPACK calls"); one matrix at a time they never wait on the pool."""
+    "Batched LAPACK calls"); one matrix at a time, as the kink certificate's, they have not hung in any run."""
 
     def one(w):
         jac = dynamics.field_jacobian(ds, act, w / jnp.linalg.norm(w), pairwise)
