@@ -69,7 +69,7 @@ def step_profile(ds, act, pw, dyn, st) -> dict:
     counts = dict(batch_steps=0, init_steps=0, analysed=0, accepted=0, pinned=0, sliding=0, crossings=0)
     n = st.w.shape[0]
     regions, last, attempts = np.ones(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
-    region = (np.asarray(sides(st.w)), np.asarray(st.carry.kinks))
+    region = (np.asarray(sides(st.w)), np.sort(np.asarray(st.carry.kinks), axis=1))
     t0 = time.perf_counter()
     while True:
         active = np.asarray((st.status == int(engine.Status.RUNNING)) & (st.steps < dyn.max_steps))
@@ -86,9 +86,9 @@ def step_profile(ds, act, pw, dyn, st) -> dict:
         counts["accepted"] += int((active & moved).sum())
         counts["pinned"] += int((active & np.asarray(st.carry.pinned)).sum())
         counts["sliding"] += int((active & np.asarray(jnp.any(st.carry.kinks >= 0, axis=1))).sum())
-        new = (np.asarray(sides(st.w)), np.asarray(np.sort(st.carry.kinks, axis=1)))
+        new = (np.asarray(sides(st.w)), np.sort(np.asarray(st.carry.kinks), axis=1))
         counts["crossings"] += int(np.sum(active[:, None] & (region[0] * new[0] < 0)))
-        changed = active & (np.any(new[0] != region[0], axis=1) | np.any(new[1] != np.sort(region[1], axis=1), axis=1))
+        changed = active & (np.any(new[0] != region[0], axis=1) | np.any(new[1] != region[1], axis=1))
         attempts += active
         regions += changed
         last = np.where(changed, attempts, last)

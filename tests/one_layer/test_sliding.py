@@ -102,15 +102,20 @@ def test_a_rows_min_norm_is_the_same_bits_whatever_the_rows_beside_it(dtype):
     B[2, 2] = B[2, 0] + B[2, 1]  # dependent views: the polish's face system is singular there
     mask = np.arange(m)[None] < counts[:, None]
     t0 = rng.standard_normal((k, d))
-    solve = jax.jit(sliding.min_norm)
     arrays = lambda rows: (jnp.asarray(t0[rows], dtype), jnp.asarray(B[rows], dtype), jnp.asarray(mask[rows]))
     for i in range(k - 1):
-        got = [solve(*arrays([i] + [filler] * 7)) for filler in (0, k - 1)]
-        got.append(solve(*arrays([k - 1] * 7 + [i])))
-        for g, j in zip(got, (0, 0, 7)):
-            np.testing.assert_array_equal(np.asarray(g.lam[j]), np.asarray(got[0].lam[0]))
-            np.testing.assert_array_equal(np.asarray(g.v[j]), np.asarray(got[0].v[0]))
-        assert np.all(np.asarray(got[0].lam[0])[counts[i]:] == 0)
+        got = _alone_and_beside(jax.jit(sliding.min_norm), arrays, i, k - 1)
+        assert np.all(np.asarray(got.lam)[counts[i]:] == 0)
+
+
+def _alone_and_beside(fn, arrays, i: int, last: int):
+    """Row i's output of ``fn(*arrays(rows))`` in a batch of 8: beside copies of row 0 and of row ``last``, and
+    last in the batch; asserts the three equal bit for bit and returns it (a pytree of rows)."""
+    got = [fn(*arrays([i] + [filler] * 7)) for filler in (0, last)] + [fn(*arrays([last] * 7 + [i]))]
+    row = lambda out, j: jax.tree.map(lambda a: np.asarray(a[j]), out)
+    for g, j in zip(got, (0, 0, 7)):
+        jax.tree.map(np.testing.assert_array_equal, row(g, j), row(got[0], 0))
+    return row(got[0], 0)
 
 
 def _ridge_cloud():
@@ -253,19 +258,14 @@ def test_a_rows_basis_is_the_same_bits_whatever_the_rows_beside_it(dtype):
     X[2, 2] = X[2, 0] - X[2, 1]  # dependent: a zero column
     keep = np.arange(m)[None] < counts[:, None]
     keep[4, 1] = False  # a dropped vector before kept ones
-    build = jax.jit(sliding.basis)
     arrays = lambda rows: (jnp.asarray(X[rows], dtype), jnp.asarray(keep[rows]))
     for i in range(k - 1):
-        got = [build(*arrays([i] + [filler] * 7)) for filler in (0, k - 1)]
-        got.append(build(*arrays([k - 1] * 7 + [i])))
-        for g, j in zip(got, (0, 0, 7)):
-            np.testing.assert_array_equal(np.asarray(g[j]), np.asarray(got[0][0]))
-        assert np.all(np.asarray(got[0][0])[counts[i]:] == 0)
-        q = np.asarray(got[0][0], np.float64)
+        q = _alone_and_beside(jax.jit(sliding.basis), arrays, i, k - 1)
+        assert np.all(q[counts[i]:] == 0)
+        q = q.astype(np.float64)
         kept = np.linalg.norm(q, axis=1) > 0
         np.testing.assert_allclose(q[kept] @ q[kept].T, np.eye(kept.sum()), atol=1e-5)
         assert kept.sum() == np.linalg.matrix_rank(X[i][keep[i]])
-
 
 
 def test_a_pinned_init_stops_only_where_the_clarke_box_holds_0():
