@@ -18,7 +18,9 @@ device's first tiles, and only those run), so a block is compiled once per metho
 per number of tiles left (on a user set the sliding flow's block, seconds to compile, was compiled 3 times).
 The method's finish passes (:mod:`ccdyn.one_layer.methods.base`) run the same way on every path: a
 :class:`~ccdyn.one_layer.methods.base.Rerun` re-packs the rows that ended in its status onto tiles of its
-own, a :class:`~ccdyn.one_layer.methods.base.Watch` runs tile by tile over the stopped chunk.
+own, a :class:`~ccdyn.one_layer.methods.base.Watch` runs tile by tile over the stopped chunk. A pass's program
+is compiled ahead, on a worker thread (:func:`ccdyn.compiling.ahead`), as soon as a row it will run exists,
+while the drive before it goes on (:meth:`ChunkRunner._compile_ahead`): the same program, compiled earlier.
 
 Parameters that change the dataset's shapes (``m``, ``n_samples``, ...) or the compiled program (the
 activation, alpha, the dynamics) cannot share one program: :mod:`ccdyn.one_layer.studies.continuation`
@@ -130,6 +132,7 @@ class ChunkRunner:
         # the finish passes, tile by tile too (over the whole chunk XLA would compile them for the chunk's
         # shape, so an init's result could depend on what was run with it)
         self._passes = []
+        self._ahead: dict = {}  # (pass, rows) -> its program compiled ahead (a Future; _compile_ahead)
         for p in engine.finish_passes(one, act, dyn, self.method):
             if isinstance(p, Rerun):
                 if wide:
@@ -175,16 +178,18 @@ class ChunkRunner:
         padded to whole pass tiles need more (the pass's tile need not divide the run's)."""
         return parallel.padded_chunk(max(total, (self.values or 1) * -(-per // tile) * tile), tile, self.n_devices)
 
-    def _drive(self, block, tile, st, vidx, rows, vhost, done, per, on_block, counts):
+    def _drive(self, block, tile, st, vidx, rows, vhost, done, per, on_block, counts, ahead):
         """Runs the rows of ``st`` (row i is row ``rows[i]`` of ``done``, ``vhost[i]`` its value; a row
         index past ``done``'s end: padding) block by block until none runs, on each device its first
         ``counts`` tiles, re-packing the running rows onto fewer tiles when they fit (the stopped rows
-        first recorded into ``done``); returns ``done``."""
+        first recorded into ``done``); returns ``done``. ``ahead(status)`` is called after every block with
+        the statuses of the real rows (:meth:`_compile_ahead`)."""
         total, V = done.status.shape[0], self.values or 1
         live_tiles = self._counts(counts)  # on the devices until the next re-pack
         while True:
             st, vidx = block(self.ds, st, vidx, live_tiles)
             status, steps = parallel.to_host((st.status, st.steps))
+            ahead(status[rows < total])
             running = (status == int(Status.RUNNING)) & (steps < self.dyn.max_steps) & (rows < total)
             if on_block is not None:  # the inits with a value still running (collect counts inits, not rows)
                 on_block(int(np.unique(rows[running] % per).size), int(steps.max()))
@@ -198,6 +203,38 @@ class ChunkRunner:
                 st, vidx = self._pack(st, vidx, self._replicated(sel), self._replicated(live))
                 rows, vhost, counts = np.where(live, rows[sel], total), vhost[sel], fewer
                 live_tiles = self._counts(counts)
+
+    def _compile_ahead(self, current: int, status, spec, sizes) -> None:
+        """Starts compiling (:func:`ccdyn.compiling.ahead`) the finish passes that the rows stopped so far call
+        for, while the drive of pass ``current`` (-1: the chunk's own block) goes on: in the chunk's own drive
+        every Watch pass (it reads every row), and in any drive the next Rerun pass once a row has stopped in its
+        status (it runs those rows; the Rerun after it, rows that this one stops). A pass compiled ahead runs the
+        program its jitted function would compile (the same bits); each is compiled once per chunk shape.
+        ``spec``: the chunk's state (``jax.ShapeDtypeStruct`` leaves), ``sizes[i]``: pass i's rows."""
+        rerun_seen = False
+        for i, (p, fn, _) in enumerate(self._passes):
+            if i <= current:
+                continue
+            rerun = isinstance(p, Rerun)
+            due = (not rerun and current < 0) or (rerun and not rerun_seen
+                                                   and bool(np.any(status == int(Status[p.status]))))
+            rerun_seen |= rerun
+            if due and (i, sizes[i]) not in self._ahead:
+                self._ahead[(i, sizes[i])] = compiling.ahead(fn, self.ds, *self._pass_arguments(spec, sizes[i]))
+
+    def _pass_arguments(self, spec, n: int) -> tuple:
+        """A pass's arguments after the dataset, as ``jax.ShapeDtypeStruct``: the state (``spec``'s leaves) and the
+        values' index on ``n`` rows, split over the devices, and the live tiles per device."""
+        rows = NamedSharding(self.mesh, PartitionSpec(parallel.AXIS))
+        st = jax.tree.map(lambda a: jax.ShapeDtypeStruct((n,) + a.shape[1:], a.dtype, sharding=rows), spec)
+        return (st, jax.ShapeDtypeStruct((n,), jnp.int32, sharding=rows),
+                jax.ShapeDtypeStruct((self.n_devices,), jnp.int32, sharding=rows))
+
+    def _pass_program(self, i: int, rows: int):
+        """Pass i's program for ``rows`` state rows: the one compiled ahead (waited for), else its jitted
+        function (compiled at its first call)."""
+        compiled = self._ahead.get((i, rows))
+        return self._passes[i][1] if compiled is None else compiled.result()
 
     def run(self, key, start: int, count: int, dtype, on_block=None, capacity: int | None = None) -> dict:
         """Inits start .. start+count-1 to a stop (at every value); numpy arrays of length ``count`` (with the
@@ -230,21 +267,23 @@ class ChunkRunner:
         # the real rows on the devices' first tiles, as a re-pack lays them out (a full chunk: in init order)
         sel, live, counts = self._layout([np.flatnonzero(real & (vhost == v)) for v in range(V)], self.tile, total)
         st, v_st = self._pack(done, vidx, self._replicated(sel), self._replicated(live))
+        spec = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), done)
+        sizes = [self._pass_rows(total, per, tile) if isinstance(p, Rerun) else total for p, _, tile in self._passes]
+        ahead = lambda current: lambda status: self._compile_ahead(current, status, spec, sizes)  # noqa: E731
         done = self._drive(self._block, self.tile, st, v_st, np.where(live, sel, total), vhost[sel], done, per,
-                           on_block, counts)
+                           on_block, counts, ahead(-1))
         all_tiles = [total // (self.n_devices * self.tile)] * self.n_devices
-        for p, fn, tile in self._passes:
+        for i, (p, _, tile) in enumerate(self._passes):
             if isinstance(p, Rerun):
                 status = parallel.to_host(done.status)
                 idx = np.flatnonzero((status == int(Status[p.status])) & real)
                 if idx.size:
-                    size = self._pass_rows(total, per, tile)
-                    sel, live, counts = self._layout([idx[vhost[idx] == v] for v in range(V)], tile, size)
+                    sel, live, counts = self._layout([idx[vhost[idx] == v] for v in range(V)], tile, sizes[i])
                     st, v_st = self._reopen(done, vidx, self._replicated(sel), self._replicated(live))
-                    done = self._drive(fn, tile, st, v_st, np.where(live, sel, total), vhost[sel], done, per,
-                                       on_block, counts)
+                    done = self._drive(self._pass_program(i, sizes[i]), tile, st, v_st, np.where(live, sel, total),
+                                       vhost[sel], done, per, on_block, counts, ahead(i))
             else:  # over every tile of the chunk, in init order
-                done = fn(self.ds, done, vidx, self._counts(all_tiles))[0]
+                done = self._pass_program(i, sizes[i])(self.ds, done, vidx, self._counts(all_tiles))[0]
         host = parallel.to_host((done.w, done.status, done.steps, done.residual))
         host = [a[:first].reshape((V, per) + a.shape[1:])[:, :count] for a in host]  # (V, count, ...)
         w, status, steps, residual = [a.reshape((V * count,) + a.shape[2:]) for a in host]

@@ -4,6 +4,7 @@ rows equal a run on that value's dataset alone, through chunks, re-packs and the
 written against the interface alone plugs in; datasets of other shapes are refused."""
 
 import dataclasses
+import threading
 
 import jax
 import jax.numpy as jnp
@@ -175,6 +176,37 @@ def test_a_method_value_plugs_in_through_its_interface():
     assert methods.select(engine.Dynamics(method="flow"), RELU).compiler_options == compiling.SLIDING
     assert set(methods.select(engine.Dynamics(method="flow"), RELU).knobs) <= {f.name for f in
                                                                              dataclasses.fields(engine.Dynamics)}
+
+
+def test_finish_passes_are_compiled_ahead_once_rows_call_for_them(monkeypatch):
+    """A pass's program is compiled on a worker thread while the rows that will need it are still running: the
+    kink watch (it reads every row) in the chunk's own drive, a Rerun pass once a row stopped in its status, and
+    a Rerun pass no row calls for never (power iteration's block with two more passes: one over the CONVERGED
+    rows, one over OVERFLOW rows, of which there are none). The passes compiled ahead give the bits of their
+    jitted functions compiled at their first call."""
+    base = methods.power.POWER
+    again, never = methods.Rerun("CONVERGED", base, 16), methods.Rerun("OVERFLOW", base, 16)
+    custom = base._replace(name="custom", finish=lambda ds, act, dyn: base.finish(ds, act, dyn) + (again, never))
+    monkeypatch.setitem(methods.REGISTRY, "custom", lambda act, dyn: custom)
+    dyn, ds = engine.Dynamics(method="custom", max_steps=60, block=10), engine_reference.cloud()
+    key = jax.random.PRNGKey(0)
+    threads = []
+    listen = lambda event, seconds, fun_name="", **_: event == "/jax/core/compile/backend_compile_duration" and \
+        "tiled_block" in fun_name and threads.append(threading.current_thread().name)  # noqa: E731
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        r = engine.ChunkRunner(ds, RELU, UNIFORM, dyn, tile=16)
+        out = r.run(key, 0, 40, F64)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    assert np.any(out["status"] == engine.Status.CIRCLING_KINK)  # the watch ran (and the CONVERGED rows' pass)
+    assert sorted(i for i, _ in r._ahead) == [0, 1]  # the watch and the CONVERGED pass; not the OVERFLOW one
+    assert all(isinstance(r._pass_program(i, rows), jax.stages.Compiled) for i, rows in r._ahead)
+    assert len(threads) == 3 and sum(t.startswith("ccdyn-compile") for t in threads) == 2, threads
+    monkeypatch.setattr(runner.ChunkRunner, "_compile_ahead", lambda *a: None)
+    plain = engine.ChunkRunner(ds, RELU, UNIFORM, dyn, tile=16)
+    _same(plain.run(key, 0, 40, F64), out, "compiled at the first call")
+    assert not plain._ahead
 
 
 def test_a_pass_tile_that_does_not_divide_the_runs_tile_gets_room_for_every_values_rows():
