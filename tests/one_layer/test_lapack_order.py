@@ -1,8 +1,14 @@
 """Every pair of LAPACK custom calls in one compiled HLO computation of the float64 refinements is ordered
 by a data dependence: two independent batched eigh / eig calls can run at once on XLA's CPU pool and wait on
-each other forever (DEVELOPERS.md, "Batched LAPACK calls"; ``kinks._after``)."""
+each other forever (DEVELOPERS.md, "Batched LAPACK calls"; ``kinks._after``). The certificates decompose one
+matrix at a time; and (slow) no program of a whole main-job run has two independent batched calls."""
 
+import json
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -11,6 +17,8 @@ import pytest
 from ccdyn import activations, pairwise
 from ccdyn.data.registry import DataSpec, build_dataset
 from ccdyn.one_layer import certify, kinks, saddles
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def unordered_lapack_calls(hlo: str) -> list:
@@ -112,3 +120,47 @@ def test_the_certificates_decompose_one_matrix_at_a_time():
     hlo = _compiled_text(certify._certify_many, ds, act, W, pw)
     assert hlo.count('custom_call_target="lapack_') >= 4
     assert batched_lapack_calls(hlo) == []
+
+
+def independent_batched_lapack_calls(hlo: str) -> list:
+    """(computation, call a, call b) for every two LAPACK custom calls of one computation of ``hlo`` that are
+    both batched (:func:`batched_lapack_calls`) and of which neither reaches the other (:func:`unordered_lapack_calls`):
+    the pairs that can hang on XLA's CPU pool."""
+    batched = set()
+    for line in hlo.split("\n"):
+        m = re.match(r"\s*(?:ROOT )?(%[\w.\-]+) = ", line)
+        if m and batched_lapack_calls(line):
+            batched.add(m.group(1))
+    return [(c, a, b) for c, a, b in unordered_lapack_calls(hlo) if a in batched and b in batched]
+
+
+def test_the_pair_reader_keeps_only_independent_batched_calls():
+    call = ('%{} = (f64[{}]) custom-call({}), custom_call_target="lapack_dsyevd_ffi", '
+            'operand_layout_constraints={{f64[{}]}}')
+    hlo = "\n".join(["%body (p: f64[4,9,9]) -> f64[4,9,9] {",
+                     "  " + call.format("a", "4,9,9", "%p", "4,9,9"), "  " + call.format("b", "4,9,9", "%p", "4,9,9"),
+                     "  " + call.format("c", "9,9", "%p", "9,9"), "  " + call.format("d", "4,9,9", "%a", "4,9,9"), "}"])
+    assert independent_batched_lapack_calls(hlo) == [("%body", "%a", "%b"), ("%body", "%b", "%d")]
+
+
+@pytest.mark.slow  # a whole basins run with XLA's default options (about 30 s on 2 cores)
+def test_no_program_of_the_main_job_has_two_independent_batched_lapack_calls(tmp_path):
+    """Every program the main job compiles with the default method (auto, on the default data: power phase, kink
+    watch, flow phase, second pass, float64 kink refinement, smooth and kink certificates), read from XLA's dump of
+    the optimized HLO: no two batched LAPACK calls that could run at once (DEVELOPERS.md, "Batched LAPACK calls").
+    Run as a user runs it (its own process, XLA's default level, not the suite's flags)."""
+    dump = tmp_path / "hlo"
+    env = {**os.environ, "XLA_FLAGS": f"--xla_dump_to={dump}", "CCDYN_COMPILE_CACHE": ""}
+    run = subprocess.run([sys.executable, str(ROOT / "scripts" / "basins.py"), "--n_init=3000",
+                          f"--output_dir={tmp_path / 'run'}"], env=env, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-2000:]
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["n_converged"] > 2990 and summary["n_certified_kink"] > 0  # the flow phase ran: kink optima
+    texts = {f.name: f.read_text() for f in dump.glob("*after_optimizations.txt")}
+    names = " ".join(texts)
+    for program in ("refine_batch", "certify_many", "kink_certificate"):
+        assert program in names, program
+    assert sum("tiled_block" in n for n in texts) >= 4, sorted(texts)  # power, watch, flow phase, second pass
+    assert sum("lapack_" in t for t in texts.values()) >= 3
+    bad = {n: pairs for n, t in texts.items() if (pairs := independent_batched_lapack_calls(t))}
+    assert not bad, bad
