@@ -1,7 +1,8 @@
 """Every pair of LAPACK custom calls in one compiled HLO computation of the float64 refinements is ordered
 by a data dependence: two independent batched eigh / eig calls can run at once on XLA's CPU pool and wait on
 each other forever (DEVELOPERS.md, "Batched LAPACK calls"; ``kinks._after``). The certificates decompose one
-matrix at a time; and (slow) no program of a whole main-job run has two independent batched calls."""
+matrix at a time; and (slow) no program of a whole main-job run, or of a saddles run on it, has two
+independent batched calls."""
 
 import json
 import os
@@ -143,24 +144,33 @@ def test_the_pair_reader_keeps_only_independent_batched_calls():
     assert independent_batched_lapack_calls(hlo) == [("%body", "%a", "%b"), ("%body", "%b", "%d")]
 
 
-@pytest.mark.slow  # a whole basins run with XLA's default options (about 30 s on 2 cores)
-def test_no_program_of_the_main_job_has_two_independent_batched_lapack_calls(tmp_path):
-    """Every program the main job compiles with the default method (auto, on the default data: power phase, kink
-    watch, flow phase, second pass, float64 kink refinement, smooth and kink certificates), read from XLA's dump of
-    the optimized HLO: no two batched LAPACK calls that could run at once (DEVELOPERS.md, "Batched LAPACK calls").
-    Run as a user runs it (its own process, XLA's default level, not the suite's flags)."""
-    dump = tmp_path / "hlo"
+def _dumped_run(script: str, args: list, dump: Path) -> dict:
+    """Runs ``scripts/<script>`` with ``args`` as a user runs it (its own process, XLA's default level, not the
+    suite's flags, no compilation cache), XLA dumping every program into ``dump``; the optimized HLO texts by
+    file name."""
     env = {**os.environ, "XLA_FLAGS": f"--xla_dump_to={dump}", "CCDYN_COMPILE_CACHE": ""}
-    run = subprocess.run([sys.executable, str(ROOT / "scripts" / "basins.py"), "--n_init=3000",
-                          f"--output_dir={tmp_path / 'run'}"], env=env, capture_output=True, text=True, timeout=900)
+    run = subprocess.run([sys.executable, str(ROOT / "scripts" / script), *args], env=env, capture_output=True,
+                         text=True, timeout=900)
     assert run.returncode == 0, run.stderr[-2000:]
+    return {f.name: f.read_text() for f in dump.glob("*after_optimizations.txt")}
+
+
+@pytest.mark.slow  # a whole basins run and a small saddles run with XLA's default options (about 45 s on 2 cores)
+def test_no_program_of_the_main_job_or_its_saddles_has_two_independent_batched_lapack_calls(tmp_path):
+    """Every program the main job compiles with the default method (auto, on the default data: power phase, kink
+    watch, flow phase, second pass, float64 kink refinement, smooth and kink certificates), then the saddles of its
+    optima (strings, climbing images, the exact saddles and their certificates), read from XLA's dump of the
+    optimized HLO: no two batched LAPACK calls that could run at once (DEVELOPERS.md, "Batched LAPACK calls")."""
+    texts = _dumped_run("basins.py", ["--n_init=3000", f"--output_dir={tmp_path / 'run'}"], tmp_path / "hlo")
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["n_converged"] > 2990 and summary["n_certified_kink"] > 0  # the flow phase ran: kink optima
-    texts = {f.name: f.read_text() for f in dump.glob("*after_optimizations.txt")}
     names = " ".join(texts)
     for program in ("refine_batch", "certify_many", "kink_certificate"):
         assert program in names, program
     assert sum("tiled_block" in n for n in texts) >= 4, sorted(texts)  # power, watch, flow phase, second pass
     assert sum("lapack_" in t for t in texts.values()) >= 3
-    bad = {n: pairs for n, t in texts.items() if (pairs := independent_batched_lapack_calls(t))}
+    saddle = _dumped_run("saddles.py", [f"--run={tmp_path / 'run'}", f"--output_dir={tmp_path / 'saddles'}",
+                                        "--n_images=9", "--n_steps=40", "--touch_inits=64"], tmp_path / "hlo_saddles")
+    assert sum(bool(batched_lapack_calls(t)) for t in saddle.values()) >= 1  # the saddles' batched decompositions
+    bad = {n: pairs for n, t in {**texts, **saddle}.items() if (pairs := independent_batched_lapack_calls(t))}
     assert not bad, bad
