@@ -18,9 +18,10 @@ device's first tiles, and only those run), so a block is compiled once per metho
 per number of tiles left (on a user set the sliding flow's block, seconds to compile, was compiled 3 times).
 The method's finish passes (:mod:`ccdyn.one_layer.methods.base`) run the same way on every path: a
 :class:`~ccdyn.one_layer.methods.base.Rerun` re-packs the rows that ended in its status onto tiles of its
-own, a :class:`~ccdyn.one_layer.methods.base.Watch` runs tile by tile over the stopped chunk. A pass's program
-is compiled ahead, on a worker thread (:func:`ccdyn.compiling.ahead`), as soon as a row it will run exists,
-while the drive before it goes on (:meth:`ChunkRunner._compile_ahead`): the same program, compiled earlier.
+own, a :class:`~ccdyn.one_layer.methods.base.Watch` runs tile by tile over the stopped chunk where a row is still
+running (after ``max_steps``; it marks only those). A Rerun pass's program is compiled ahead, on a worker thread
+(:func:`ccdyn.compiling.ahead`), as soon as a row it will run exists, while the drive before it goes on
+(:meth:`ChunkRunner._compile_ahead`): the same program, compiled earlier.
 
 Parameters that change the dataset's shapes (``m``, ``n_samples``, ...) or the compiled program (the
 activation, alpha, the dynamics) cannot share one program: :mod:`ccdyn.one_layer.studies.continuation`
@@ -205,22 +206,18 @@ class ChunkRunner:
                 live_tiles = self._counts(counts)
 
     def _compile_ahead(self, current: int, status, spec, sizes) -> None:
-        """Starts compiling (:func:`ccdyn.compiling.ahead`) the finish passes that the rows stopped so far call
-        for, while the drive of pass ``current`` (-1: the chunk's own block) goes on: in the chunk's own drive
-        every Watch pass (it reads every row), and in any drive the next Rerun pass once a row has stopped in its
-        status (it runs those rows; the Rerun after it, rows that this one stops). A pass compiled ahead runs the
-        program its jitted function would compile (the same bits); each is compiled once per chunk shape.
-        ``spec``: the chunk's state (``jax.ShapeDtypeStruct`` leaves), ``sizes[i]``: pass i's rows."""
-        rerun_seen = False
-        for i, (p, fn, _) in enumerate(self._passes):
-            if i <= current:
-                continue
-            rerun = isinstance(p, Rerun)
-            due = (not rerun and current < 0) or (rerun and not rerun_seen
-                                                   and bool(np.any(status == int(Status[p.status]))))
-            rerun_seen |= rerun
-            if due and (i, sizes[i]) not in self._ahead:
-                self._ahead[(i, sizes[i])] = compiling.ahead(fn, self.ds, *self._pass_arguments(spec, sizes[i]))
+        """Starts compiling (:func:`ccdyn.compiling.ahead`) the next Rerun pass after pass ``current`` (-1: the
+        chunk's own block) while that pass's drive goes on, once a row has stopped in its status (it runs those
+        rows; the Rerun after it, rows that this one stops). A pass compiled ahead runs the program its jitted
+        function would compile (the same bits); each is compiled once per chunk shape. A Watch pass is not: it
+        runs only where a row is still running after ``max_steps``, known when the drive ends. ``spec``: the
+        chunk's state (``jax.ShapeDtypeStruct`` leaves), ``sizes[i]``: pass i's rows."""
+        i = next((i for i, (p, _, _) in enumerate(self._passes) if i > current and isinstance(p, Rerun)), None)
+        if i is None or (i, sizes[i]) in self._ahead:
+            return
+        if np.any(status == int(Status[self._passes[i][0].status])):
+            self._ahead[(i, sizes[i])] = compiling.ahead(self._passes[i][1], self.ds,
+                                                         *self._pass_arguments(spec, sizes[i]))
 
     def _pass_arguments(self, spec, n: int) -> tuple:
         """A pass's arguments after the dataset, as ``jax.ShapeDtypeStruct``: the state (``spec``'s leaves) and the
@@ -282,8 +279,8 @@ class ChunkRunner:
                     st, v_st = self._reopen(done, vidx, self._replicated(sel), self._replicated(live))
                     done = self._drive(self._pass_program(i, sizes[i]), tile, st, v_st, np.where(live, sel, total),
                                        vhost[sel], done, per, on_block, counts, ahead(i))
-            else:  # over every tile of the chunk, in init order
-                done = self._pass_program(i, sizes[i])(self.ds, done, vidx, self._counts(all_tiles))[0]
+            elif np.any(parallel.to_host(done.status) == int(Status.RUNNING)):  # a Watch marks running rows only
+                done = self._pass_program(i, sizes[i])(self.ds, done, vidx, self._counts(all_tiles))[0]  # every tile
         host = parallel.to_host((done.w, done.status, done.steps, done.residual))
         host = [a[:first].reshape((V, per) + a.shape[1:])[:, :count] for a in host]  # (V, count, ...)
         w, status, steps, residual = [a.reshape((V * count,) + a.shape[2:]) for a in host]

@@ -178,35 +178,57 @@ def test_a_method_value_plugs_in_through_its_interface():
                                                                              dataclasses.fields(engine.Dynamics)}
 
 
-def test_finish_passes_are_compiled_ahead_once_rows_call_for_them(monkeypatch):
-    """A pass's program is compiled on a worker thread while the rows that will need it are still running: the
-    kink watch (it reads every row) in the chunk's own drive, a Rerun pass once a row stopped in its status, and
-    a Rerun pass no row calls for never (power iteration's block with two more passes: one over the CONVERGED
-    rows, one over OVERFLOW rows, of which there are none). The passes compiled ahead give the bits of their
-    jitted functions compiled at their first call."""
+def _tiled_block_compiles(fn):
+    """(fn(), the thread of each compilation of a runner's block while it ran)."""
+    threads = []
+
+    def listen(event, seconds, fun_name="", **_):
+        if event == "/jax/core/compile/backend_compile_duration" and "tiled_block" in fun_name:
+            threads.append(threading.current_thread().name)
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        return fn(), threads
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+
+
+def test_rerun_passes_are_compiled_ahead_once_rows_call_for_them(monkeypatch):
+    """A Rerun pass's program is compiled on a worker thread while the rows that will need it are still running,
+    once a row stopped in its status, and a Rerun pass no row calls for never (power iteration's block with two
+    more passes: one over the CONVERGED rows, one over OVERFLOW rows, of which there are none); the kink watch
+    where rows are still running after max_steps, at its first call. The passes compiled ahead give the bits of
+    their jitted functions compiled at their first call."""
     base = methods.power.POWER
     again, never = methods.Rerun("CONVERGED", base, 16), methods.Rerun("OVERFLOW", base, 16)
     custom = base._replace(name="custom", finish=lambda ds, act, dyn: base.finish(ds, act, dyn) + (again, never))
     monkeypatch.setitem(methods.REGISTRY, "custom", lambda act, dyn: custom)
     dyn, ds = engine.Dynamics(method="custom", max_steps=60, block=10), engine_reference.cloud()
     key = jax.random.PRNGKey(0)
-    threads = []
-    listen = lambda event, seconds, fun_name="", **_: event == "/jax/core/compile/backend_compile_duration" and \
-        "tiled_block" in fun_name and threads.append(threading.current_thread().name)  # noqa: E731
-    jax.monitoring.register_event_duration_secs_listener(listen)
-    try:
-        r = engine.ChunkRunner(ds, RELU, UNIFORM, dyn, tile=16)
-        out = r.run(key, 0, 40, F64)
-    finally:
-        jax.monitoring.unregister_event_duration_listener(listen)
+    r = engine.ChunkRunner(ds, RELU, UNIFORM, dyn, tile=16)
+    out, threads = _tiled_block_compiles(lambda: r.run(key, 0, 40, F64))
     assert np.any(out["status"] == engine.Status.CIRCLING_KINK)  # the watch ran (and the CONVERGED rows' pass)
-    assert sorted(i for i, _ in r._ahead) == [0, 1]  # the watch and the CONVERGED pass; not the OVERFLOW one
+    assert [i for i, _ in r._ahead] == [1]  # the CONVERGED pass; not the OVERFLOW one, nor the watch
     assert all(isinstance(r._pass_program(i, rows), jax.stages.Compiled) for i, rows in r._ahead)
-    assert len(threads) == 3 and sum(t.startswith("ccdyn-compile") for t in threads) == 2, threads
+    # the block and the watch on the main thread, the CONVERGED pass on a worker
+    assert sorted(t.startswith("ccdyn-compile") for t in threads) == [False, False, True], threads
     monkeypatch.setattr(runner.ChunkRunner, "_compile_ahead", lambda *a: None)
     plain = engine.ChunkRunner(ds, RELU, UNIFORM, dyn, tile=16)
     _same(plain.run(key, 0, 40, F64), out, "compiled at the first call")
     assert not plain._ahead
+
+
+def test_the_kink_watch_runs_only_where_a_row_is_still_running():
+    """Power iteration's kink watch marks the rows still running after max_steps (it leaves every other row as
+    it is): where every init stopped before (the default data's patterns, d = 5) it is neither compiled nor run;
+    with a max_steps short enough that some inits still run, it is, and marks them."""
+    ds = build_dataset(DataSpec(d=5, m=5), F64)
+    for max_steps, watched in ((400, False), (4, True)):
+        r = engine.ChunkRunner(ds, RELU, UNIFORM, engine.Dynamics(method="power", max_steps=max_steps, block=2),
+                               tile=16)
+        out, threads = _tiled_block_compiles(lambda r=r: r.run(jax.random.PRNGKey(1), 0, 32, F64))
+        assert np.any(out["steps"] >= max_steps) == watched and len(threads) == 1 + watched, (max_steps, threads)
+        assert not np.any(out["status"] == engine.Status.RUNNING)
 
 
 def test_a_pass_tile_that_does_not_divide_the_runs_tile_gets_room_for_every_values_rows():
