@@ -33,7 +33,7 @@ Which kernel computes the 1-layer field on a CUDA GPU (:mod:`ccdyn.one_layer.fus
 :func:`kernel` when a program is traced; the scripts check it at start.
 
 :func:`ahead`: a program compiled ahead of its first call, on a background thread, while this one goes on (the
-runner's finish passes, compiled while the rows that will need them are still running). XLA's CPU compiler
+runner's Rerun passes, compiled while the rows that will need them are still running). XLA's CPU compiler
 splits a large program's code generation over the cores (the sliding flow's block: 1.7 cores of 2), so on 2
 cores the overlap is small (2-3% of a first run, docs/flow.md "Sixteenth round"); more cores should leave it more
 room (not measured).
