@@ -30,6 +30,7 @@ runs those value by value.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import jax
@@ -266,9 +267,9 @@ class ChunkRunner:
         st, v_st = self._pack(done, vidx, self._replicated(sel), self._replicated(live))
         spec = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), done)
         sizes = [self._pass_rows(total, per, tile) if isinstance(p, Rerun) else total for p, _, tile in self._passes]
-        ahead = lambda current: lambda status: self._compile_ahead(current, status, spec, sizes)  # noqa: E731
+        ahead = dict(spec=spec, sizes=sizes)  # _compile_ahead's chunk arguments; each drive passes its own pass index
         done = self._drive(self._block, self.tile, st, v_st, np.where(live, sel, total), vhost[sel], done, per,
-                           on_block, counts, ahead(-1))
+                           on_block, counts, functools.partial(self._compile_ahead, -1, **ahead))
         all_tiles = [total // (self.n_devices * self.tile)] * self.n_devices
         for i, (p, _, tile) in enumerate(self._passes):
             if isinstance(p, Rerun):
@@ -278,7 +279,8 @@ class ChunkRunner:
                     sel, live, counts = self._layout([idx[vhost[idx] == v] for v in range(V)], tile, sizes[i])
                     st, v_st = self._reopen(done, vidx, self._replicated(sel), self._replicated(live))
                     done = self._drive(self._pass_program(i, sizes[i]), tile, st, v_st, np.where(live, sel, total),
-                                       vhost[sel], done, per, on_block, counts, ahead(i))
+                                       vhost[sel], done, per, on_block, counts,
+                                       functools.partial(self._compile_ahead, i, **ahead))
             elif np.any(parallel.to_host(done.status) == int(Status.RUNNING)):  # a Watch marks running rows only
                 done = self._pass_program(i, sizes[i])(self.ds, done, vidx, self._counts(all_tiles))[0]  # every tile
         host = parallel.to_host((done.w, done.status, done.steps, done.residual))

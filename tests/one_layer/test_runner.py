@@ -75,12 +75,12 @@ def test_the_values_axis_counts_inits_in_its_progress_and_refuses_other_shapes()
 
 
 def _compiling(fn):
-    """(fn(), the names of the programs XLA compiled while it ran: jax.monitoring's event of each compilation)."""
+    """(fn(), (name, thread) of each program XLA compiled while it ran: jax.monitoring's event of each compilation)."""
     compiled = []
 
     def listen(event, seconds, fun_name="", **_):
         if event == "/jax/core/compile/backend_compile_duration":
-            compiled.append(fun_name)
+            compiled.append((fun_name, threading.current_thread().name))
 
     jax.monitoring.register_event_duration_secs_listener(listen)
     try:
@@ -115,7 +115,7 @@ def test_one_compiled_block_serves_every_packing():
     out, compiled = _compiling(lambda: r.run(jax.random.PRNGKey(0), 0, 96, F64,
                                              on_block=lambda running, steps: packs.append(running)))
     assert len(set(packs)) > 3  # the running rows fell over the blocks: the layout was re-packed
-    blocks = [name for name in compiled if "tiled_block" in name]
+    blocks = [name for name, _ in compiled if "tiled_block" in name]
     assert 2 <= len(blocks) <= 1 + len(r._passes), compiled  # the block and the kink watch
     assert np.all(out["status"] != int(engine.Status.RUNNING))
 
@@ -127,7 +127,7 @@ def test_a_partial_last_chunk_runs_on_the_full_chunks_programs():
     dyn = engine.Dynamics(method="power", max_steps=400, block=10)
     r = engine.ChunkRunner(engine_reference.cloud(), RELU, UNIFORM, dyn, tile=16)
     parts, compiled = _compiling(lambda: engine.collect(r, jax.random.PRNGKey(5), 64, 48, F64))
-    blocks = [name for name in compiled if "tiled_block" in name]
+    blocks = [name for name, _ in compiled if "tiled_block" in name]
     assert 2 <= len(blocks) <= 1 + len(r._passes), compiled  # the block and the kink watch, once
     whole = engine.collect(r, jax.random.PRNGKey(5), 64, 64, F64)
     for k in whole:
@@ -180,17 +180,8 @@ def test_a_method_value_plugs_in_through_its_interface():
 
 def _tiled_block_compiles(fn):
     """(fn(), the thread of each compilation of a runner's block while it ran)."""
-    threads = []
-
-    def listen(event, seconds, fun_name="", **_):
-        if event == "/jax/core/compile/backend_compile_duration" and "tiled_block" in fun_name:
-            threads.append(threading.current_thread().name)
-
-    jax.monitoring.register_event_duration_secs_listener(listen)
-    try:
-        return fn(), threads
-    finally:
-        jax.monitoring.unregister_event_duration_listener(listen)
+    out, compiled = _compiling(fn)
+    return out, [thread for name, thread in compiled if "tiled_block" in name]
 
 
 def test_rerun_passes_are_compiled_ahead_once_rows_call_for_them(monkeypatch):
@@ -212,7 +203,7 @@ def test_rerun_passes_are_compiled_ahead_once_rows_call_for_them(monkeypatch):
     assert all(isinstance(r._pass_program(i, rows), jax.stages.Compiled) for i, rows in r._ahead)
     # the block and the watch on the main thread, the CONVERGED pass on a worker
     assert sorted(t.startswith("ccdyn-compile") for t in threads) == [False, False, True], threads
-    monkeypatch.setattr(runner.ChunkRunner, "_compile_ahead", lambda *a: None)
+    monkeypatch.setattr(runner.ChunkRunner, "_compile_ahead", lambda *a, **k: None)
     plain = engine.ChunkRunner(ds, RELU, UNIFORM, dyn, tile=16)
     _same(plain.run(key, 0, 40, F64), out, "compiled at the first call")
     assert not plain._ahead
