@@ -69,7 +69,7 @@ NOT_SEEDS = ("set_seeds",)  # START:STOP ranges of seeds: their own cases
 BASE = {
     "basins_table": ["--runs={R}/results/basins/relu"],
     "roughness": ["--runs={R}/results/basins/relu", "--n_radii=3"],
-    "saddles": ["--run={R}/results/basins/relu", "--max_pairs=45", "--n_images=5"],
+    "saddles": ["--run={R}/results/basins/relu", "--min_fraction=0.01", "--max_pairs=45", "--n_images=5"],  # 10 optima
     "ddn_figures": ["--run_dirs={R}/results/ddn/table6"],
     "two_layer_table": ["--run={R}/results/two_layer/table1"],
     "two_layer_claims": ["--root={t}/grids"],
