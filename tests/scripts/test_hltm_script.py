@@ -33,9 +33,11 @@ def test_bad_flags_are_one_line_errors(tmp_path):
 
 @pytest.mark.slow
 def test_hltm_script_tiny_grid_and_resume(tmp_path):
-    run = lambda *a: subprocess.run([sys.executable, str(ROOT / "scripts" / "hltm.py"), *TINY, "--output_dir=out", *a],  # noqa: E731
-                                    capture_output=True, text=True, cwd=tmp_path, timeout=600,
-                                    env={"PYTHONPATH": str(ROOT), "PATH": ""})
+    def run(*a, base=TINY):
+        return subprocess.run([sys.executable, str(ROOT / "scripts" / "hltm.py"), *base, "--output_dir=out", *a],
+                              capture_output=True, text=True, cwd=tmp_path, timeout=600,
+                              env={"PYTHONPATH": str(ROOT), "PATH": ""})
+
     r = run()
     assert r.returncode == 0, r.stderr
     res = json.loads((tmp_path / "out" / "results.json").read_text())
@@ -43,7 +45,7 @@ def test_hltm_script_tiny_grid_and_resume(tmp_path):
     assert "epoch 2/2" in r.stderr and "seed-steps/s" in r.stdout
     r2 = run("--resume")
     assert r2.returncode == 0 and "kept from an earlier run" in r2.stderr
-    r3 = run("--resume", "--epochs=3")
+    r3 = run("--resume", "--epochs=3", base=[f for f in TINY if f != "--epochs=2"])  # each flag once
     assert r3.returncode == 2 and r3.stderr.strip().splitlines()[-1].startswith("error: --resume")
     assert "another configuration: epochs: 2 -> 3" in r3.stderr
 
