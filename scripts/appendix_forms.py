@@ -72,17 +72,17 @@ def main(argv):
                        + var_claims.eq6_claims(saved["eq6"], result=result, command=saved["command"])
                        + deep_claims.thm5_sim_claims(saved["ddn_thm5"], result=result, command=saved["command"]))
     pops = record["core"]["populations"]
-    table = report.markdown_table(
-        ["draw", "delta (dynamics)", "delta (Eq. 143)", "delta (printed alternative)", "d_k", "d_k^bn"],
-        [[i, ", ".join(f"{x:.4g}" for x in p["delta_true"]), ", ".join(f"{x:.4g}" for x in p["delta_eq143"]),
-          ", ".join(f"{x:.4g}" for x in p["delta_printed_alternative"]), ", ".join(f"{x:.3g}" for x in p["d"]),
-          ", ".join(f"{x:.3g}" for x in p["d_bn_enumerated"])] for i, p in enumerate(pops)])
+    cols = ["draw", "delta (dynamics)", "delta (Eq. 143)", "delta (printed alternative)", "d_k", "d_k^bn"]
+    rows = [[i, ", ".join(f"{x:.4g}" for x in p["delta_true"]), ", ".join(f"{x:.4g}" for x in p["delta_eq143"]),
+             ", ".join(f"{x:.4g}" for x in p["delta_printed_alternative"]), ", ".join(f"{x:.3g}" for x in p["d"]),
+             ", ".join(f"{x:.3g}" for x in p["d_bn_enumerated"])] for i, p in enumerate(pops)]
     eq155 = report.markdown_table(["eps", "d", "P (quadrature of Eq. 154)", "P (Monte Carlo)", "eps / 2"],
                                   [[r["eps"], r["d"], f"{r['quadrature']:.4g}", f"{r['monte_carlo']:.4g}", r["eps"] / 2]
                                    for r in record["core"]["eq155"] if r["eps"] > 0])
-    head = "# Printed appendix forms against independent routes\n\n" + table + "\n\n" + eq155 + "\n\n"
+    head = ("# Printed appendix forms against independent routes\n\n" + report.markdown_table(cols, rows) + "\n\n"
+            + eq155 + "\n\n")
     done = cli.finish_ledger_run(run, "appendix_forms", saved, head)
-    print("\n".join([table, *report.key_lines(
+    print("\n".join([report.format_table(cols, rows), *report.key_lines(  # in blocks of at most 120 characters
         "draw: a random two-class population (K = 3 RFs of scales 1, 3, 10, ReLU gating); delta (dynamics): "
         "delta_k read off w_k' of the enumerated population with s from eigh; delta (Eq. 143): the printed "
         "definition; delta (printed alternative): 1 - p0 p1 b_k^2 / (lambda - d_k); d_k: E_z V[f_k | z]; "
