@@ -32,25 +32,23 @@ Which kernel computes the 1-layer field on a CUDA GPU (:mod:`ccdyn.one_layer.fus
 ``CCDYN_KERNEL`` in the environment, ``fused`` or ``xla`` (default :data:`DEFAULT_KERNEL`), read by
 :func:`kernel` when a program is traced; the scripts check it at start.
 
-:func:`ahead`: a program compiled ahead of its first call, on a background thread, while this one goes on (the
-runner's Rerun passes, compiled while the rows that will need them are still running). XLA's CPU compiler
-splits a large program's code generation over the cores (the sliding flow's block: 1.7 cores of 2), so on 2
-cores the overlap is small (2-3% of a first run, docs/flow.md "Sixteenth round"); more cores should leave it more
-room (not measured).
+Every program is compiled on the thread that first calls it. (Compiling the runner's finish passes ahead on a
+worker thread saved 2-3% of a first run on 2 cores; it was removed after two segmentation faults inside XLA's
+compiler, in long test processes that had used it, which could neither be traced to it nor cleared of it:
+docs/flow.md, "Seventeenth round".)
 
 :func:`timed`: what a jitted program costs to compile and to run (the benchmarks' one timing rule).
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import functools
 import os
 import statistics
 import time
 
 __all__ = ["QUICK", "LOOP", "SAMPLING", "OLDER_EMITTER", "SLIDING", "CERTIFYING", "block_options", "accepts", "jit",
-           "KERNEL_ENV", "KERNELS", "DEFAULT_KERNEL", "kernel", "ahead", "timed"]
+           "KERNEL_ENV", "KERNELS", "DEFAULT_KERNEL", "kernel", "timed"]
 
 QUICK = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
 LOOP = {"xla_llvm_disable_expensive_passes": True}
@@ -129,26 +127,6 @@ def kernel() -> str:
     if name not in KERNELS:
         raise ValueError(f"{KERNEL_ENV}={name!r} must be one of {', '.join(KERNELS)}")
     return name
-
-
-def ahead(fn, *args) -> concurrent.futures.Future:
-    """``fn`` (a ``jax.jit`` function, or :func:`jit`'s) lowered for ``args`` on this thread and compiled on a
-    background thread: a ``Future`` of the compiled program (``jax.stages.Compiled``), which takes arguments of
-    the shapes, dtypes and shardings of ``args`` (arrays, or ``jax.ShapeDtypeStruct`` with ``sharding=``).
-
-    The program is the one ``fn(*args)`` compiles, bit for bit (the same lowering and options; it also goes
-    through the persistent compilation cache). Tracing stays on the calling thread, where JAX's thread-local
-    settings (``jax.enable_x64`` and the like) are the caller's. ``result()`` waits for the compilation and
-    raises what it raised. The workers are ``min(4, cpu_count)`` threads; at exit Python waits for a
-    compilation under way, so start one only for a program that will run."""
-    lowered = fn.lower(*args)
-    return _workers().submit(lowered.compile)
-
-
-@functools.cache
-def _workers() -> concurrent.futures.ThreadPoolExecutor:
-    return concurrent.futures.ThreadPoolExecutor(max(1, min(4, os.cpu_count() or 1)),
-                                                 thread_name_prefix="ccdyn-compile")
 
 
 def timed(fn, *args, repeats: int) -> tuple:

@@ -45,23 +45,3 @@ def test_a_deferred_program_is_the_jitted_function():
     want = (x * 5 + 3) % 7
     assert program.__name__ == "program"
     assert (program(x, k=5) == want).all() and (program.lower(x, k=5).compile()(x) == want).all()
-
-
-def test_a_program_compiled_ahead_is_the_jitted_programs_traced_on_the_callers_thread():
-    """compiling.ahead lowers on the calling thread (its thread-local settings: here float32 inside an x64
-    process) and compiles on a worker: the compiled program gives the jitted function's bits; a compilation
-    error is raised by ``result()``."""
-    import jax
-    import jax.numpy as jnp
-    import numpy as np
-
-    fn = jax.jit(lambda x: jnp.sin(x) * jnp.exp(-x) + jnp.cumsum(x))
-    x = jnp.linspace(0.0, 3.0, 97)
-    future = compiling.ahead(fn, jax.ShapeDtypeStruct(x.shape, x.dtype))
-    np.testing.assert_array_equal(np.asarray(future.result()(x)), np.asarray(fn(x)))
-    with jax.enable_x64(False):
-        narrow = compiling.ahead(jax.jit(lambda: jnp.zeros(3) + 1.5))
-    assert narrow.result()().dtype == jnp.float32
-    bad = compiling.ahead(jax.jit(lambda x: x + 1, compiler_options={"xla_ccdyn_no_such_option": True}), 1.0)
-    with pytest.raises(Exception, match="xla_ccdyn_no_such_option"):  # XLA's own error type
-        bad.result()

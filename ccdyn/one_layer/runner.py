@@ -19,9 +19,8 @@ per number of tiles left (on a user set the sliding flow's block, seconds to com
 The method's finish passes (:mod:`ccdyn.one_layer.methods.base`) run the same way on every path: a
 :class:`~ccdyn.one_layer.methods.base.Rerun` re-packs the rows that ended in its status onto tiles of its
 own, a :class:`~ccdyn.one_layer.methods.base.Watch` runs tile by tile over the stopped chunk where a row is still
-running (after ``max_steps``; it marks only those). A Rerun pass's program is compiled ahead, on a worker thread
-(:func:`ccdyn.compiling.ahead`), as soon as a row it will run exists, while the drive before it goes on
-(:meth:`ChunkRunner._compile_ahead`): the same program, compiled earlier.
+running (after ``max_steps``; it marks only those). Every program is compiled on the calling thread, at its
+first call (compiling a pass ahead on a worker thread was tried and removed: docs/flow.md, "Seventeenth round").
 
 Parameters that change the dataset's shapes (``m``, ``n_samples``, ...) or the compiled program (the
 activation, alpha, the dynamics) cannot share one program: :mod:`ccdyn.one_layer.studies.continuation`
@@ -30,7 +29,6 @@ runs those value by value.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import jax
@@ -134,7 +132,6 @@ class ChunkRunner:
         # the finish passes, tile by tile too (over the whole chunk XLA would compile them for the chunk's
         # shape, so an init's result could depend on what was run with it)
         self._passes = []
-        self._ahead: dict = {}  # (pass, rows) -> its program compiled ahead (a Future; _compile_ahead)
         for p in engine.finish_passes(one, act, dyn, self.method):
             if isinstance(p, Rerun):
                 if wide:
@@ -180,18 +177,16 @@ class ChunkRunner:
         padded to whole pass tiles need more (the pass's tile need not divide the run's)."""
         return parallel.padded_chunk(max(total, (self.values or 1) * -(-per // tile) * tile), tile, self.n_devices)
 
-    def _drive(self, block, tile, st, vidx, rows, vhost, done, per, on_block, counts, ahead):
+    def _drive(self, block, tile, st, vidx, rows, vhost, done, per, on_block, counts):
         """Runs the rows of ``st`` (row i is row ``rows[i]`` of ``done``, ``vhost[i]`` its value; a row
         index past ``done``'s end: padding) block by block until none runs, on each device its first
         ``counts`` tiles, re-packing the running rows onto fewer tiles when they fit (the stopped rows
-        first recorded into ``done``); returns ``done``. ``ahead(status)`` is called after every block with
-        the statuses of the real rows (:meth:`_compile_ahead`)."""
+        first recorded into ``done``); returns ``done``."""
         total, V = done.status.shape[0], self.values or 1
         live_tiles = self._counts(counts)  # on the devices until the next re-pack
         while True:
             st, vidx = block(self.ds, st, vidx, live_tiles)
             status, steps = parallel.to_host((st.status, st.steps))
-            ahead(status[rows < total])
             running = (status == int(Status.RUNNING)) & (steps < self.dyn.max_steps) & (rows < total)
             if on_block is not None:  # the inits with a value still running (collect counts inits, not rows)
                 on_block(int(np.unique(rows[running] % per).size), int(steps.max()))
@@ -205,34 +200,6 @@ class ChunkRunner:
                 st, vidx = self._pack(st, vidx, self._replicated(sel), self._replicated(live))
                 rows, vhost, counts = np.where(live, rows[sel], total), vhost[sel], fewer
                 live_tiles = self._counts(counts)
-
-    def _compile_ahead(self, current: int, status, spec, sizes) -> None:
-        """Starts compiling (:func:`ccdyn.compiling.ahead`) the next Rerun pass after pass ``current`` (-1: the
-        chunk's own block) while that pass's drive goes on, once a row has stopped in its status (it runs those
-        rows; the Rerun after it, rows that this one stops). A pass compiled ahead runs the program its jitted
-        function would compile (the same bits); each is compiled once per chunk shape. A Watch pass is not: it
-        runs only where a row is still running after ``max_steps``, known when the drive ends. ``spec``: the
-        chunk's state (``jax.ShapeDtypeStruct`` leaves), ``sizes[i]``: pass i's rows."""
-        i = next((i for i, (p, _, _) in enumerate(self._passes) if i > current and isinstance(p, Rerun)), None)
-        if i is None or (i, sizes[i]) in self._ahead:
-            return
-        if np.any(status == int(Status[self._passes[i][0].status])):
-            self._ahead[(i, sizes[i])] = compiling.ahead(self._passes[i][1], self.ds,
-                                                         *self._pass_arguments(spec, sizes[i]))
-
-    def _pass_arguments(self, spec, n: int) -> tuple:
-        """A pass's arguments after the dataset, as ``jax.ShapeDtypeStruct``: the state (``spec``'s leaves) and the
-        values' index on ``n`` rows, split over the devices, and the live tiles per device."""
-        rows = NamedSharding(self.mesh, PartitionSpec(parallel.AXIS))
-        st = jax.tree.map(lambda a: jax.ShapeDtypeStruct((n,) + a.shape[1:], a.dtype, sharding=rows), spec)
-        return (st, jax.ShapeDtypeStruct((n,), jnp.int32, sharding=rows),
-                jax.ShapeDtypeStruct((self.n_devices,), jnp.int32, sharding=rows))
-
-    def _pass_program(self, i: int, rows: int):
-        """Pass i's program for ``rows`` state rows: the one compiled ahead (waited for), else its jitted
-        function (compiled at its first call)."""
-        compiled = self._ahead.get((i, rows))
-        return self._passes[i][1] if compiled is None else compiled.result()
 
     def run(self, key, start: int, count: int, dtype, on_block=None, capacity: int | None = None) -> dict:
         """Inits start .. start+count-1 to a stop (at every value); numpy arrays of length ``count`` (with the
@@ -265,24 +232,21 @@ class ChunkRunner:
         # the real rows on the devices' first tiles, as a re-pack lays them out (a full chunk: in init order)
         sel, live, counts = self._layout([np.flatnonzero(real & (vhost == v)) for v in range(V)], self.tile, total)
         st, v_st = self._pack(done, vidx, self._replicated(sel), self._replicated(live))
-        spec = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), done)
         sizes = [self._pass_rows(total, per, tile) if isinstance(p, Rerun) else total for p, _, tile in self._passes]
-        ahead = dict(spec=spec, sizes=sizes)  # _compile_ahead's chunk arguments; each drive passes its own pass index
         done = self._drive(self._block, self.tile, st, v_st, np.where(live, sel, total), vhost[sel], done, per,
-                           on_block, counts, functools.partial(self._compile_ahead, -1, **ahead))
+                           on_block, counts)
         all_tiles = [total // (self.n_devices * self.tile)] * self.n_devices
-        for i, (p, _, tile) in enumerate(self._passes):
+        for i, (p, program, tile) in enumerate(self._passes):
             if isinstance(p, Rerun):
                 status = parallel.to_host(done.status)
                 idx = np.flatnonzero((status == int(Status[p.status])) & real)
                 if idx.size:
                     sel, live, counts = self._layout([idx[vhost[idx] == v] for v in range(V)], tile, sizes[i])
                     st, v_st = self._reopen(done, vidx, self._replicated(sel), self._replicated(live))
-                    done = self._drive(self._pass_program(i, sizes[i]), tile, st, v_st, np.where(live, sel, total),
-                                       vhost[sel], done, per, on_block, counts,
-                                       functools.partial(self._compile_ahead, i, **ahead))
+                    done = self._drive(program, tile, st, v_st, np.where(live, sel, total), vhost[sel], done, per,
+                                       on_block, counts)
             elif np.any(parallel.to_host(done.status) == int(Status.RUNNING)):  # a Watch marks running rows only
-                done = self._pass_program(i, sizes[i])(self.ds, done, vidx, self._counts(all_tiles))[0]  # every tile
+                done = program(self.ds, done, vidx, self._counts(all_tiles))[0]  # every tile
         host = parallel.to_host((done.w, done.status, done.steps, done.residual))
         host = [a[:first].reshape((V, per) + a.shape[1:])[:, :count] for a in host]  # (V, count, ...)
         w, status, steps, residual = [a.reshape((V * count,) + a.shape[2:]) for a in host]

@@ -4,7 +4,6 @@ rows equal a run on that value's dataset alone, through chunks, re-packs and the
 written against the interface alone plugs in; datasets of other shapes are refused."""
 
 import dataclasses
-import threading
 
 import jax
 import jax.numpy as jnp
@@ -75,12 +74,12 @@ def test_the_values_axis_counts_inits_in_its_progress_and_refuses_other_shapes()
 
 
 def _compiling(fn):
-    """(fn(), (name, thread) of each program XLA compiled while it ran: jax.monitoring's event of each compilation)."""
+    """(fn(), the name of each program XLA compiled while it ran: jax.monitoring's event of each compilation)."""
     compiled = []
 
     def listen(event, seconds, fun_name="", **_):
         if event == "/jax/core/compile/backend_compile_duration":
-            compiled.append((fun_name, threading.current_thread().name))
+            compiled.append(fun_name)
 
     jax.monitoring.register_event_duration_secs_listener(listen)
     try:
@@ -115,7 +114,7 @@ def test_one_compiled_block_serves_every_packing():
     out, compiled = _compiling(lambda: r.run(jax.random.PRNGKey(0), 0, 96, F64,
                                              on_block=lambda running, steps: packs.append(running)))
     assert len(set(packs)) > 3  # the running rows fell over the blocks: the layout was re-packed
-    blocks = [name for name, _ in compiled if "tiled_block" in name]
+    blocks = [name for name in compiled if "tiled_block" in name]
     assert 2 <= len(blocks) <= 1 + len(r._passes), compiled  # the block and the kink watch
     assert np.all(out["status"] != int(engine.Status.RUNNING))
 
@@ -127,7 +126,7 @@ def test_a_partial_last_chunk_runs_on_the_full_chunks_programs():
     dyn = engine.Dynamics(method="power", max_steps=400, block=10)
     r = engine.ChunkRunner(engine_reference.cloud(), RELU, UNIFORM, dyn, tile=16)
     parts, compiled = _compiling(lambda: engine.collect(r, jax.random.PRNGKey(5), 64, 48, F64))
-    blocks = [name for name, _ in compiled if "tiled_block" in name]
+    blocks = [name for name in compiled if "tiled_block" in name]
     assert 2 <= len(blocks) <= 1 + len(r._passes), compiled  # the block and the kink watch, once
     whole = engine.collect(r, jax.random.PRNGKey(5), 64, 64, F64)
     for k in whole:
@@ -179,34 +178,28 @@ def test_a_method_value_plugs_in_through_its_interface():
 
 
 def _tiled_block_compiles(fn):
-    """(fn(), the thread of each compilation of a runner's block while it ran)."""
+    """(fn(), the number of compilations of a runner's blocks while it ran)."""
     out, compiled = _compiling(fn)
-    return out, [thread for name, thread in compiled if "tiled_block" in name]
+    return out, sum("tiled_block" in name for name in compiled)
 
 
-def test_rerun_passes_are_compiled_ahead_once_rows_call_for_them(monkeypatch):
-    """A Rerun pass's program is compiled on a worker thread while the rows that will need it are still running,
-    once a row stopped in its status, and a Rerun pass no row calls for never (power iteration's block with two
-    more passes: one over the CONVERGED rows, one over OVERFLOW rows, of which there are none); the kink watch
-    where rows are still running after max_steps, at its first call. The passes compiled ahead give the bits of
-    their jitted functions compiled at their first call."""
+def test_a_rerun_pass_is_compiled_and_run_only_where_rows_call_for_it(monkeypatch):
+    """A method's Rerun passes run the rows that ended in their status, and a pass no row calls for is never
+    compiled (power iteration's block with two more passes: one over the CONVERGED rows, which it runs on, one
+    over OVERFLOW rows, of which there are none): the block, the kink watch and the CONVERGED pass compile."""
     base = methods.power.POWER
     again, never = methods.Rerun("CONVERGED", base, 16), methods.Rerun("OVERFLOW", base, 16)
     custom = base._replace(name="custom", finish=lambda ds, act, dyn: base.finish(ds, act, dyn) + (again, never))
     monkeypatch.setitem(methods.REGISTRY, "custom", lambda act, dyn: custom)
     dyn, ds = engine.Dynamics(method="custom", max_steps=60, block=10), engine_reference.cloud()
-    key = jax.random.PRNGKey(0)
     r = engine.ChunkRunner(ds, RELU, UNIFORM, dyn, tile=16)
-    out, threads = _tiled_block_compiles(lambda: r.run(key, 0, 40, F64))
+    out, blocks = _tiled_block_compiles(lambda: r.run(jax.random.PRNGKey(0), 0, 40, F64))
     assert np.any(out["status"] == engine.Status.CIRCLING_KINK)  # the watch ran (and the CONVERGED rows' pass)
-    assert [i for i, _ in r._ahead] == [1]  # the CONVERGED pass; not the OVERFLOW one, nor the watch
-    assert all(isinstance(r._pass_program(i, rows), jax.stages.Compiled) for i, rows in r._ahead)
-    # the block and the watch on the main thread, the CONVERGED pass on a worker
-    assert sorted(t.startswith("ccdyn-compile") for t in threads) == [False, False, True], threads
-    monkeypatch.setattr(runner.ChunkRunner, "_compile_ahead", lambda *a, **k: None)
-    plain = engine.ChunkRunner(ds, RELU, UNIFORM, dyn, tile=16)
-    _same(plain.run(key, 0, 40, F64), out, "compiled at the first call")
-    assert not plain._ahead
+    assert blocks == 3, blocks
+    ran = engine.ChunkRunner(ds, RELU, UNIFORM, dataclasses.replace(dyn, method="power"), tile=16).run(
+        jax.random.PRNGKey(0), 0, 40, F64)
+    stepped = out["steps"] != ran["steps"]  # the CONVERGED pass stepped its rows on from where they stopped
+    assert stepped.any() and np.all(ran["status"][stepped] == engine.Status.CONVERGED), (ran["status"], stepped)
 
 
 def test_the_kink_watch_runs_only_where_a_row_is_still_running():
@@ -217,8 +210,8 @@ def test_the_kink_watch_runs_only_where_a_row_is_still_running():
     for max_steps, watched in ((400, False), (4, True)):
         r = engine.ChunkRunner(ds, RELU, UNIFORM, engine.Dynamics(method="power", max_steps=max_steps, block=2),
                                tile=16)
-        out, threads = _tiled_block_compiles(lambda r=r: r.run(jax.random.PRNGKey(1), 0, 32, F64))
-        assert np.any(out["steps"] >= max_steps) == watched and len(threads) == 1 + watched, (max_steps, threads)
+        out, blocks = _tiled_block_compiles(lambda r=r: r.run(jax.random.PRNGKey(1), 0, 32, F64))
+        assert np.any(out["steps"] >= max_steps) == watched and blocks == 1 + watched, (max_steps, blocks)
         assert not np.any(out["status"] == engine.Status.RUNNING)
 
 
