@@ -1,7 +1,5 @@
 """ccdyn.compiling: compiler options less those XLA_FLAGS sets itself or XLA does not know, deferred programs."""
 
-import pytest
-
 from ccdyn import compiling
 
 
