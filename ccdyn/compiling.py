@@ -33,9 +33,9 @@ Which kernel computes the 1-layer field on a CUDA GPU (:mod:`ccdyn.one_layer.fus
 :func:`kernel` when a program is traced; the scripts check it at start.
 
 Every program is compiled on the thread that first calls it. (Compiling the runner's finish passes ahead on a
-worker thread saved 2-3% of a first run on 2 cores; it was removed after two segmentation faults inside XLA's
-compiler, in long test processes that had used it, which could neither be traced to it nor cleared of it:
-docs/flow.md, "Seventeenth round".)
+worker thread saved 2-3% of a first run on 2 cores. It was removed after two segmentation faults inside XLA's
+compiler in long test processes that had used it; a third came without it, so XLA's crash is its own, and the
+thread stays out for its small gain: docs/flow.md, "Seventeenth round".)
 
 :func:`timed`: what a jitted program costs to compile and to run (the benchmarks' one timing rule).
 """
