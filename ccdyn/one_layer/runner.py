@@ -232,16 +232,16 @@ class ChunkRunner:
         # the real rows on the devices' first tiles, as a re-pack lays them out (a full chunk: in init order)
         sel, live, counts = self._layout([np.flatnonzero(real & (vhost == v)) for v in range(V)], self.tile, total)
         st, v_st = self._pack(done, vidx, self._replicated(sel), self._replicated(live))
-        sizes = [self._pass_rows(total, per, tile) if isinstance(p, Rerun) else total for p, _, tile in self._passes]
         done = self._drive(self._block, self.tile, st, v_st, np.where(live, sel, total), vhost[sel], done, per,
                            on_block, counts)
         all_tiles = [total // (self.n_devices * self.tile)] * self.n_devices
-        for i, (p, program, tile) in enumerate(self._passes):
+        for p, program, tile in self._passes:
             if isinstance(p, Rerun):
                 status = parallel.to_host(done.status)
                 idx = np.flatnonzero((status == int(Status[p.status])) & real)
                 if idx.size:
-                    sel, live, counts = self._layout([idx[vhost[idx] == v] for v in range(V)], tile, sizes[i])
+                    sel, live, counts = self._layout([idx[vhost[idx] == v] for v in range(V)], tile,
+                                                     self._pass_rows(total, per, tile))
                     st, v_st = self._reopen(done, vidx, self._replicated(sel), self._replicated(live))
                     done = self._drive(program, tile, st, v_st, np.where(live, sel, total), vhost[sel], done, per,
                                        on_block, counts)
