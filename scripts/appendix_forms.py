@@ -82,7 +82,7 @@ def main(argv):
     head = ("# Printed appendix forms against independent routes\n\n" + report.markdown_table(cols, rows) + "\n\n"
             + eq155 + "\n\n")
     done = cli.finish_ledger_run(run, "appendix_forms", saved, head)
-    print("\n".join([report.format_table(cols, rows), *report.key_lines(  # in blocks of at most 120 characters
+    print("\n".join([report.keyed_table(cols, rows,  # in blocks of at most 120 characters
         "draw: a random two-class population (K = 3 RFs of scales 1, 3, 10, ReLU gating); delta (dynamics): "
         "delta_k read off w_k' of the enumerated population with s from eigh; delta (Eq. 143): the printed "
         "definition; delta (printed alternative): 1 - p0 p1 b_k^2 / (lambda - d_k); d_k: E_z V[f_k | z]; "
