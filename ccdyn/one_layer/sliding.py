@@ -134,18 +134,11 @@ def active_set(ds: Dataset, act: Activation, pw: Pairwise, W, *, delta, m: int) 
     norm = jnp.linalg.norm(x, axis=1)
     angle = jnp.where(norm > 0, jnp.abs(z) / jnp.where(norm > 0, norm, 1.0), jnp.inf)
     near = angle <= delta
-    # the first m active views in index order, one min-reduction each (top_k, argmin and cumsum are slow
-    # on CPU)
+    # the first m active views in index order
     big = near.shape[1]
     iota = jnp.arange(big, dtype=jnp.int32)[None]
     if m <= MAX_ACTIVE:
-        cols: list[jax.Array] = []
-        prev = jnp.full((near.shape[0], 1), -1, jnp.int32)
-        for _ in range(m):
-            i = jnp.min(jnp.where(near & (iota > prev), iota, big), axis=1)
-            cols.append(jnp.where(i < big, i, -1))
-            prev = i[:, None]
-        index = jnp.stack(cols, axis=1)
+        index = _first_true(near, m)
     else:  # the wide analysis (few rows): one sort instead of m unrolled reductions; the same indices
         first = jnp.sort(jnp.where(near, iota, big), axis=1)[:, :m]
         index = jnp.where(first < big, first, -1).astype(jnp.int32)
@@ -160,6 +153,30 @@ def active_set(ds: Dataset, act: Activation, pw: Pairwise, W, *, delta, m: int) 
     u0 = gated_field(ds, act, ls, (z > 0) & ~chosen)  # every kept view at h'(0-), the others at h'(w^T x)
     return ActiveSet(index, mask, jnp.sum(near, axis=1).astype(jnp.int32), jnp.where(mask, take(angle), jnp.inf), xs,
                      (on - off) * wt, u0, sphere.tangent(W, u0))
+
+
+def _first_true(mask, m: int):
+    """(k, m) int32: the indices of the first m True columns of each row of ``mask`` (k, N), in increasing
+    order, -1 past the last. The columns are packed into 32-bit words (one pass over the mask), then each of
+    the m picks finds a row's first non-zero word, takes its lowest set bit and clears it: m small passes over
+    N / 32 words instead of m min-reductions over the N columns (6x faster on the digits' 1797 views; top_k,
+    argmin, cumsum and sort are slower still on CPU). Integer arithmetic only: the same indices as any other
+    route (tests/one_layer/test_sliding.py checks them against numpy's)."""
+    k, big = mask.shape
+    n_words = -(-big // 32)
+    bits = jnp.pad(mask, ((0, 0), (0, n_words * 32 - big))).reshape(k, n_words, 32)
+    place = jnp.left_shift(jnp.uint32(1), jnp.arange(32, dtype=jnp.uint32))
+    words = jnp.sum(jnp.where(bits, place, jnp.uint32(0)), axis=2, dtype=jnp.uint32)  # disjoint bits: sum = or
+    slot = jnp.arange(n_words, dtype=jnp.int32)[None]
+    cols: list[jax.Array] = []
+    for _ in range(m):
+        first = jnp.min(jnp.where(words != 0, slot, n_words), axis=1)  # n_words: no bit left
+        word = jnp.take_along_axis(words, jnp.minimum(first, n_words - 1)[:, None], axis=1)[:, 0]
+        low = word & (~word + jnp.uint32(1))  # the lowest set bit
+        bit = jax.lax.population_count(low - jnp.uint32(1)).astype(jnp.int32)  # its position
+        cols.append(jnp.where(first < n_words, first * 32 + bit, -1))
+        words = jnp.where(slot == first[:, None], words ^ low[:, None], words)
+    return jnp.stack(cols, axis=1)
 
 
 class MinNorm(NamedTuple):

@@ -245,6 +245,43 @@ def test_basis_drops_dependent_views_in_either_precision(dtype):
         assert abs(v[0] @ x) < 1e-5 * np.linalg.norm(x) * np.linalg.norm(v)
 
 
+def test_first_true_picks_the_first_m_true_columns_in_index_order():
+    """The active set's pick (bits packed into 32-bit words) against numpy's ``flatnonzero`` row by row: masks of
+    every density, widths below, at and across a word (1, 31, 32, 33, 400, 1797), m larger than the True count."""
+    rng = np.random.default_rng(11)
+    pick = jax.jit(sliding._first_true, static_argnums=1)
+    for n, m in [(1, 2), (31, 4), (32, 16), (33, 16), (400, 14), (1797, 16)]:
+        for density in (0.0, 0.002, 0.05, 0.5, 1.0):
+            mask = rng.random((9, n)) < density
+            mask[0, -1] = True  # the last column alone (the padding bits of its word stay clear)
+            mask[0, :-1] = False
+            got = np.asarray(pick(jnp.asarray(mask), m))
+            for row, g in zip(mask, got):
+                want = np.flatnonzero(row)[:m]
+                np.testing.assert_array_equal(g, np.concatenate([want, np.full(m - want.size, -1)]),
+                                              err_msg=f"n={n}, m={m}, density={density}")
+
+
+def test_the_carried_basis_is_the_basis_of_the_carried_kinks():
+    """The sliding flow keeps the ridges' basis from the analysis that found them (it does not compute it again):
+    after every step of 64 inits on the ridge cloud, where rows' kinks change many times, the carried basis
+    equals, bit for bit, the basis of the carried kinks computed on its own."""
+    ds = _ridge_cloud()
+    dyn = engine.Dynamics(method="flow")
+    method = sliding_flow.method()
+    step = jax.jit(lambda s: engine.step(ds, RELU, UNIFORM, dyn, s, method))
+    x = sliding.flat_views(ds)[0]
+    fresh = jax.jit(lambda k: sliding.basis(jnp.where((k >= 0)[..., None], x[jnp.maximum(k, 0)], 0.0), k >= 0))
+    st = engine.initial_state(parallel.init_weights(jax.random.PRNGKey(3), 0, 64, 3, jnp.float64), dyn, RELU)
+    changes = 0
+    for _ in range(300):
+        old = st.carry.kinks
+        st = step(st)
+        changes += int(jnp.sum(jnp.any(st.carry.kinks != old, axis=1)))
+        np.testing.assert_array_equal(np.asarray(st.carry.q), np.asarray(fresh(st.carry.kinks)))
+    assert changes > 64, changes  # the kinks changed, on most rows more than once
+
+
 @pytest.mark.parametrize("dtype", [jnp.float32, jnp.float64])
 def test_a_rows_basis_is_the_same_bits_whatever_the_rows_beside_it(dtype):
     """basis's loop stops past the last kept vector of any row (an exact no-op beyond it: the columns stay 0), so a
