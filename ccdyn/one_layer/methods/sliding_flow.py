@@ -205,14 +205,15 @@ def step(ds, act, pw, dyn, w_in, carry: Carry, steps, active, buffer=None, wide=
         w = jnp.where(snap[:, None], w_snap, jnp.where(leave[:, None], w_leave, w_in))
         moved = snap | leave
         u_snap = jax.lax.cond(jnp.any(moved), lambda: dynamics.ascent(ds, act, w, pw), lambda: u)
-        return (w, jnp.where(moved[:, None], u_snap, u), kinks, q, need & ~same | leave, need & pinned & same & ~leave,
+        return (w, jnp.where(moved[:, None], u_snap, u), kinks, need & ~same | leave, need & pinned & same & ~leave,
                 need & (count > (m if wide is None else wide)))  # too many views within delta for the padding
 
-    w, u, kinks, q_new, change, stop, over = jax.lax.cond(
-        jnp.any(need), analyse, lambda: (w_in, u, carry.kinks, carry.q, none, none, none))
-    # the basis of the kinks' views: a row whose kinks changed now slides on the ridges the analysis found, whose
-    # basis it built for the snap (a row's basis depends on its row alone); the others keep theirs
-    q = jnp.where(jnp.any(kinks != carry.kinks, axis=1)[:, None, None], q_new, carry.q)
+    w, u, kinks, change, stop, over = jax.lax.cond(
+        jnp.any(need), analyse, lambda: (w_in, u, carry.kinks, none, none, none))
+    # the basis of the kinks' views, recomputed only in a step where some row's kinks changed (in a program of its
+    # own: a row's basis has the same bits whichever step computed it)
+    q = jax.lax.cond(jnp.any(kinks != carry.kinks), lambda: sliding.basis(vectors(kinks), kinks >= 0),
+                     lambda: carry.q)
     res = jnp.linalg.norm(sliding.project(q, sphere.tangent(w, u)), axis=1)
     restart = jnp.minimum(dyn.step_size, stepper.FIRST_MOVE / jnp.where(res > 0, res, 1.0))
     eta = jnp.where((steps == 0) | change, restart, carry.eta)
