@@ -184,16 +184,17 @@ def step(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State, m
     )
 
 
-def make_block(act: Activation, pw: Pairwise, dyn: Dynamics, method: Method | None = None):
-    """``block(ds, state) -> state`` advancing every init by ``dyn.block`` steps of ``method`` (one
-    lax.scan; default: the one ``dyn.method`` names for ``act``). ``ValueError``: a method that cannot run
-    this activation or these knobs."""
+def make_block(act: Activation, pw: Pairwise, dyn: Dynamics, method: Method | None = None, length: int | None = None):
+    """``block(ds, state) -> state`` advancing every init by ``length`` (default ``dyn.block``) steps of
+    ``method`` (one lax.scan; default: the one ``dyn.method`` names for ``act``). ``ValueError``: a method that
+    cannot run this activation or these knobs."""
     method = methods.select(dyn, act) if method is None else method
     if method.check is not None:
         method.check(act, dyn)
+    length = dyn.block if length is None else int(length)
 
     def block(ds, st):
-        return jax.lax.scan(lambda s, _: (step(ds, act, pw, dyn, s, method), None), st, None, length=dyn.block)[0]
+        return jax.lax.scan(lambda s, _: (step(ds, act, pw, dyn, s, method), None), st, None, length=length)[0]
 
     return block
 
@@ -232,7 +233,7 @@ def finish(ds: Dataset, act: Activation, pw: Pairwise, dyn: Dynamics, st: State,
             code = int(Status[pass_.status])
             if not np.any(np.asarray(st.status) == code):
                 continue
-            block = jax.jit(make_block(act, pw, dyn, pass_.method),
+            block = jax.jit(make_block(act, pw, dyn, pass_.method, pass_.block),
                             compiler_options=compiling.block_options(pass_.method.compiler_options))
             st = st._replace(status=jnp.where(st.status == code, int(Status.RUNNING), st.status).astype(jnp.int32))
             while _running(st, dyn):

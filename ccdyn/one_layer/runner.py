@@ -136,7 +136,8 @@ class ChunkRunner:
             if isinstance(p, Rerun):
                 if wide:
                     tile_p = min(self.tile, p.tile)
-                    self._passes.append((p, tiled(engine.make_block(act, pw, dyn, p.method), tile_p, p.method), tile_p))
+                    self._passes.append((p, tiled(engine.make_block(act, pw, dyn, p.method, p.block), tile_p, p.method),
+                                         tile_p))
             else:
                 self._passes.append((p, tiled(lambda d, s, p=p: engine.watch(d, act, pw, dyn, s, p), self.tile),
                                      self.tile))

@@ -202,6 +202,28 @@ def test_a_rerun_pass_is_compiled_and_run_only_where_rows_call_for_it(monkeypatc
     assert stepped.any() and np.all(ran["status"][stepped] == engine.Status.CONVERGED), (ran["status"], stepped)
 
 
+def test_a_rerun_pass_runs_blocks_of_its_own_length_with_the_same_bits(monkeypatch):
+    """A Rerun pass with its own ``block`` (power iteration's step that never stops a row, over the CONVERGED
+    rows: they run on to max_steps) runs blocks of that length, not the run's: more blocks, the same bits (the
+    runner re-packs whole rows between blocks)."""
+    base = methods.power.POWER
+    endless = base._replace(step=lambda *a: base.step(*a)._replace(done=jnp.zeros(a[4].shape[0], bool), cycling=None))
+    dyn, ds = engine.Dynamics(method="custom", max_steps=60, block=20), engine_reference.cloud()
+    outs, blocks = [], []
+    for block in (None, 3):
+        custom = base._replace(name="custom", finish=lambda ds, act, dyn, b=block: (
+            methods.Rerun("CONVERGED", endless, 16, b),))
+        monkeypatch.setitem(methods.REGISTRY, "custom", lambda act, dyn, c=custom: c)
+        calls = []
+        outs.append(engine.ChunkRunner(ds, RELU, UNIFORM, dyn, tile=16).run(
+            jax.random.PRNGKey(0), 0, 40, F64, on_block=lambda n, k: calls.append(k)))
+        blocks.append(len(calls))
+    ran_on = outs[0]["status"] == engine.Status.NOT_CONVERGED
+    assert ran_on.sum() >= 10 and np.all(outs[0]["steps"][ran_on] == 60)  # the pass ran them on to max_steps
+    _same(outs[1], outs[0], "pass block 3")
+    assert blocks[1] >= blocks[0] + 5, blocks
+
+
 def test_the_kink_watch_runs_only_where_a_row_is_still_running():
     """Power iteration's kink watch marks the rows still running after max_steps (it leaves every other row as
     it is): where every init stopped before (the default data's patterns, d = 5) it is neither compiled nor run;

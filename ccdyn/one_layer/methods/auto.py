@@ -164,8 +164,8 @@ def _phase(wide=None) -> Method:
 
 def finish(ds, act, dyn) -> tuple:
     wide = sliding.wide_active(sliding.flat_views(ds)[0].shape[0], ds.dim)
-    return (Watch("CIRCLING_KINK", power.circles), Rerun("KINK_LIMIT", _phase(), flow_tile()),
-            Rerun("KINK_LIMIT", _phase(wide), sliding_flow.WIDE_TILE))
+    return (Watch("CIRCLING_KINK", power.circles), Rerun("KINK_LIMIT", _phase(), flow_tile(), sliding_flow.PASS_BLOCK),
+            Rerun("KINK_LIMIT", _phase(wide), sliding_flow.WIDE_TILE, sliding_flow.PASS_BLOCK))
 
 
 def check(act, dyn) -> None:

@@ -56,11 +56,15 @@ class Proposal(NamedTuple):
 class Rerun(NamedTuple):
     """Finish pass: the rows that ended in ``status`` run on from where they stopped with ``method`` (its
     carry must have the same structure), on tiles of at most ``tile`` rows, until they stop or reach
-    ``max_steps`` in all."""
+    ``max_steps`` in all; ``block``: steps per compiled block of the pass (None: the run's ``Dynamics.block``).
+    Between blocks the runner re-packs the rows still running onto fewer tiles, moving whole rows (the same
+    bits whatever the block): a pass of few rows and costly steps wastes less on stopped rows with short
+    blocks."""
 
     status: str
     method: Method
     tile: int
+    block: int | None = None
 
 
 class Watch(NamedTuple):

@@ -38,7 +38,8 @@ from ccdyn.one_layer.methods import flow
 from ccdyn.one_layer.methods.base import Method, Proposal, Rerun
 
 __all__ = ["Carry", "KINK_DELTA", "KINK_REACH", "STALL_STEPS", "PROGRESS_E", "PROGRESS_RES", "WIDE_TILE",
-           "WIDE_ACCURACY", "progress", "analysis_buffer", "compacted", "init", "step", "method", "finish"]
+           "WIDE_ACCURACY", "PASS_BLOCK", "progress", "analysis_buffer", "compacted", "init", "step", "method",
+           "finish"]
 
 KINK_DELTA = 10.0  # a view is on its kink when |w^T x| <= KINK_DELTA * tol * ||x|| (a pinned step moves <= tol)
 KINK_REACH = 10.0  # after a rejected step, ridges within its length (at most KINK_REACH * flow_rtol rad) are looked for
@@ -46,6 +47,7 @@ STALL_STEPS = 100  # steps in a row without progress (and not stationary) after 
 PROGRESS_E, PROGRESS_RES = 1e-6, 1e-2  # progress: E up by this share of |E|, or the residual down by this share
 WIDE_TILE = 64  # rows per tile of the second pass (few rows need it: 0.7% of the default data's inits)
 WIDE_ACCURACY = 1e-3  # the second pass's minimum-norm element is certified to this share of its length
+PASS_BLOCK = 10  # steps per block of the sliding flow's finish passes (base.Rerun: the same bits whatever it is)
 
 
 class Carry(NamedTuple):
@@ -252,4 +254,4 @@ def finish(ds, act, dyn, buffer: int | None = None) -> tuple:
     on the others), until they stop or reach ``max_steps`` in all. A row that still has more views on its
     kinks than that ends KINK_LIMIT again."""
     wide = sliding.wide_active(sliding.flat_views(ds)[0].shape[0], ds.dim)
-    return (Rerun("KINK_LIMIT", method(buffer, wide), WIDE_TILE),)
+    return (Rerun("KINK_LIMIT", method(buffer, wide), WIDE_TILE, PASS_BLOCK),)
