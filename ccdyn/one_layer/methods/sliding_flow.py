@@ -21,8 +21,9 @@ ran to ``max_steps``). With Gaussian alpha the flow has no potential (alpha move
 is a move of w.
 
 The method's own knobs (static, fixed per compiled block): ``buffer``, the rows per buffer of the kink
-analysis (default :func:`analysis_buffer` of the tile; the results do not depend on it), and ``wide``, the
-padding of the wider second analysis.
+analysis (default :func:`analysis_buffer` of the tile; the same bits with 8, 56 or 64 rows on the data of
+tests/one_layer/test_sliding_compaction.py, but on ``digits``, d = 64, whole-tile buffers rounded otherwise than
+8-row ones: like the tile, it is part of the program), and ``wide``, the padding of the wider second analysis.
 """
 
 from __future__ import annotations
@@ -157,7 +158,8 @@ def step(ds, act, pw, dyn, w_in, carry: Carry, steps, active, buffer=None, wide=
     and restarts the step size (docs/flow.md, "Why a pinned init stops only where the box holds 0"). Only the
     rows that need it are analysed, gathered
     into buffers of ``buffer`` rows (default :func:`analysis_buffer` of the tile; ``buffer`` >= the tile:
-    the whole tile in one buffer, the same results). The step is then the pair's, with every stage
+    the whole tile in one buffer, the same results on the tests' data, not always: module docstring). The step is
+    then the pair's, with every stage
     projected on V (:func:`stepper.attempt`). An analysed row with more views within its delta than the
     padding stops KINK_LIMIT (``over``), whatever its delta (before issue 36's eleventh round only within
     KINK_DELTA tol: on the default data's lattice such rows slid on a cut box for 85 steps on average
