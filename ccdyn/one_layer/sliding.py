@@ -159,9 +159,9 @@ def _first_true(mask, m: int):
     """(k, m) int32: the indices of the first m True columns of each row of ``mask`` (k, N), in increasing
     order, -1 past the last. The columns are packed into 32-bit words (one pass over the mask), then each of
     the m picks finds a row's first non-zero word, takes its lowest set bit and clears it: m small passes over
-    N / 32 words instead of m min-reductions over the N columns (6x faster on the digits' 1797 views; top_k,
-    argmin, cumsum and sort are slower still on CPU). Integer arithmetic only: the same indices as any other
-    route (tests/one_layer/test_sliding.py checks them against numpy's)."""
+    N / 32 words instead of m min-reductions over the N columns (on the digits' 1797 views, 64 rows, CPU:
+    0.25 ms against 1.6 ms; a sort 2.4 ms, a cumsum and scatter 1.7 ms). Integer arithmetic only: the same indices
+    as any other route (tests/one_layer/test_sliding.py checks them against numpy's)."""
     k, big = mask.shape
     n_words = -(-big // 32)
     bits = jnp.pad(mask, ((0, 0), (0, n_words * 32 - big))).reshape(k, n_words, 32)
