@@ -73,14 +73,22 @@ __all__ = ["landscape", "on_mesh", "StringResult", "great_circle_paths", "repara
 
 
 # --------------------------------------------------------------------------------------------- sharding
-def on_mesh(fn, ds, tree, mesh=None):
+def on_mesh(fn, ds, tree, mesh=None, lapack: bool = False):
     """``fn(ds, tree)`` with the leading (pair / saddle) axis of ``tree`` split over the devices of
     ``mesh`` (:func:`ccdyn.parallel.device_mesh`: every device of every process), ``ds`` replicated.
     ``fn`` must treat the rows independently (every stage here does: each pair's path, each saddle's
     refinement and certificate); the axis is padded with copies of its last row to a multiple of the
-    devices and cut back. Returns numpy arrays, whole on every process. ``mesh`` None: ``fn`` as is."""
+    devices and cut back. Returns numpy arrays, whole on every process. ``mesh`` None: ``fn`` as is.
+
+    ``lapack``: ``fn`` makes batched LAPACK calls (the refinement's and the certificate's decompositions). On a
+    mesh of several CPU devices it then runs unsplit, every row on this process's default device: the devices'
+    programs run at once in one process, and their batched LAPACK calls, independent of each other, share XLA's
+    CPU pool, where they can wait on each other forever (DEVELOPERS.md, "Batched LAPACK calls"; the 3-device
+    saddles test hung in the refinement)."""
     if mesh is None:
         return fn(ds, tree)
+    if lapack and mesh.devices.size > 1 and all(d.platform == "cpu" for d in mesh.devices.flat):
+        return jax.tree.map(np.asarray, jax.jit(fn)(ds, tree))
     n_dev = mesh.devices.size
     lead = jax.tree.leaves(tree)[0].shape[0]
     pad = (-lead) % n_dev
@@ -361,11 +369,11 @@ def refine(ds64: Dataset, act: Activation, pw: Pairwise, W, *, n_near: int = 6, 
     if W.ndim != 2 or W.shape[1] != ds64.dim or W.shape[0] == 0:
         raise ValueError(f"W has shape {W.shape}; expected (k >= 1, {ds64.dim})")
     if not kinks.has_kinks(act):
-        return on_mesh(lambda d, w: _refine_smooth(d, act, pw, w, n_iter=50, tol=1e-10), ds64, W, mesh)
+        return on_mesh(lambda d, w: _refine_smooth(d, act, pw, w, n_iter=50, tol=1e-10), ds64, W, mesh, lapack=True)
     n_fixed = (1 if pw.kind == "uniform" else 30) if n_fixed is None else int(n_fixed)
     return on_mesh(lambda d, w: _refine_kinks(d, act, pw, w, n_near=int(n_near), n_fixed=n_fixed, cand_tol=cand_tol,
                                               z_tol=z_tol, lam_tol=lam_tol, rank_tol=rank_tol, span_tol=span_tol),
-                   ds64, W, mesh)
+                   ds64, W, mesh, lapack=True)
 
 
 # --------------------------------------------------------------------------------------------- certificate
@@ -437,7 +445,7 @@ def certificate(ds64: Dataset, act: Activation, pw: Pairwise, ref: dict, *, tol:
     ``mesh``: the saddles split over its devices (:func:`on_mesh`)."""
     rows_in = {k: ref[k] for k in ("w", "active", "gates")}
     out = jax.device_get(on_mesh(lambda d, r: _certificate(d, act, pw, r, tol, plane_tol, rank_tol), ds64, rows_in,
-                                 mesh))
+                                 mesh, lapack=True))
     status = np.asarray(ref["status"])
     rows = []
     for i in range(status.shape[0]):

@@ -386,6 +386,21 @@ def test_pair_axis_sharded_over_3_devices_gives_the_same_saddles():
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-3000:]
 
 
+def test_on_mesh_runs_batched_lapack_stages_unsplit_on_a_cpu_mesh():
+    """A stage with batched LAPACK calls (``lapack=True``: the refinement, the certificate) on a mesh of several CPU
+    devices runs unsplit (its devices' concurrent batched calls can deadlock XLA's CPU pool: the 3-device test above
+    hung): fn sees every row at once, unpadded; without ``lapack`` the rows are split as before."""
+    from types import SimpleNamespace
+
+    seen = []
+    fn = lambda d, t: (seen.append(t.shape), {"y": t * d["s"]})[1]  # noqa: E731
+    cpus = SimpleNamespace(devices=np.array([SimpleNamespace(platform="cpu")] * 3, dtype=object))
+    rows = np.arange(7, dtype=np.float64)[:, None] * np.ones((1, 2))
+    out = saddles.on_mesh(fn, {"s": jnp.float64(3.0)}, rows, cpus, lapack=True)
+    assert seen == [(7, 2)] and isinstance(out["y"], np.ndarray)
+    np.testing.assert_array_equal(out["y"], 3.0 * rows)
+
+
 def test_on_mesh_pads_and_cuts_the_pair_axis():
     """on_mesh on this process's devices: rows padded to a multiple of the devices, each row its own result."""
     from ccdyn import parallel
