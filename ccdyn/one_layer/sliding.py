@@ -135,12 +135,11 @@ def active_set(ds: Dataset, act: Activation, pw: Pairwise, W, *, delta, m: int) 
     angle = jnp.where(norm > 0, jnp.abs(z) / jnp.where(norm > 0, norm, 1.0), jnp.inf)
     near = angle <= delta
     # the first m active views in index order
-    big = near.shape[1]
-    iota = jnp.arange(big, dtype=jnp.int32)[None]
     if m <= MAX_ACTIVE:
         index = _first_true(near, m)
-    else:  # the wide analysis (few rows): one sort instead of m unrolled reductions; the same indices
-        first = jnp.sort(jnp.where(near, iota, big), axis=1)[:, :m]
+    else:  # the wide analysis (few rows): one sort instead of m unrolled picks; the same indices
+        big = near.shape[1]
+        first = jnp.sort(jnp.where(near, jnp.arange(big, dtype=jnp.int32)[None], big), axis=1)[:, :m]
         index = jnp.where(first < big, first, -1).astype(jnp.int32)
         if m > big:
             index = jnp.concatenate([index, jnp.full((index.shape[0], m - big), -1, jnp.int32)], axis=1)
